@@ -1,0 +1,304 @@
+import { sql, type Kysely } from 'kysely';
+
+/**
+ * laurel_apply_batch applies one intake batch in one round trip and one transaction:
+ * classify each event (duplicate, conflict, closed period, fresh), refuse sums that
+ * would leave ±2^40, insert the fresh events, fold them into the member aggregates
+ * (bumping each aggregate's version), record rejections, and return the resulting
+ * aggregates for the Redis projection.
+ *
+ * Aggregation is order-free: `best` keeps the best value and the earliest time it was
+ * reached, `sum` adds, `last` keeps the event with the greatest (occurred_at, key), so any
+ * arrival order and any split into batches give the same row.
+ */
+export async function up(db: Kysely<any>): Promise<void> {
+  await sql`
+CREATE FUNCTION laurel_apply_batch(p_events jsonb, p_boards jsonb, p_now timestamptz)
+RETURNS jsonb
+LANGUAGE plpgsql
+AS $fn$
+DECLARE
+  v_stale jsonb;
+  v_classified jsonb;
+  v_overflow jsonb;
+  v_inserted jsonb;
+  v_final jsonb;
+  v_aggregates jsonb;
+BEGIN
+  -- Routing (period, scale) was computed from a board revision: lock the boards so it
+  -- cannot change under the batch, and ask for a redo if it already has.
+  PERFORM 1 FROM boards b
+   WHERE b.id IN (SELECT x.id FROM jsonb_to_recordset(p_boards) AS x(id text))
+   ORDER BY b.id
+     FOR SHARE;
+  SELECT coalesce(jsonb_agg(x.id), '[]'::jsonb) INTO v_stale
+    FROM jsonb_to_recordset(p_boards) AS x(id text, revision int)
+    LEFT JOIN boards b ON b.id = x.id
+   WHERE b.id IS NULL OR b.revision <> x.revision;
+  IF jsonb_array_length(v_stale) > 0 THEN
+    RETURN jsonb_build_object('stale', v_stale);
+  END IF;
+
+  INSERT INTO members (id)
+  SELECT DISTINCT e.member_id FROM jsonb_to_recordset(p_events) AS e(member_id text)
+   ORDER BY 1
+  ON CONFLICT DO NOTHING;
+
+  -- A period is created by the first event that can still count in it, never by a late one.
+  INSERT INTO periods (board_id, key, starts_at, ends_at, state)
+  SELECT DISTINCT e.board_id, e.period_key, e.starts_at, e.ends_at, 'open'
+    FROM jsonb_to_recordset(p_events)
+         AS e(board_id text, period_key text, starts_at timestamptz, ends_at timestamptz, received_at timestamptz)
+    JOIN boards b ON b.id = e.board_id
+   WHERE e.ends_at IS NULL OR e.received_at <= e.ends_at + make_interval(secs => b.grace_seconds)
+   ORDER BY 1, 2
+  ON CONFLICT DO NOTHING;
+
+  -- Closing takes these rows FOR UPDATE, so it waits for batches in flight and they for it.
+  PERFORM 1 FROM periods p
+   WHERE (p.board_id, p.key) IN (SELECT e.board_id, e.period_key FROM jsonb_to_recordset(p_events) AS e(board_id text, period_key text))
+   ORDER BY p.board_id, p.key
+     FOR SHARE;
+
+  WITH ev AS (
+    SELECT e.*
+      FROM jsonb_to_recordset(p_events) AS e(
+        ord int, key text, board_id text, period_key text, member_id text, category text, value bigint,
+        occurred_at timestamptz, received_at timestamptz, ends_at timestamptz, source text, payload_hash text,
+        metadata jsonb, payload jsonb, pre_reason text)
+  ),
+  firsts AS (
+    SELECT DISTINCT ON (ev.key) ev.key, ev.ord, ev.payload_hash FROM ev ORDER BY ev.key, ev.ord
+  )
+  SELECT coalesce(jsonb_agg(to_jsonb(c)), '[]'::jsonb) INTO v_classified
+    FROM (
+      SELECT ev.*,
+             CASE
+               WHEN f.ord <> ev.ord THEN CASE WHEN f.payload_hash = ev.payload_hash THEN 'duplicate' ELSE 'conflict' END
+               WHEN se.payload_hash IS NOT NULL THEN CASE WHEN se.payload_hash = ev.payload_hash THEN 'duplicate' ELSE 'conflict' END
+               WHEN ev.pre_reason IS NOT NULL THEN ev.pre_reason
+               WHEN p.state IS DISTINCT FROM 'open' THEN 'period_closed'
+               WHEN p.ends_at IS NOT NULL AND ev.received_at > p.ends_at + make_interval(secs => b.grace_seconds) THEN 'period_closed'
+               ELSE 'fresh'
+             END AS verdict
+        FROM ev
+        JOIN firsts f ON f.key = ev.key
+        JOIN boards b ON b.id = ev.board_id
+        LEFT JOIN score_events se ON se.idempotency_key = ev.key
+        LEFT JOIN periods p ON p.board_id = ev.board_id AND p.key = ev.period_key
+    ) c;
+
+  -- Sums: lock the member's current rows and refuse the batch's events of any member whose
+  -- total would leave the exact range. (The CHECK on member_aggregates is the last guard.)
+  WITH fresh AS (
+    SELECT c.* FROM jsonb_to_recordset(v_classified)
+                    AS c(board_id text, period_key text, member_id text, category text, value bigint, verdict text)
+     WHERE c.verdict = 'fresh'
+  ),
+  contrib AS (
+    SELECT f.board_id, f.period_key, k.cat, f.member_id, sum(f.value) AS s
+      FROM fresh f
+      JOIN boards b ON b.id = f.board_id AND b.aggregation = 'sum'
+      CROSS JOIN LATERAL (VALUES ('all'::text), (f.category)) AS k(cat)
+     WHERE k.cat IS NOT NULL
+     GROUP BY 1, 2, 3, 4
+  ),
+  cur AS (
+    SELECT a.board_id, a.period_key, a.category, a.member_id, a.value
+      FROM member_aggregates a
+      JOIN contrib c ON a.board_id = c.board_id AND a.period_key = c.period_key
+                    AND a.category = c.cat AND a.member_id = c.member_id
+     ORDER BY 1, 2, 3, 4
+       FOR UPDATE OF a
+  )
+  SELECT coalesce(jsonb_agg(DISTINCT jsonb_build_array(c.board_id, c.period_key, c.member_id)), '[]'::jsonb) INTO v_overflow
+    FROM contrib c
+    LEFT JOIN cur ON cur.board_id = c.board_id AND cur.period_key = c.period_key
+                 AND cur.category = c.cat AND cur.member_id = c.member_id
+   WHERE abs(coalesce(cur.value, 0) + c.s) > 1099511627776;
+
+  IF jsonb_array_length(v_overflow) > 0 THEN
+    SELECT jsonb_agg(
+             CASE WHEN c->>'verdict' = 'fresh'
+                   AND v_overflow @> jsonb_build_array(jsonb_build_array(c->>'board_id', c->>'period_key', c->>'member_id'))
+                  THEN jsonb_set(c, '{verdict}', '"out_of_range"')
+                  ELSE c END)
+      INTO v_classified
+      FROM jsonb_array_elements(v_classified) AS c;
+  END IF;
+
+  WITH fresh AS (
+    SELECT c.* FROM jsonb_to_recordset(v_classified)
+                    AS c(key text, board_id text, period_key text, member_id text, category text, value bigint,
+                         occurred_at timestamptz, received_at timestamptz, source text, payload_hash text,
+                         metadata jsonb, verdict text)
+     WHERE c.verdict = 'fresh'
+  ),
+  ins AS (
+    INSERT INTO score_events (idempotency_key, board_id, period_key, member_id, category, value, occurred_at,
+                              received_at, applied_at, source, payload_hash, metadata)
+    SELECT f.key, f.board_id, f.period_key, f.member_id, f.category, f.value, f.occurred_at,
+           f.received_at, p_now, f.source, f.payload_hash, f.metadata
+      FROM fresh f
+     ORDER BY f.key COLLATE "C"
+    ON CONFLICT (idempotency_key) DO NOTHING
+    RETURNING idempotency_key, board_id, period_key, member_id, category, value, occurred_at
+  ),
+  expanded AS (
+    SELECT i.*, k.cat, b.aggregation, b.sort_order
+      FROM ins i
+      JOIN boards b ON b.id = i.board_id
+      CROSS JOIN LATERAL (VALUES ('all'::text), (i.category)) AS k(cat)
+     WHERE k.cat IS NOT NULL
+  ),
+  ranked AS (
+    SELECT x.*,
+           row_number() OVER w AS rn,
+           sum(x.value) OVER p AS total,
+           max(x.occurred_at) OVER p AS latest,
+           count(*) OVER p AS n
+      FROM expanded x
+    WINDOW p AS (PARTITION BY x.board_id, x.period_key, x.cat, x.member_id),
+           w AS (PARTITION BY x.board_id, x.period_key, x.cat, x.member_id
+                 ORDER BY CASE WHEN x.aggregation = 'best' THEN CASE WHEN x.sort_order = 'desc' THEN -x.value ELSE x.value END END,
+                          CASE WHEN x.aggregation = 'best' THEN x.occurred_at END,
+                          x.occurred_at DESC, x.idempotency_key DESC)
+  ),
+  contrib AS (
+    SELECT r.board_id, r.period_key, r.cat, r.member_id, r.aggregation, r.sort_order,
+           (CASE WHEN r.aggregation = 'sum' THEN r.total ELSE r.value END)::bigint AS value,
+           CASE WHEN r.aggregation = 'sum' THEN r.latest ELSE r.occurred_at END AS reached_at,
+           r.idempotency_key AS last_key, r.n::int AS n, m.region
+      FROM ranked r
+      JOIN members m ON m.id = r.member_id
+     WHERE r.rn = 1
+  ),
+  up_sum AS (
+    INSERT INTO member_aggregates AS a (board_id, period_key, category, member_id, value, reached_at, last_key, event_count, region, updated_at)
+    SELECT c.board_id, c.period_key, c.cat, c.member_id, c.value, c.reached_at, c.last_key, c.n, c.region, p_now
+      FROM contrib c WHERE c.aggregation = 'sum'
+     ORDER BY 1, 2, 3, 4
+    ON CONFLICT (board_id, period_key, category, member_id) DO UPDATE SET
+      value = a.value + excluded.value,
+      reached_at = greatest(a.reached_at, excluded.reached_at),
+      last_key = CASE WHEN (excluded.reached_at, excluded.last_key) > (a.reached_at, a.last_key) THEN excluded.last_key ELSE a.last_key END,
+      event_count = a.event_count + excluded.event_count,
+      region = excluded.region,
+      version = a.version + 1,
+      updated_at = excluded.updated_at
+    RETURNING 1
+  ),
+  up_best_desc AS (
+    INSERT INTO member_aggregates AS a (board_id, period_key, category, member_id, value, reached_at, last_key, event_count, region, updated_at)
+    SELECT c.board_id, c.period_key, c.cat, c.member_id, c.value, c.reached_at, c.last_key, c.n, c.region, p_now
+      FROM contrib c WHERE c.aggregation = 'best' AND c.sort_order = 'desc'
+     ORDER BY 1, 2, 3, 4
+    ON CONFLICT (board_id, period_key, category, member_id) DO UPDATE SET
+      value = greatest(a.value, excluded.value),
+      reached_at = CASE WHEN excluded.value > a.value THEN excluded.reached_at
+                        WHEN excluded.value < a.value THEN a.reached_at
+                        ELSE least(a.reached_at, excluded.reached_at) END,
+      last_key = CASE WHEN excluded.value > a.value OR (excluded.value = a.value AND excluded.reached_at < a.reached_at)
+                      THEN excluded.last_key ELSE a.last_key END,
+      event_count = a.event_count + excluded.event_count,
+      region = excluded.region,
+      version = a.version + 1,
+      updated_at = excluded.updated_at
+    RETURNING 1
+  ),
+  up_best_asc AS (
+    INSERT INTO member_aggregates AS a (board_id, period_key, category, member_id, value, reached_at, last_key, event_count, region, updated_at)
+    SELECT c.board_id, c.period_key, c.cat, c.member_id, c.value, c.reached_at, c.last_key, c.n, c.region, p_now
+      FROM contrib c WHERE c.aggregation = 'best' AND c.sort_order = 'asc'
+     ORDER BY 1, 2, 3, 4
+    ON CONFLICT (board_id, period_key, category, member_id) DO UPDATE SET
+      value = least(a.value, excluded.value),
+      reached_at = CASE WHEN excluded.value < a.value THEN excluded.reached_at
+                        WHEN excluded.value > a.value THEN a.reached_at
+                        ELSE least(a.reached_at, excluded.reached_at) END,
+      last_key = CASE WHEN excluded.value < a.value OR (excluded.value = a.value AND excluded.reached_at < a.reached_at)
+                      THEN excluded.last_key ELSE a.last_key END,
+      event_count = a.event_count + excluded.event_count,
+      region = excluded.region,
+      version = a.version + 1,
+      updated_at = excluded.updated_at
+    RETURNING 1
+  ),
+  up_last AS (
+    INSERT INTO member_aggregates AS a (board_id, period_key, category, member_id, value, reached_at, last_key, event_count, region, updated_at)
+    SELECT c.board_id, c.period_key, c.cat, c.member_id, c.value, c.reached_at, c.last_key, c.n, c.region, p_now
+      FROM contrib c WHERE c.aggregation = 'last'
+     ORDER BY 1, 2, 3, 4
+    ON CONFLICT (board_id, period_key, category, member_id) DO UPDATE SET
+      value = CASE WHEN (excluded.reached_at, excluded.last_key) > (a.reached_at, a.last_key) THEN excluded.value ELSE a.value END,
+      reached_at = greatest(a.reached_at, excluded.reached_at),
+      last_key = CASE WHEN (excluded.reached_at, excluded.last_key) > (a.reached_at, a.last_key) THEN excluded.last_key ELSE a.last_key END,
+      event_count = a.event_count + excluded.event_count,
+      region = excluded.region,
+      version = a.version + 1,
+      updated_at = excluded.updated_at
+    RETURNING 1
+  )
+  SELECT coalesce(jsonb_agg(ins.idempotency_key), '[]'::jsonb) INTO v_inserted FROM ins;
+
+  -- An event classified fresh may still have lost a race with a concurrent batch holding
+  -- the same key: it is then a duplicate or a conflict of the row that won.
+  SELECT coalesce(jsonb_agg(jsonb_build_object(
+           'ord', c.ord, 'key', c.key, 'board_id', c.board_id, 'period_key', c.period_key,
+           'member_id', c.member_id, 'payload', c.payload, 'payload_hash', c.payload_hash,
+           'source', c.source, 'received_at', c.received_at,
+           'outcome', CASE
+              WHEN c.verdict <> 'fresh' THEN c.verdict
+              WHEN v_inserted ? c.key THEN 'applied'
+              WHEN se.payload_hash = c.payload_hash THEN 'duplicate'
+              ELSE 'conflict' END,
+           'stored_board', se.board_id, 'stored_period', se.period_key,
+           'stored_member', se.member_id, 'stored_category', se.category)), '[]'::jsonb)
+    INTO v_final
+    FROM jsonb_to_recordset(v_classified)
+         AS c(ord int, key text, board_id text, period_key text, member_id text, payload jsonb,
+              payload_hash text, source text, received_at timestamptz, verdict text)
+    LEFT JOIN score_events se ON se.idempotency_key = c.key;
+
+  INSERT INTO rejections (idempotency_key, reason, board_id, period_key, member_id, payload, payload_hash, source, received_at, rejected_at)
+  SELECT f.key, f.outcome, f.board_id, f.period_key, f.member_id, f.payload, f.payload_hash, f.source, f.received_at, p_now
+    FROM jsonb_to_recordset(v_final)
+         AS f(key text, outcome text, board_id text, period_key text, member_id text, payload jsonb,
+              payload_hash text, source text, received_at timestamptz)
+   WHERE f.outcome IN ('conflict', 'period_closed', 'out_of_range')
+  ON CONFLICT DO NOTHING;
+
+  -- Every aggregate the batch touched, duplicates included: a retried job re-projects what
+  -- an earlier attempt committed but never wrote to Redis.
+  SELECT coalesce(jsonb_agg(jsonb_build_object(
+           'board', a.board_id, 'period', a.period_key, 'category', a.category, 'member', a.member_id,
+           'value', a.value::text, 'reachedSec', floor(extract(epoch FROM a.reached_at))::bigint,
+           'version', a.version, 'region', CASE WHEN b.regions THEN a.region END,
+           'excluded', m.excluded_at IS NOT NULL)), '[]'::jsonb)
+    INTO v_aggregates
+    FROM (SELECT DISTINCT f.stored_board, f.stored_period, k.cat, f.stored_member
+            FROM jsonb_to_recordset(v_final)
+                 AS f(outcome text, stored_board text, stored_period text, stored_member text, stored_category text)
+            CROSS JOIN LATERAL (VALUES ('all'::text), (f.stored_category)) AS k(cat)
+           WHERE f.outcome IN ('applied', 'duplicate') AND k.cat IS NOT NULL) t
+    JOIN member_aggregates a ON a.board_id = t.stored_board AND a.period_key = t.stored_period
+                            AND a.category = t.cat AND a.member_id = t.stored_member
+    JOIN boards b ON b.id = a.board_id
+    JOIN members m ON m.id = a.member_id;
+
+  RETURN jsonb_build_object(
+    'results', (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                  'ord', f.ord, 'key', f.key, 'outcome', f.outcome,
+                  'board', coalesce(f.stored_board, f.board_id), 'period', coalesce(f.stored_period, f.period_key),
+                  'member', coalesce(f.stored_member, f.member_id))), '[]'::jsonb)
+                  FROM jsonb_to_recordset(v_final)
+                       AS f(ord int, key text, outcome text, board_id text, period_key text, member_id text,
+                            stored_board text, stored_period text, stored_member text)),
+    'aggregates', v_aggregates);
+END
+$fn$`.execute(db);
+}
+
+export async function down(db: Kysely<any>): Promise<void> {
+  await sql`DROP FUNCTION laurel_apply_batch(jsonb, jsonb, timestamptz)`.execute(db);
+}

@@ -1,0 +1,4 @@
+import { run } from './run.js';
+
+// Development: intake, query API and workers in one process.
+await run({ web: true, worker: true });

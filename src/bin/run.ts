@@ -1,0 +1,51 @@
+import type { Server } from 'node:http';
+import { loadEnvOrExit } from '../config/env.js';
+import { createContext, type AppContext } from '../context.js';
+import { createWebApp } from '../http/app.js';
+import { waitUntilReady } from '../storage/redis/connections.js';
+import { startWorkers } from '../../workers/start-workers.js';
+
+const SHUTDOWN_TIMEOUT_MS = 15_000;
+
+/**
+ * Starts the web side, the workers, or both in one process (development), and shuts
+ * them down in order on SIGTERM / SIGINT: stop accepting HTTP, let in-flight requests
+ * and jobs finish (bounded), then close the pools.
+ */
+export async function run(parts: { web: boolean; worker: boolean }): Promise<void> {
+  const env = loadEnvOrExit();
+  const ctx: AppContext = createContext(env, { name: parts.web && parts.worker ? 'laurel' : parts.web ? 'laurel-web' : 'laurel-worker' });
+  await waitUntilReady(ctx.queueRedis, 30_000).catch((err: Error) => ctx.log.warn({ err: err.message }, 'queue Redis not ready yet'));
+
+  const closers: Array<() => Promise<void>> = [];
+  if (parts.worker) {
+    const workers = startWorkers(ctx);
+    closers.push(() => workers.close());
+    ctx.log.info({ concurrency: env.WORKER_CONCURRENCY }, 'workers started');
+  }
+  if (parts.web) {
+    const web = createWebApp(ctx);
+    const server: Server = web.app.listen(env.PORT, () => ctx.log.info({ port: env.PORT }, 'http listening'));
+    closers.unshift(async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await web.close();
+    });
+  }
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    ctx.log.info({ signal }, 'shutting down');
+    const timer = setTimeout(() => {
+      ctx.log.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, SHUTDOWN_TIMEOUT_MS);
+    for (const close of closers) await close().catch((err: Error) => ctx.log.error({ err: err.message }, 'close failed'));
+    await ctx.close();
+    clearTimeout(timer);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}

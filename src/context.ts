@@ -1,0 +1,79 @@
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Env } from './config/env.js';
+import { systemClock, type Clock } from './clock.js';
+import { createLogger, type Logger } from './logger.js';
+import { createPostgres, type Db, type PostgresHandle } from './storage/postgres/database.js';
+import { BoardCatalog } from './storage/board-catalog.js';
+import { createFailFastRedis } from './storage/redis/connections.js';
+import { LeaderboardKeys } from './storage/redis/leaderboard-keys.js';
+import { LeaderboardCache } from './storage/redis/leaderboard-cache.js';
+import { withLeaderboardScripts } from './storage/redis/scripts.js';
+import { createScoreEventsQueue, type ScoreJob, type ScoreJobResult } from './queue/score-events-queue.js';
+
+/**
+ * Points where tests inject failures into the real pipeline (a crash between the Postgres
+ * commit and the Redis write, say). Production leaves them empty.
+ */
+export interface FaultHooks {
+  afterCommit?: (jobId: string | undefined) => void | Promise<void>;
+}
+
+/** Everything a request handler or a job processor needs, passed in rather than imported. */
+export interface AppContext {
+  env: Env;
+  log: Logger;
+  clock: Clock;
+  postgres: PostgresHandle;
+  db: Db;
+  boards: BoardCatalog;
+  /** Queue Redis for producers: fail-fast, so intake answers 503 when it is down. */
+  queueRedis: Redis;
+  leaderboard: LeaderboardCache;
+  scoreQueue: Queue<ScoreJob, ScoreJobResult>;
+  faults: FaultHooks;
+  close(): Promise<void>;
+}
+
+export interface ContextOptions {
+  clock?: Clock;
+  log?: Logger;
+  faults?: FaultHooks;
+  name?: string;
+}
+
+export function createContext(env: Env, options: ContextOptions = {}): AppContext {
+  const name = options.name ?? 'laurel';
+  const log = options.log ?? createLogger(env.LOG_LEVEL);
+  const postgres = createPostgres(env.DATABASE_URL, { applicationName: name, max: 10 });
+  const queueRedis = createFailFastRedis(env.REDIS_URL, `${name}-queue`);
+  const leaderboardRedis = withLeaderboardScripts(
+    createFailFastRedis(env.LEADERBOARD_REDIS_URL ?? env.REDIS_URL, `${name}-leaderboard`),
+  );
+  for (const [label, redis] of [['queue', queueRedis], ['leaderboard', leaderboardRedis]] as const) {
+    // ioredis reconnects by itself; without a listener an error event would crash the process.
+    redis.on('error', (err: Error) => log.warn({ err: err.message, redis: label }, 'redis connection error'));
+  }
+  const keys = new LeaderboardKeys(env.REDIS_PREFIX);
+  const scoreQueue = createScoreEventsQueue(queueRedis, env.REDIS_PREFIX);
+  scoreQueue.on('error', (err) => log.warn({ err: err.message }, 'score queue error'));
+
+  return {
+    env,
+    log,
+    clock: options.clock ?? systemClock,
+    postgres,
+    db: postgres.db,
+    boards: new BoardCatalog(postgres.db),
+    queueRedis,
+    leaderboard: new LeaderboardCache(leaderboardRedis, keys),
+    scoreQueue,
+    faults: options.faults ?? {},
+    async close() {
+      await scoreQueue.close().catch(() => undefined);
+      queueRedis.disconnect();
+      leaderboardRedis.disconnect();
+      await postgres.db.destroy();
+    },
+  };
+}

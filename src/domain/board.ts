@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import { BOARD_ID, CATEGORY_ID, ALL_CATEGORIES } from './ids.js';
+import { PERIOD_KINDS, isValidTimezone, type PeriodKind } from './period.js';
+import { SORT_ORDERS, TIE_BREAKS, type SortOrder, type TieBreak } from './ranking.js';
+import { scaleNumber } from './decimal.js';
+
+export const AGGREGATIONS = ['best', 'sum', 'last'] as const;
+export type Aggregation = (typeof AGGREGATIONS)[number];
+
+export interface Awards {
+  tiers: number[];
+  regionTiers: number[];
+  followingTop1: boolean;
+}
+
+export interface Board {
+  id: string;
+  displayName: string;
+  aggregation: Aggregation;
+  order: SortOrder;
+  tieBreak: TieBreak;
+  period: PeriodKind;
+  timezone: string;
+  decimals: number;
+  minValue: number | null;
+  maxValue: number | null;
+  categories: string[];
+  regions: boolean;
+  graceSeconds: number;
+  awards: Awards;
+  /** Bumped on every change; a worker that routed events with an older revision redoes it. */
+  revision: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/**
+ * Fields that decide where and how stored events count. SPEC §2 fixes aggregation, order,
+ * tieBreak and period once a board has events; timezone (period boundaries) and decimals
+ * (the scale of stored values) would silently reinterpret the ledger too, so they are fixed as well.
+ */
+export const FIXED_FIELDS = ['aggregation', 'order', 'tieBreak', 'period', 'timezone', 'decimals'] as const;
+
+const tier = z.number().int().min(1).max(1_000_000);
+
+export const boardDefinitionSchema = z
+  .object({
+    displayName: z.string().min(1).max(200).optional(),
+    aggregation: z.enum(AGGREGATIONS),
+    order: z.enum(SORT_ORDERS).default('desc'),
+    tieBreak: z.enum(TIE_BREAKS).default('first'),
+    period: z.enum(PERIOD_KINDS).default('month'),
+    timezone: z.string().refine(isValidTimezone, 'must be an IANA time zone name').default('UTC'),
+    decimals: z.number().int().min(0).max(6).default(0),
+    minValue: z.number().nullable().default(null),
+    maxValue: z.number().nullable().default(null),
+    categories: z
+      .array(z.string().regex(CATEGORY_ID, 'must match ^[A-Za-z0-9_-]{1,64}$').refine((c) => c !== ALL_CATEGORIES, '"all" is reserved'))
+      .max(100)
+      .refine((list) => new Set(list).size === list.length, 'must not repeat a category')
+      .default([]),
+    regions: z.boolean().default(false),
+    graceSeconds: z.number().int().min(0).max(86400).default(300),
+    awards: z
+      .object({
+        tiers: z.array(tier).max(20).default([1, 10, 50, 100]),
+        regionTiers: z.array(tier).max(20).default([50]),
+        followingTop1: z.boolean().default(true),
+      })
+      .strict()
+      .default({ tiers: [1, 10, 50, 100], regionTiers: [50], followingTop1: true }),
+  })
+  .strict()
+  .superRefine((def, ctx) => {
+    for (const field of ['minValue', 'maxValue'] as const) {
+      const v = def[field];
+      if (v === null) continue;
+      const scaled = scaleNumber(v, def.decimals);
+      if (!scaled.ok) ctx.addIssue({ code: 'custom', path: [field], message: `${scaled.reason}` });
+    }
+    if (def.minValue !== null && def.maxValue !== null && def.minValue > def.maxValue) {
+      ctx.addIssue({ code: 'custom', path: ['minValue'], message: 'must not be greater than maxValue' });
+    }
+  });
+
+export type BoardDefinition = z.infer<typeof boardDefinitionSchema>;
+
+export function isValidBoardId(id: string): boolean {
+  return BOARD_ID.test(id);
+}
+
+/** The fixed fields whose value differs between a stored board and a new definition. */
+export function changedFixedFields(current: Board, next: BoardDefinition): string[] {
+  return FIXED_FIELDS.filter((field) => current[field] !== next[field]);
+}

@@ -1,0 +1,87 @@
+import type { ErrorRequestHandler } from 'express';
+import type { ZodError } from 'zod';
+import type { Logger } from '../logger.js';
+
+export interface ErrorDetail {
+  index?: number;
+  path: string;
+  message: string;
+}
+
+/** The one error type handlers throw; the error handler turns it into SPEC §5's error shape. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: ErrorDetail[],
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+  }
+}
+
+export const validationFailed = (message: string, details: ErrorDetail[]) =>
+  new HttpError(400, 'validation_failed', message, details);
+export const notFound = (message: string) => new HttpError(404, 'not_found', message);
+export const conflict = (message: string, details?: ErrorDetail[]) => new HttpError(409, 'conflict', message, details);
+
+export function zodDetails(error: ZodError, index?: number, pathPrefix: readonly (string | number)[] = []): ErrorDetail[] {
+  return error.issues.map((issue) => {
+    const path = [...pathPrefix, ...issue.path].map(String).join('.') || '(root)';
+    const message = issue.code === 'unrecognized_keys' ? `unknown field(s): ${issue.keys.join(', ')}` : issue.message;
+    return index === undefined ? { path, message } : { index, path, message };
+  });
+}
+
+/** Parses with a zod schema or throws a 400 naming every field at fault. */
+export function parseOrThrow<T>(
+  schema: { safeParse(data: unknown): { success: true; data: T } | { success: false; error: ZodError } },
+  data: unknown,
+  what: string,
+): T {
+  const result = schema.safeParse(data);
+  if (!result.success) throw validationFailed(`invalid ${what}`, zodDetails(result.error));
+  return result.data;
+}
+
+const PG_CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '53300']);
+
+/** True when the error means Postgres or Redis is unreachable rather than a bug. */
+export function isDependencyDown(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (PG_CONNECTION_CODES.has(code) || code.startsWith('08'))) return true;
+  return (
+    err.name === 'MaxRetriesPerRequestError' ||
+    /Stream isn't writeable|Connection is closed|connect ECONNREFUSED|timeout exceeded when trying to connect|Connection terminated|Redis not ready|Command timed out/i.test(
+      err.message,
+    )
+  );
+}
+
+export function errorHandler(log: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    if (res.headersSent) return;
+    const body = (status: number, code: string, message: string, details?: ErrorDetail[]) =>
+      res.status(status).json(details ? { error: code, message, details } : { error: code, message });
+
+    if (err instanceof HttpError) {
+      if (err.headers) res.set(err.headers);
+      return body(err.status, err.code, err.message, err.details);
+    }
+    const type = (err as { type?: unknown }).type;
+    if (type === 'entity.too.large') return body(413, 'payload_too_large', 'request body is larger than 1 MB');
+    if (type === 'entity.parse.failed') return body(400, 'invalid_json', 'request body is not valid JSON');
+    if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
+      return body(415, 'unsupported_media_type', 'request body must be UTF-8 JSON');
+    }
+    if (isDependencyDown(err)) {
+      log.warn({ err: (err as Error).message, path: req.path }, 'dependency unavailable');
+      res.set('Retry-After', '1');
+      return body(503, 'unavailable', 'a dependency (Postgres or Redis) is unavailable; nothing was accepted, retry later');
+    }
+    log.error({ err, path: req.path }, 'unhandled error');
+    return body(500, 'internal', 'internal error');
+  };
+}

@@ -1,0 +1,36 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import type { AppContext } from '../../context.js';
+import { createApiKey, type ApiKeyVerifier } from '../../services/api-keys.js';
+import { revokeApiKey } from '../../storage/postgres/api-keys-repository.js';
+import { param } from '../params.js';
+import { principalOf, requireRole } from '../auth.js';
+import { notFound, parseOrThrow } from '../errors.js';
+
+const createKeySchema = z
+  .object({
+    name: z.string().min(1).max(100),
+    role: z.enum(['ingest', 'read', 'admin']),
+  })
+  .strict();
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function adminKeyRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router {
+  const router = Router();
+  const admin = requireRole(verifier, 'admin');
+
+  router.post('/v1/admin/keys', admin, async (req, res) => {
+    const body = parseOrThrow(createKeySchema, req.body, 'key request');
+    const { key, record } = await createApiKey(ctx.db, body.name, body.role);
+    ctx.log.info({ keyId: record.id, keyName: record.name, role: record.role, by: principalOf(res)?.name }, 'api key created');
+    res.status(201).json({ id: record.id, name: record.name, role: record.role, key, createdAt: record.createdAt.toISOString() });
+  });
+  router.delete('/v1/admin/keys/:keyId', admin, async (req, res) => {
+    const id = param(req, 'keyId');
+    if (!UUID.test(id) || !(await revokeApiKey(ctx.db, id))) throw notFound(`no active key with id "${id}"`);
+    ctx.log.info({ keyId: id, by: principalOf(res)?.name }, 'api key revoked');
+    res.status(204).end();
+  });
+  return router;
+}

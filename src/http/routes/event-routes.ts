@@ -1,0 +1,27 @@
+import { Router } from 'express';
+import type { QueueEvents } from 'bullmq';
+import type { AppContext } from '../../context.js';
+import type { ApiKeyVerifier } from '../../services/api-keys.js';
+import { eventStatus } from '../../services/event-status.js';
+import { acceptEvents } from '../../services/intake-service.js';
+import { param } from '../params.js';
+import { requireRole } from '../auth.js';
+import { validationFailed } from '../errors.js';
+
+export function eventRoutes(ctx: AppContext, verifier: ApiKeyVerifier, queueEvents: () => QueueEvents): Router {
+  const router = Router();
+  const ingest = requireRole(verifier, 'ingest');
+
+  router.post('/v1/events', ingest, async (req, res) => {
+    const wait = req.query.wait;
+    if (wait !== undefined && wait !== 'true' && wait !== 'false') {
+      throw validationFailed('invalid query', [{ path: 'wait', message: 'must be true or false' }]);
+    }
+    const answer = await acceptEvents(ctx, req.body, { wait: wait === 'true', queueEvents });
+    res.status(answer.status).json(answer.body);
+  });
+  router.get('/v1/events/:idempotencyKey', ingest, async (req, res) => {
+    res.json(await eventStatus(ctx, param(req, 'idempotencyKey')));
+  });
+  return router;
+}

@@ -1,0 +1,19 @@
+import { Router } from 'express';
+import type { AppContext } from '../../context.js';
+import type { ApiKeyVerifier } from '../../services/api-keys.js';
+import { memberStanding, standingsPage } from '../../services/standings-service.js';
+import { param } from '../params.js';
+import { requireRole } from '../auth.js';
+
+export function standingsRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router {
+  const router = Router();
+  const read = requireRole(verifier, 'read', { publicReads: ctx.env.PUBLIC_READS });
+
+  router.get('/v1/boards/:boardId/standings', read, async (req, res) => {
+    res.json(await standingsPage(ctx, param(req, 'boardId'), req.query));
+  });
+  router.get('/v1/boards/:boardId/standings/:memberId', read, async (req, res) => {
+    res.json(await memberStanding(ctx, param(req, 'boardId'), param(req, 'memberId'), req.query));
+  });
+  return router;
+}

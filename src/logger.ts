@@ -1,0 +1,21 @@
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+/** Paths that may carry secrets; pino replaces them before anything is written. */
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'headers.authorization',
+  'authorization',
+  'apiKey',
+  'key',
+  'secret',
+  '*.apiKey',
+  '*.secret',
+];
+
+export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
+  const options = { level, base: { service: 'laurel' }, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
+  return destination ? pino(options, destination as pino.DestinationStream) : pino(options);
+}

@@ -1,0 +1,63 @@
+import { Queue, type JobsOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { scoreEventSchema } from '../domain/event.js';
+
+/**
+ * The contract of the "score-events" queue: one job per intake request, never one per event.
+ * Optional fields stay optional so jobs queued before a deploy still parse after it.
+ */
+export const SCORE_EVENTS_QUEUE = 'score-events';
+
+export const scoreJobSchema = z.object({
+  events: z
+    .array(
+      z.object({
+        posted: scoreEventSchema,
+        receivedAt: z.string(),
+        payloadHash: z.string(),
+      }),
+    )
+    .min(1),
+  /** Set by `?wait=true`: the worker then returns per-event results with score and rank. */
+  wantResults: z.boolean().optional(),
+});
+
+export type ScoreJob = z.infer<typeof scoreJobSchema>;
+
+export interface EventResult {
+  idempotencyKey: string;
+  status: 'applied' | 'duplicate' | 'rejected';
+  reason?: string;
+  period: string;
+  score: number | null;
+  rank: number | null;
+}
+
+export interface ScoreJobResult {
+  results?: EventResult[];
+}
+
+/**
+ * Retries are what make a 202 safe: a job whose Postgres or Redis is down keeps retrying
+ * (capped exponential backoff, see workers/backoff.ts) for about a day before it fails.
+ */
+export const scoreJobOptions: JobsOptions = {
+  attempts: 3000,
+  backoff: { type: 'capped-exponential' },
+  removeOnComplete: { age: 3600, count: 10_000 },
+  removeOnFail: { age: 14 * 24 * 3600 },
+};
+
+/** Queue keys live under one hash tag per queue, so each queue maps to one cluster slot. */
+export function queuePrefix(redisPrefix: string, queue: string): string {
+  return `{${redisPrefix}:${queue}}`;
+}
+
+export function createScoreEventsQueue(connection: Redis, redisPrefix: string): Queue<ScoreJob, ScoreJobResult> {
+  return new Queue<ScoreJob, ScoreJobResult>(SCORE_EVENTS_QUEUE, {
+    connection,
+    prefix: queuePrefix(redisPrefix, SCORE_EVENTS_QUEUE),
+    defaultJobOptions: scoreJobOptions,
+  });
+}

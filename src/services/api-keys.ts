@@ -1,0 +1,58 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Db } from '../storage/postgres/database.js';
+import { findActiveKeyByHash, insertApiKey, type ApiKeyRecord, type Role } from '../storage/postgres/api-keys-repository.js';
+
+export type { Role };
+
+export interface Principal {
+  /** Key name for logs and audit; never the key itself. */
+  name: string;
+  role: Role;
+}
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+export function roleAllows(role: Role, required: Role): boolean {
+  return role === 'admin' || role === required;
+}
+
+/**
+ * Resolves a presented bearer key to its principal. Keys are random 256-bit strings, so a
+ * SHA-256 hash is enough to store them (no password stretching needed); the admin key is
+ * compared in constant time, and stored keys are looked up by hash, never by the key.
+ */
+export class ApiKeyVerifier {
+  private readonly adminHash: Buffer;
+  private readonly cache = new Map<string, { principal: Principal; until: number }>();
+
+  constructor(
+    private readonly db: Db,
+    adminKey: string,
+    private readonly cacheMs: number,
+  ) {
+    this.adminHash = Buffer.from(hashKey(adminKey), 'hex');
+  }
+
+  async verify(presented: string): Promise<Principal | null> {
+    const hash = hashKey(presented);
+    if (timingSafeEqual(Buffer.from(hash, 'hex'), this.adminHash)) return { name: 'admin (ADMIN_API_KEY)', role: 'admin' };
+    const hit = this.cache.get(hash);
+    if (hit && hit.until > Date.now()) return hit.principal;
+    const record = await findActiveKeyByHash(this.db, hash);
+    if (!record) {
+      this.cache.delete(hash);
+      return null;
+    }
+    const principal = { name: record.name, role: record.role };
+    if (this.cacheMs > 0) this.cache.set(hash, { principal, until: Date.now() + this.cacheMs });
+    return principal;
+  }
+}
+
+export async function createApiKey(db: Db, name: string, role: Role): Promise<{ key: string; record: ApiKeyRecord }> {
+  const key = `lrl_${randomBytes(32).toString('base64url')}`;
+  const record = await insertApiKey(db, { name, role, keyHash: hashKey(key) });
+  return { key, record };
+}

@@ -1,0 +1,50 @@
+import type { AppContext } from '../context.js';
+import { unscale } from '../domain/decimal.js';
+import { notFound } from '../http/errors.js';
+import { findEvent, findLatestRejection } from '../storage/postgres/events-repository.js';
+
+/**
+ * GET /v1/events/{key}: the ledger answers applied / voided, the rejections table answers
+ * rejected, and a queued job answers pending. The pending mark is read first, so an event
+ * applied in between is still found in the ledger.
+ */
+export async function eventStatus(ctx: AppContext, key: string): Promise<Record<string, unknown>> {
+  const pendingJobId = await ctx.leaderboard.redis.hget(ctx.leaderboard.keys.pending(), key);
+  const stored = await findEvent(ctx.db, key);
+  if (stored) {
+    const board = await ctx.boards.get(stored.board);
+    return {
+      idempotencyKey: stored.key,
+      status: stored.status,
+      board: stored.board,
+      period: stored.period,
+      member: stored.member,
+      category: stored.category,
+      value: board ? unscale(stored.value, board.decimals) : stored.value,
+      occurredAt: stored.occurredAt.toISOString(),
+      receivedAt: stored.receivedAt.toISOString(),
+      appliedAt: stored.appliedAt.toISOString(),
+      source: stored.source,
+      ...(stored.status === 'voided' ? { voidReason: stored.voidReason, voidedAt: stored.voidedAt?.toISOString() } : {}),
+    };
+  }
+  if (pendingJobId && (await ctx.scoreQueue.getJob(pendingJobId))) {
+    return { idempotencyKey: key, status: 'pending', jobId: pendingJobId };
+  }
+  const rejection = await findLatestRejection(ctx.db, key);
+  if (rejection) {
+    return {
+      idempotencyKey: rejection.key,
+      status: 'rejected',
+      reason: rejection.reason,
+      board: rejection.board,
+      period: rejection.period,
+      member: rejection.member,
+      source: rejection.source,
+      receivedAt: rejection.receivedAt.toISOString(),
+      rejectedAt: rejection.rejectedAt.toISOString(),
+      payload: rejection.payload,
+    };
+  }
+  throw notFound(`no event with idempotency key "${key}"`);
+}

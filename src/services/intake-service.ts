@@ -1,0 +1,96 @@
+import { randomUUID } from 'node:crypto';
+import type { QueueEvents } from 'bullmq';
+import type { AppContext } from '../context.js';
+import { checkAgainstBoard, MAX_BATCH, payloadHash, scoreEventSchema, type ScoreEventInput } from '../domain/event.js';
+import { validationFailed, zodDetails, type ErrorDetail } from '../http/errors.js';
+import type { ScoreJob, ScoreJobResult } from '../queue/score-events-queue.js';
+
+export const WAIT_TIMEOUT_MS = 5000;
+
+export type IntakeAnswer =
+  | { status: 202; body: { accepted: number; jobId?: string; pending?: boolean } }
+  | { status: 200; body: Required<ScoreJobResult> };
+
+/** Splits the body into events: one event, or `{ events: [...] }` with 1 to 1000 of them. */
+function eventsOf(body: unknown): { events: unknown[]; batch: boolean } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw validationFailed('request body must be a JSON object: one event, or { "events": [...] }', [
+      { path: '(root)', message: 'must be a JSON object' },
+    ]);
+  }
+  if (!('events' in body)) return { events: [body], batch: false };
+  const { events, ...rest } = body as { events: unknown };
+  const extra = Object.keys(rest);
+  if (extra.length > 0) {
+    throw validationFailed('invalid batch', [{ path: extra[0]!, message: `unknown field(s): ${extra.join(', ')}` }]);
+  }
+  if (!Array.isArray(events) || events.length < 1 || events.length > MAX_BATCH) {
+    throw validationFailed('invalid batch', [{ path: 'events', message: `must be an array of 1 to ${MAX_BATCH} events` }]);
+  }
+  return { events, batch: true };
+}
+
+/**
+ * Intake: validates the whole batch (shape, then each event against its board), and only
+ * if every event is valid enqueues it as one job. Nothing is enqueued otherwise, and a
+ * queue Redis that is down fails the request (503) before anything is accepted.
+ */
+export async function acceptEvents(
+  ctx: AppContext,
+  body: unknown,
+  options: { wait: boolean; queueEvents?: () => QueueEvents },
+): Promise<IntakeAnswer> {
+  const { events: raw, batch } = eventsOf(body);
+  const details: ErrorDetail[] = [];
+  const parsed: ScoreEventInput[] = [];
+  raw.forEach((event, index) => {
+    const result = scoreEventSchema.safeParse(event);
+    if (result.success) parsed.push(result.data);
+    else details.push(...zodDetails(result.error, batch ? index : undefined));
+  });
+  if (details.length > 0) throw validationFailed('invalid events; nothing was accepted', details);
+
+  const now = ctx.clock.now();
+  const boards = await ctx.boards.getMany(parsed.map((e) => e.board));
+  parsed.forEach((event, index) => {
+    for (const problem of checkAgainstBoard(event, boards.get(event.board), now)) {
+      details.push(batch ? { index, ...problem } : problem);
+    }
+  });
+  if (details.length > 0) throw validationFailed('invalid events; nothing was accepted', details);
+
+  const receivedAt = now.toISOString();
+  const data: ScoreJob = {
+    events: parsed.map((posted) => ({ posted, receivedAt, payloadHash: payloadHash(posted) })),
+    ...(options.wait ? { wantResults: true } : {}),
+  };
+  // Keys are marked pending before the job exists, so a fast worker can never clear the
+  // mark before it is set; the mark names the job, so a mark left by a failed add is ignored.
+  const jobId = randomUUID();
+  await markPending(ctx, jobId, parsed);
+  const job = await ctx.scoreQueue.add('apply', data, { jobId });
+
+  if (!options.wait || !options.queueEvents) return { status: 202, body: { accepted: parsed.length } };
+  try {
+    const result = (await job.waitUntilFinished(options.queueEvents(), WAIT_TIMEOUT_MS)) as ScoreJobResult;
+    return { status: 200, body: { results: result.results ?? [] } };
+  } catch (err) {
+    // Not applied within the wait: the batch is safely queued all the same.
+    ctx.log.info({ jobId: job.id, err: (err as Error).message }, 'wait=true timed out; batch still queued');
+    return { status: 202, body: { accepted: parsed.length, jobId: job.id, pending: true } };
+  }
+}
+
+/**
+ * Remembers which keys are queued so GET /v1/events/{key} can answer "pending". Best effort:
+ * the leaderboard Redis may be volatile, and the answer falls back to the ledger once applied.
+ */
+async function markPending(ctx: AppContext, jobId: string, events: readonly ScoreEventInput[]): Promise<void> {
+  const fields: string[] = [];
+  for (const e of events) fields.push(e.idempotencyKey, jobId);
+  try {
+    await ctx.leaderboard.redis.hset(ctx.leaderboard.keys.pending(), ...fields);
+  } catch (err) {
+    ctx.log.warn({ jobId, err: (err as Error).message }, 'could not record pending keys');
+  }
+}

@@ -1,0 +1,108 @@
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import type { Board } from '../domain/board.js';
+import { unscale } from '../domain/decimal.js';
+import { ALL_CATEGORIES, MEMBER_ID, REGION_CODE, WORLD } from '../domain/ids.js';
+import { placement } from '../domain/ranking.js';
+import { notFound, parseOrThrow } from '../http/errors.js';
+import { displayNames } from '../storage/postgres/members-repository.js';
+import { resolvePeriod, type PeriodView } from './periods.js';
+
+export const scopeQuerySchema = z.object({
+  period: z.string().max(32).default('current'),
+  category: z.string().max(64).default(ALL_CATEGORIES),
+  region: z.string().max(16).default(WORLD),
+});
+
+export const pageQuerySchema = scopeQuerySchema.extend({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  offset: z.coerce.number().int().min(0).max(10_000_000).default(0),
+});
+
+export interface Scope {
+  board: Board;
+  period: PeriodView;
+  /** False when the period has no row yet: nothing can be ranked in it. */
+  periodStored: boolean;
+  category: string;
+  region: string;
+}
+
+export interface ScopeHeader {
+  board: string;
+  period: PeriodView;
+  category: string;
+  region: string;
+  total: number;
+  source: 'cache' | 'database';
+}
+
+/** Resolves board, period, category and region, answering 404 for whichever is unknown. */
+export async function resolveScope(ctx: AppContext, boardId: string, query: unknown): Promise<Scope> {
+  const q = parseOrThrow(scopeQuerySchema, query, 'query');
+  const board = await ctx.boards.get(boardId);
+  if (!board) throw notFound(`board "${boardId}" not found`);
+  const period = await resolvePeriod(ctx, board, q.period);
+  if (!period) throw notFound(`period "${q.period}" not found on board "${boardId}"`);
+  if (q.category !== ALL_CATEGORIES && !board.categories.includes(q.category)) {
+    throw notFound(`category "${q.category}" not found on board "${boardId}"`);
+  }
+  if (q.region !== WORLD && (!board.regions || !REGION_CODE.test(q.region))) {
+    throw notFound(
+      board.regions ? `region "${q.region}" is not a valid region code` : `board "${boardId}" does not rank by region`,
+    );
+  }
+  return { board, period: period.view, periodStored: period.stored, category: q.category, region: q.region };
+}
+
+function header(scope: Scope, total: number): ScopeHeader {
+  return { board: scope.board.id, period: scope.period, category: scope.category, region: scope.region, total, source: 'cache' };
+}
+
+export interface StandingEntry {
+  rank: number;
+  member: string;
+  displayName: string | null;
+  score: number;
+}
+
+export async function standingsPage(
+  ctx: AppContext,
+  boardId: string,
+  query: Record<string, unknown>,
+): Promise<ScopeHeader & { limit: number; offset: number; entries: StandingEntry[] }> {
+  const page = parseOrThrow(pageQuerySchema, query, 'query');
+  const scope = await resolveScope(ctx, boardId, query);
+  const slice = scope.periodStored
+    ? await ctx.leaderboard.slice(scope.board, scope.period.key, scope.category, scope.region, page.offset, page.limit)
+    : { total: 0, entries: [] };
+  const names = await displayNames(ctx.db, slice.entries.map((e) => e.member));
+  return {
+    ...header(scope, slice.total),
+    limit: page.limit,
+    offset: page.offset,
+    entries: slice.entries.map((e) => ({
+      rank: e.rank,
+      member: e.member,
+      displayName: names.get(e.member) ?? null,
+      score: unscale(e.scaled, scope.board.decimals),
+    })),
+  };
+}
+
+export async function memberStanding(ctx: AppContext, boardId: string, memberId: string, query: Record<string, unknown>) {
+  if (!MEMBER_ID.test(memberId)) {
+    throw notFound(`member "${memberId}" is not a valid member id`);
+  }
+  const scope = await resolveScope(ctx, boardId, query);
+  const placed = scope.periodStored
+    ? await ctx.leaderboard.place(scope.board, scope.period.key, scope.category, scope.region, memberId)
+    : { total: 0, rank: null, scaled: null };
+  const names = await displayNames(ctx.db, [memberId]);
+  const base = { ...header(scope, placed.total), member: memberId, displayName: names.get(memberId) ?? null };
+  if (placed.rank === null || placed.scaled === null) {
+    return { ...base, rank: null, score: null, percentile: null, topPercent: null };
+  }
+  const { rank, percentile, topPercent } = placement(placed.rank, placed.total);
+  return { ...base, rank, score: unscale(placed.scaled, scope.board.decimals), percentile, topPercent };
+}

@@ -1,0 +1,48 @@
+import type { Board } from '../domain/board.js';
+import type { Db } from './postgres/database.js';
+import { findBoards } from './postgres/boards-repository.js';
+
+/**
+ * Board definitions, cached briefly per process. Only found boards are cached, so a board
+ * created a moment ago is never reported missing; a change made through another process
+ * is seen within `ttlMs`, and workers detect a stale revision in the apply function itself.
+ */
+export class BoardCatalog {
+  private readonly cache = new Map<string, { board: Board; until: number }>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly ttlMs = 2000,
+  ) {}
+
+  async getMany(ids: Iterable<string>, options: { fresh?: boolean } = {}): Promise<Map<string, Board>> {
+    const wanted = [...new Set(ids)];
+    const found = new Map<string, Board>();
+    const missing: string[] = [];
+    const now = Date.now();
+    for (const id of wanted) {
+      const hit = this.cache.get(id);
+      if (hit && hit.until > now && !options.fresh) found.set(id, hit.board);
+      else missing.push(id);
+    }
+    if (missing.length > 0) {
+      for (const board of await findBoards(this.db, missing)) {
+        this.remember(board);
+        found.set(board.id, board);
+      }
+    }
+    return found;
+  }
+
+  async get(id: string): Promise<Board | undefined> {
+    return (await this.getMany([id])).get(id);
+  }
+
+  remember(board: Board): void {
+    this.cache.set(board.id, { board, until: Date.now() + this.ttlMs });
+  }
+
+  forget(id: string): void {
+    this.cache.delete(id);
+  }
+}

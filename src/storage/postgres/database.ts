@@ -1,0 +1,32 @@
+import pg from 'pg';
+import { Kysely, PostgresDialect } from 'kysely';
+import type { Database } from './schema.js';
+
+// int8 columns (ids, scaled values, versions) stay below 2^53 by construction: read them
+// as numbers, and fail loudly rather than round if that ever stops being true.
+pg.types.setTypeParser(pg.types.builtins.INT8, (text: string) => {
+  const n = Number(text);
+  if (!Number.isSafeInteger(n)) throw new RangeError(`int8 value ${text} exceeds 2^53`);
+  return n;
+});
+
+export type Db = Kysely<Database>;
+
+export interface PostgresHandle {
+  db: Db;
+  pool: pg.Pool;
+}
+
+export function createPostgres(connectionString: string, options: { max?: number; applicationName?: string } = {}): PostgresHandle {
+  const pool = new pg.Pool({
+    connectionString,
+    max: options.max ?? 10,
+    application_name: options.applicationName ?? 'laurel',
+    connectionTimeoutMillis: 5000,
+    idleTimeoutMillis: 30_000,
+  });
+  // An idle client that loses its connection emits here; without a listener it would crash the process.
+  pool.on('error', () => undefined);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, pool };
+}

@@ -1,0 +1,157 @@
+import { sql } from 'kysely';
+import type { Db } from './database.js';
+
+export type RejectionReason = 'period_closed' | 'conflict' | 'out_of_range';
+export type ApplyOutcome = 'applied' | 'duplicate' | RejectionReason;
+
+/** One event, routed to its period and scaled, ready for laurel_apply_batch. */
+export interface RoutedEvent {
+  ord: number;
+  key: string;
+  boardId: string;
+  periodKey: string;
+  startsAt: Date;
+  endsAt: Date | null;
+  memberId: string;
+  category: string | null;
+  /** Scaled integer as a decimal string; null when preReason says why it cannot count. */
+  value: string | null;
+  occurredAt: Date;
+  receivedAt: Date;
+  source: string | null;
+  payloadHash: string;
+  metadata: unknown;
+  /** The event as posted, kept with a rejection for audit. */
+  payload: unknown;
+  preReason: RejectionReason | null;
+}
+
+export interface EventOutcome {
+  ord: number;
+  key: string;
+  outcome: ApplyOutcome;
+  board: string;
+  period: string;
+  member: string;
+}
+
+/** A member aggregate as it stands after the batch, for the Redis projection. */
+export interface AggregateState {
+  board: string;
+  period: string;
+  category: string;
+  member: string;
+  /** Scaled value. */
+  value: string;
+  reachedSec: number;
+  version: number;
+  /** Region scope the member counts in, null on boards without regions. */
+  region: string | null;
+  excluded: boolean;
+}
+
+export type ApplyBatchResult =
+  | { stale: string[] }
+  | { stale?: undefined; results: EventOutcome[]; aggregates: AggregateState[] };
+
+/** Applies a batch in one round trip (see migrations/...-apply-batch-function.ts). */
+export async function applyBatch(
+  db: Db,
+  events: readonly RoutedEvent[],
+  boardRevisions: ReadonlyArray<{ id: string; revision: number }>,
+  now: Date,
+): Promise<ApplyBatchResult> {
+  const rows = events.map((e) => ({
+    ord: e.ord,
+    key: e.key,
+    board_id: e.boardId,
+    period_key: e.periodKey,
+    starts_at: e.startsAt.toISOString(),
+    ends_at: e.endsAt?.toISOString() ?? null,
+    member_id: e.memberId,
+    category: e.category,
+    value: e.value,
+    occurred_at: e.occurredAt.toISOString(),
+    received_at: e.receivedAt.toISOString(),
+    source: e.source,
+    payload_hash: e.payloadHash,
+    metadata: e.metadata ?? null,
+    payload: e.payload,
+    pre_reason: e.preReason,
+  }));
+  const { rows: out } = await sql<{ result: ApplyBatchResult }>`
+    SELECT laurel_apply_batch(${JSON.stringify(rows)}::jsonb, ${JSON.stringify(boardRevisions)}::jsonb, ${now.toISOString()}::timestamptz) AS result
+  `.execute(db);
+  return out[0]!.result;
+}
+
+export interface StoredEvent {
+  key: string;
+  status: 'applied' | 'voided';
+  board: string;
+  period: string;
+  member: string;
+  category: string | null;
+  value: number;
+  occurredAt: Date;
+  receivedAt: Date;
+  appliedAt: Date;
+  source: string | null;
+  voidReason: string | null;
+  voidedAt: Date | null;
+}
+
+export async function findEvent(db: Db, key: string): Promise<StoredEvent | undefined> {
+  const row = await db.selectFrom('score_events').selectAll().where('idempotency_key', '=', key).executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    key: row.idempotency_key,
+    status: row.status,
+    board: row.board_id,
+    period: row.period_key,
+    member: row.member_id,
+    category: row.category,
+    value: row.value,
+    occurredAt: row.occurred_at,
+    receivedAt: row.received_at,
+    appliedAt: row.applied_at,
+    source: row.source,
+    voidReason: row.void_reason,
+    voidedAt: row.voided_at,
+  };
+}
+
+export interface StoredRejection {
+  key: string;
+  reason: RejectionReason;
+  board: string;
+  period: string | null;
+  member: string;
+  payload: unknown;
+  source: string | null;
+  receivedAt: Date;
+  rejectedAt: Date;
+}
+
+/** The latest rejection recorded under a key. */
+export async function findLatestRejection(db: Db, key: string): Promise<StoredRejection | undefined> {
+  const row = await db
+    .selectFrom('rejections')
+    .selectAll()
+    .where('idempotency_key', '=', key)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    key: row.idempotency_key,
+    reason: row.reason,
+    board: row.board_id,
+    period: row.period_key,
+    member: row.member_id,
+    payload: row.payload,
+    source: row.source,
+    receivedAt: row.received_at,
+    rejectedAt: row.rejected_at,
+  };
+}

@@ -1,0 +1,53 @@
+import type { Selectable } from 'kysely';
+import type { Db } from './database.js';
+import type { PeriodsTable } from './schema.js';
+
+export type PeriodState = 'open' | 'closing' | 'closed';
+
+export interface StoredPeriod {
+  boardId: string;
+  key: string;
+  startsAt: Date;
+  endsAt: Date | null;
+  state: PeriodState;
+}
+
+function toPeriod(row: Selectable<PeriodsTable>): StoredPeriod {
+  return { boardId: row.board_id, key: row.key, startsAt: row.starts_at, endsAt: row.ends_at, state: row.state };
+}
+
+export async function findPeriod(db: Db, boardId: string, key: string): Promise<StoredPeriod | undefined> {
+  const row = await db
+    .selectFrom('periods')
+    .selectAll()
+    .where('board_id', '=', boardId)
+    .where('key', '=', key)
+    .executeTakeFirst();
+  return row && toPeriod(row);
+}
+
+/** Many periods by (board, key) in one query. */
+export async function findPeriods(
+  db: Db,
+  refs: ReadonlyArray<{ boardId: string; key: string }>,
+): Promise<StoredPeriod[]> {
+  if (refs.length === 0) return [];
+  const rows = await db
+    .selectFrom('periods')
+    .selectAll()
+    .where((eb) => eb.or(refs.map((r) => eb.and([eb('board_id', '=', r.boardId), eb('key', '=', r.key)]))))
+    .execute();
+  return rows.map(toPeriod);
+}
+
+/** Creates the period if it does not exist yet; used for a board's current period, never by reads. */
+export async function ensurePeriod(
+  db: Db,
+  period: { boardId: string; key: string; startsAt: Date; endsAt: Date | null },
+): Promise<void> {
+  await db
+    .insertInto('periods')
+    .values({ board_id: period.boardId, key: period.key, starts_at: period.startsAt, ends_at: period.endsAt })
+    .onConflict((oc) => oc.columns(['board_id', 'key']).doNothing())
+    .execute();
+}

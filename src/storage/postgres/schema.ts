@@ -1,0 +1,109 @@
+import type { ColumnType, Generated } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+
+export interface BoardsTable {
+  id: string;
+  display_name: string;
+  aggregation: string;
+  sort_order: string;
+  tie_break: string;
+  period_kind: string;
+  timezone: string;
+  decimals: number;
+  /** numeric: pg returns it as a string to keep it exact. */
+  min_value: string | null;
+  max_value: string | null;
+  categories: string[];
+  regions: boolean;
+  grace_seconds: number;
+  awards: ColumnType<unknown, string, string>;
+  revision: Generated<number>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface PeriodsTable {
+  board_id: string;
+  key: string;
+  starts_at: Timestamp;
+  ends_at: Timestamp | null;
+  state: Generated<'open' | 'closing' | 'closed'>;
+  created_at: Generated<Date>;
+  closed_at: Date | null;
+}
+
+export interface MembersTable {
+  id: string;
+  display_name: string | null;
+  region: string | null;
+  excluded_at: Date | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface ScoreEventsTable {
+  id: Generated<number>;
+  idempotency_key: string;
+  board_id: string;
+  period_key: string;
+  member_id: string;
+  category: string | null;
+  value: number;
+  occurred_at: Date;
+  received_at: Date;
+  applied_at: Date;
+  source: string | null;
+  payload_hash: string;
+  status: Generated<'applied' | 'voided'>;
+  void_reason: string | null;
+  voided_at: Date | null;
+  metadata: unknown;
+}
+
+export interface RejectionsTable {
+  id: Generated<number>;
+  idempotency_key: string;
+  reason: 'period_closed' | 'conflict' | 'out_of_range';
+  board_id: string;
+  period_key: string | null;
+  member_id: string;
+  payload: unknown;
+  payload_hash: string;
+  source: string | null;
+  received_at: Date;
+  rejected_at: Generated<Date>;
+}
+
+export interface MemberAggregatesTable {
+  board_id: string;
+  period_key: string;
+  category: string;
+  member_id: string;
+  value: number;
+  reached_at: Date;
+  last_key: string;
+  event_count: number;
+  region: string | null;
+  version: Generated<number>;
+  updated_at: Generated<Date>;
+}
+
+export interface ApiKeysTable {
+  id: Generated<string>;
+  name: string;
+  role: 'ingest' | 'read' | 'admin';
+  key_hash: string;
+  created_at: Generated<Date>;
+  revoked_at: Date | null;
+}
+
+export interface Database {
+  boards: BoardsTable;
+  periods: PeriodsTable;
+  members: MembersTable;
+  score_events: ScoreEventsTable;
+  rejections: RejectionsTable;
+  member_aggregates: MemberAggregatesTable;
+  api_keys: ApiKeysTable;
+}

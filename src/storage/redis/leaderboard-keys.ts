@@ -1,0 +1,32 @@
+import { WORLD } from '../../domain/ids.js';
+
+/**
+ * Key layout of the leaderboard Redis. Every key of one (board, period) carries the hash
+ * tag {board|period}, so the projection and rebuild scripts touch a single cluster slot.
+ *
+ *   <prefix>:lb:{board|period}:z:<category>:<region>   sorted set of one scope
+ *   <prefix>:lb:{board|period}:s:<category>            hash member -> "version|region|entry"
+ *
+ * The state hash remembers, per member, the aggregate version last projected and the
+ * sorted-set entry it wrote, so a stale write is dropped and an old entry can be removed.
+ */
+export class LeaderboardKeys {
+  constructor(private readonly prefix: string) {}
+
+  period(board: string, period: string): string {
+    return `${this.prefix}:lb:{${board}|${period}}`;
+  }
+
+  scope(board: string, period: string, category: string, region: string = WORLD): string {
+    return `${this.period(board, period)}:z:${category}:${region}`;
+  }
+
+  state(board: string, period: string, category: string): string {
+    return `${this.period(board, period)}:s:${category}`;
+  }
+
+  /** Keys of events accepted by intake and not yet applied: idempotency key -> job id. */
+  pending(): string {
+    return `${this.prefix}:pending`;
+  }
+}

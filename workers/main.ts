@@ -1,0 +1,3 @@
+import { run } from '../src/bin/run.js';
+
+await run({ web: false, worker: true });

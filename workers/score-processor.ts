@@ -1,0 +1,100 @@
+import type { AppContext } from '../src/context.js';
+import type { Board } from '../src/domain/board.js';
+import { scaleNumber } from '../src/domain/decimal.js';
+import { ALL_CATEGORIES, WORLD } from '../src/domain/ids.js';
+import { periodContaining } from '../src/domain/period.js';
+import { unscale } from '../src/domain/decimal.js';
+import { applyBatch, type RoutedEvent, type EventOutcome } from '../src/storage/postgres/events-repository.js';
+import { scoreJobSchema, type EventResult, type ScoreJob, type ScoreJobResult } from '../src/queue/score-events-queue.js';
+
+const STALE_RETRIES = 3;
+
+/**
+ * Applies one intake batch: one Postgres round trip (laurel_apply_batch: ledger insert and
+ * aggregate upsert in one transaction), then one Redis round trip (the projection).
+ *
+ * Safe to run any number of times: the ledger insert is idempotent per key, and the
+ * projection is versioned, so a retry after a crash between the two steps, or two workers
+ * racing on one member, end with Redis equal to Postgres.
+ */
+export async function processScoreJob(ctx: AppContext, data: unknown, jobId?: string): Promise<ScoreJobResult> {
+  const job = scoreJobSchema.parse(data);
+  const boardIds = job.events.map((e) => e.posted.board);
+
+  for (let attempt = 0; attempt < STALE_RETRIES; attempt += 1) {
+    const boards = await ctx.boards.getMany(boardIds, { fresh: attempt > 0 });
+    const routed = job.events.map((event, ord) => routeEvent(event, ord, boards.get(event.posted.board)));
+    const revisions = [...boards.values()].map((b) => ({ id: b.id, revision: b.revision }));
+    const missing = boardIds.filter((id) => !boards.has(id));
+    if (missing.length > 0) throw new Error(`boards not found: ${[...new Set(missing)].join(', ')}`);
+
+    const outcome = await applyBatch(ctx.db, routed, revisions, ctx.clock.now());
+    if (outcome.stale) continue;
+
+    await ctx.faults.afterCommit?.(jobId);
+    const pendingKeys = job.events.map((e) => e.posted.idempotencyKey);
+    await ctx.leaderboard.project(outcome.aggregates, boards, (pipeline) => {
+      pipeline.hdel(ctx.leaderboard.keys.pending(), ...pendingKeys);
+    });
+    ctx.log.debug({ jobId, events: routed.length, aggregates: outcome.aggregates.length }, 'batch applied');
+    return job.wantResults ? { results: await describeOutcomes(ctx, outcome.results, boards) } : {};
+  }
+  throw new Error('board definitions kept changing while the batch was applied');
+}
+
+function routeEvent(event: ScoreJob['events'][number], ord: number, board: Board | undefined): RoutedEvent {
+  const { posted } = event;
+  const receivedAt = new Date(event.receivedAt);
+  const occurredAt = posted.occurredAt ? new Date(posted.occurredAt) : receivedAt;
+  const window = board
+    ? periodContaining(board.period, board.timezone, occurredAt)
+    : { key: 'all', startsAt: occurredAt, endsAt: null };
+  // Intake checked the value; a board whose decimals changed since (only possible while it
+  // had no events) may now refuse it, and that is recorded rather than rounded.
+  const scaled = board ? scaleNumber(posted.value, board.decimals) : { ok: false as const, reason: '' };
+  return {
+    ord,
+    key: posted.idempotencyKey,
+    boardId: posted.board,
+    periodKey: window.key,
+    startsAt: window.startsAt,
+    endsAt: window.endsAt,
+    memberId: posted.member,
+    category: posted.category ?? null,
+    value: scaled.ok ? scaled.scaled.toString() : null,
+    occurredAt,
+    receivedAt,
+    source: posted.source ?? null,
+    payloadHash: event.payloadHash,
+    metadata: posted.metadata ?? null,
+    payload: posted,
+    preReason: scaled.ok ? null : 'out_of_range',
+  };
+}
+
+/** Per-event results for `?wait=true`: status, and the member's score and rank on the board. */
+async function describeOutcomes(
+  ctx: AppContext,
+  outcomes: readonly EventOutcome[],
+  boards: ReadonlyMap<string, Board>,
+): Promise<EventResult[]> {
+  const sorted = [...outcomes].sort((a, b) => a.ord - b.ord);
+  const counted = sorted.filter((o) => o.outcome === 'applied' || o.outcome === 'duplicate');
+  const placements = await ctx.leaderboard.placeMany(
+    counted.map((o) => ({ board: boards.get(o.board)!, period: o.period, category: ALL_CATEGORIES, region: WORLD, member: o.member })),
+  );
+  const byOrd = new Map(counted.map((o, i) => [o.ord, placements[i]!]));
+  return sorted.map((o) => {
+    const placed = byOrd.get(o.ord);
+    const board = boards.get(o.board)!;
+    const rejected = o.outcome !== 'applied' && o.outcome !== 'duplicate';
+    return {
+      idempotencyKey: o.key,
+      status: rejected ? 'rejected' : (o.outcome as 'applied' | 'duplicate'),
+      ...(rejected ? { reason: o.outcome } : {}),
+      period: o.period,
+      score: placed?.scaled == null ? null : unscale(placed.scaled, board.decimals),
+      rank: placed?.rank ?? null,
+    };
+  });
+}

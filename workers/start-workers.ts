@@ -1,0 +1,41 @@
+import { Worker } from 'bullmq';
+import type { AppContext } from '../src/context.js';
+import { createWorkerRedis } from '../src/storage/redis/connections.js';
+import { SCORE_EVENTS_QUEUE, queuePrefix, type ScoreJob, type ScoreJobResult } from '../src/queue/score-events-queue.js';
+import { cappedExponentialBackoff } from './backoff.js';
+import { processScoreJob } from './score-processor.js';
+
+export interface RunningWorkers {
+  workers: Worker[];
+  close(): Promise<void>;
+}
+
+/** Starts a BullMQ worker for every queue Laurel has. */
+export function startWorkers(ctx: AppContext, options: { concurrency?: number } = {}): RunningWorkers {
+  const connection = createWorkerRedis(ctx.env.REDIS_URL, 'laurel-worker');
+  connection.on('error', (err: Error) => ctx.log.warn({ err: err.message }, 'worker redis connection error'));
+
+  const score = new Worker<ScoreJob, ScoreJobResult>(
+    SCORE_EVENTS_QUEUE,
+    (job) => processScoreJob(ctx, job.data, job.id),
+    {
+      connection,
+      prefix: queuePrefix(ctx.env.REDIS_PREFIX, SCORE_EVENTS_QUEUE),
+      concurrency: options.concurrency ?? ctx.env.WORKER_CONCURRENCY,
+      settings: { backoffStrategy: cappedExponentialBackoff },
+    },
+  );
+  score.on('failed', (job, err) =>
+    ctx.log.warn({ jobId: job?.id, attemptsMade: job?.attemptsMade, err: err.message }, 'score job failed; it will be retried'),
+  );
+  score.on('error', (err) => ctx.log.error({ err: err.message }, 'score worker error'));
+
+  const workers = [score];
+  return {
+    workers,
+    async close() {
+      await Promise.all(workers.map((w) => w.close()));
+      connection.disconnect();
+    },
+  };
+}
