@@ -26,6 +26,9 @@ export const validationFailed = (message: string, details: ErrorDetail[]) =>
 export const notFound = (message: string) => new HttpError(404, 'not_found', message);
 export const conflict = (message: string, details?: ErrorDetail[]) => new HttpError(409, 'conflict', message, details);
 
+/** A dependency is down: the request is refused whole, and the client should retry. */
+export class DependencyUnavailable extends Error {}
+
 export function zodDetails(error: ZodError, index?: number, pathPrefix: readonly (string | number)[] = []): ErrorDetail[] {
   return error.issues.map((issue) => {
     const path = [...pathPrefix, ...issue.path].map(String).join('.') || '(root)';
@@ -50,6 +53,7 @@ const PG_CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 
 /** True when the error means Postgres or Redis is unreachable rather than a bug. */
 export function isDependencyDown(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
+  if (err instanceof DependencyUnavailable) return true;
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string' && (PG_CONNECTION_CODES.has(code) || code.startsWith('08'))) return true;
   return (

@@ -2,10 +2,20 @@ import { randomUUID } from 'node:crypto';
 import type { QueueEvents } from 'bullmq';
 import type { AppContext } from '../context.js';
 import { checkAgainstBoard, MAX_BATCH, payloadHash, scoreEventSchema, type ScoreEventInput } from '../domain/event.js';
-import { validationFailed, zodDetails, type ErrorDetail } from '../http/errors.js';
+import { DependencyUnavailable, validationFailed, zodDetails, type ErrorDetail } from '../http/errors.js';
 import type { ScoreJob, ScoreJobResult } from '../queue/score-events-queue.js';
 
 export const WAIT_TIMEOUT_MS = 5000;
+/** An enqueue slower than this is answered 503; a client retry is then deduplicated by key. */
+const ENQUEUE_TIMEOUT_MS = 3000;
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DependencyUnavailable(`queue Redis did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
 
 export type IntakeAnswer =
   | { status: 202; body: { accepted: number; jobId?: string; pending?: boolean } }
@@ -67,8 +77,9 @@ export async function acceptEvents(
   // Keys are marked pending before the job exists, so a fast worker can never clear the
   // mark before it is set; the mark names the job, so a mark left by a failed add is ignored.
   const jobId = randomUUID();
+  if (ctx.queueRedis.status !== 'ready') throw new DependencyUnavailable(`queue Redis is ${ctx.queueRedis.status}`);
   await markPending(ctx, jobId, parsed);
-  const job = await ctx.scoreQueue.add('apply', data, { jobId });
+  const job = await withTimeout(ctx.scoreQueue.add('apply', data, { jobId }), ENQUEUE_TIMEOUT_MS);
 
   if (!options.wait || !options.queueEvents) return { status: 202, body: { accepted: parsed.length } };
   try {

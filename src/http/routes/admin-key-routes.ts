@@ -29,6 +29,7 @@ export function adminKeyRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Route
   router.delete('/v1/admin/keys/:keyId', admin, async (req, res) => {
     const id = param(req, 'keyId');
     if (!UUID.test(id) || !(await revokeApiKey(ctx.db, id))) throw notFound(`no active key with id "${id}"`);
+    verifier.forgetAll();
     ctx.log.info({ keyId: id, by: principalOf(res)?.name }, 'api key revoked');
     res.status(204).end();
   });

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FileMigrationProvider, Migrator, type Kysely } from 'kysely';
+import { FileMigrationProvider, Migrator, sql, type Kysely } from 'kysely';
 
 /** migrations/ sits at the project root, both in the sources and in dist/. */
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../migrations');
@@ -27,8 +27,14 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
-/** Names of migrations that exist in the code but are not applied to the database. */
+/**
+ * Names of migrations that exist in the code but are not applied to the database. Read
+ * from the folder and Kysely's bookkeeping table, without loading the migration modules.
+ */
 export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
-  const migrations = await createMigrator(db).getMigrations();
-  return migrations.filter((m) => !m.executedAt).map((m) => m.name);
+  const files = (await fs.readdir(MIGRATIONS_DIR)).filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts'));
+  const names = [...new Set(files.map((f) => f.replace(/\.(ts|js)$/, '')))].sort();
+  const { rows } = await sql<{ name: string }>`SELECT name FROM kysely_migration`.execute(db).catch(() => ({ rows: [] }));
+  const applied = new Set(rows.map((r) => r.name));
+  return names.filter((n) => !applied.has(n));
 }

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# `npm test`'s pretest hook: dependencies installed, Postgres and Redis up, test database present.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+. scripts/lib.sh
+
+ensure_node_modules
+
+# The tests read TEST_DATABASE_URL / TEST_REDIS_URL; point the service check at the same
+# servers, and let it create the test database (via the 'postgres' maintenance database).
+DATABASE_URL=${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} \
+REDIS_URL=${TEST_REDIS_URL:-redis://127.0.0.1:6379/0} \
+  bash scripts/ensure-services.sh

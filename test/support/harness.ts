@@ -1,0 +1,152 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { inject } from 'vitest';
+import { parseEnv, type Env } from '../../src/config/env.js';
+import { createContext, type AppContext, type FaultHooks } from '../../src/context.js';
+import { createWebApp } from '../../src/http/app.js';
+import { createLogger } from '../../src/logger.js';
+import { waitUntilReady } from '../../src/storage/redis/connections.js';
+import { startWorkers, type RunningWorkers } from '../../workers/start-workers.js';
+import { databaseUrl, dropDatabase, TEST_REDIS_URL, withAdminClient } from './databases.js';
+import { ManualClock } from './manual-clock.js';
+
+export const ADMIN_KEY = 'test-admin-key-0123456789abcdef';
+
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export interface Harness {
+  ctx: AppContext;
+  env: Env;
+  clock: ManualClock;
+  faults: FaultHooks;
+  baseUrl: string;
+  workers: RunningWorkers | null;
+  /** Calls the HTTP API; `key` defaults to the admin key, null sends none. */
+  api<T = any>(method: string, path: string, body?: unknown, key?: string | null): Promise<ApiResponse<T>>;
+  /** Waits until the score queue has nothing waiting, active or delayed. */
+  drain(timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+let counter = 0;
+
+export interface HarnessOptions {
+  /** Start BullMQ workers in-process (default true). */
+  workers?: boolean;
+  concurrency?: number;
+  env?: Partial<Record<keyof Env, string>>;
+  /** False when the test points Laurel at a Redis that is down on purpose. */
+  redisReachable?: boolean;
+}
+
+/**
+ * A real Laurel over a fresh clone of the migrated template database and its own Redis
+ * key prefix: HTTP on an ephemeral port, real BullMQ workers, real Postgres and Redis.
+ */
+export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const suffix = `${process.pid}_${++counter}_${randomBytes(3).toString('hex')}`;
+  const dbName = `laurel_t_${suffix}`;
+  await cloneTemplate(dbName);
+  const prefix = `lt${suffix}`.replace(/_/g, '-');
+  const env = parseEnv({
+    DATABASE_URL: databaseUrl(dbName),
+    REDIS_URL: TEST_REDIS_URL,
+    ADMIN_API_KEY: ADMIN_KEY,
+    REDIS_PREFIX: prefix,
+    LOG_LEVEL: 'silent',
+    ...options.env,
+  });
+  const clock = new ManualClock();
+  const faults: FaultHooks = {};
+  const ctx = createContext(env, { clock, faults, log: createLogger(env.LOG_LEVEL), name: 'laurel-test' });
+  if (options.redisReachable !== false) {
+    await waitUntilReady(ctx.queueRedis);
+    await waitUntilReady(ctx.leaderboard.redis);
+  }
+  const web = createWebApp(ctx);
+  const server: Server = await new Promise((resolve) => {
+    const s = web.app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const workers = options.workers === false ? null : startWorkers(ctx, { concurrency: options.concurrency ?? 2 });
+
+  return {
+    ctx,
+    env,
+    clock,
+    faults,
+    baseUrl,
+    workers,
+    async api(method, path, body, key = ADMIN_KEY) {
+      const headers: Record<string, string> = {};
+      if (key !== null) headers.authorization = `Bearer ${key}`;
+      if (body !== undefined) headers['content-type'] = 'application/json';
+      const res = await fetch(baseUrl + path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      const text = await res.text();
+      let parsed: unknown = text;
+      try {
+        parsed = text ? JSON.parse(text) : null;
+      } catch {
+        // not JSON: keep the text
+      }
+      return { status: res.status, body: parsed as any, headers: res.headers };
+    },
+    async drain(timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const counts = await ctx.scoreQueue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children');
+        if (Object.values(counts).every((n) => n === 0)) return;
+        if (Date.now() > deadline) throw new Error(`queue not drained: ${JSON.stringify(counts)}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    async close() {
+      await workers?.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await web.close();
+      await ctx.close();
+      await deleteKeys(prefix);
+      await dropDatabase(dbName);
+    },
+  };
+}
+
+async function cloneTemplate(name: string): Promise<void> {
+  const template = inject('templateDatabase');
+  // Two clones of one template at the same instant can collide; a short retry settles it.
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      await withAdminClient((c) => c.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`));
+      return;
+    } catch (err) {
+      if (attempt >= 10) throw err;
+      await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+    }
+  }
+}
+
+async function deleteKeys(prefix: string): Promise<void> {
+  const redis = new Redis(TEST_REDIS_URL);
+  try {
+    for (const pattern of [`${prefix}:*`, `{${prefix}:*`]) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        if (keys.length) await redis.unlink(...keys);
+        cursor = next;
+      } while (cursor !== '0');
+    }
+  } finally {
+    redis.disconnect();
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * An independent model of SPEC §3, written for the tests only: it shares no code with
+ * Laurel. Values are integers in the board's smallest unit (the test generates them that
+ * way), times are milliseconds.
+ */
+export type Aggregation = 'best' | 'sum' | 'last';
+export type Order = 'desc' | 'asc';
+export type TieBreak = 'first' | 'last' | 'member' | 'shared';
+
+export interface RefEvent {
+  key: string;
+  member: string;
+  units: number;
+  atMs: number;
+  category?: string;
+}
+
+export interface RefStanding {
+  rank: number;
+  member: string;
+  units: number;
+}
+
+interface Agg {
+  units: number;
+  reachedMs: number;
+  lastKey: string;
+}
+
+export function aggregate(events: readonly RefEvent[], aggregation: Aggregation, order: Order): Map<string, Agg> {
+  const out = new Map<string, Agg>();
+  for (const e of events) {
+    const cur = out.get(e.member);
+    if (!cur) {
+      out.set(e.member, { units: e.units, reachedMs: e.atMs, lastKey: e.key });
+      continue;
+    }
+    if (aggregation === 'sum') {
+      cur.units += e.units;
+      cur.reachedMs = Math.max(cur.reachedMs, e.atMs);
+    } else if (aggregation === 'best') {
+      const better = order === 'desc' ? e.units > cur.units : e.units < cur.units;
+      if (better) Object.assign(cur, { units: e.units, reachedMs: e.atMs });
+      else if (e.units === cur.units && e.atMs < cur.reachedMs) cur.reachedMs = e.atMs;
+    } else {
+      const later = e.atMs > cur.reachedMs || (e.atMs === cur.reachedMs && Buffer.compare(Buffer.from(e.key), Buffer.from(cur.lastKey)) > 0);
+      if (later) Object.assign(cur, { units: e.units, reachedMs: e.atMs, lastKey: e.key });
+    }
+  }
+  return out;
+}
+
+export function rankAll(aggs: Map<string, Agg>, order: Order, tieBreak: TieBreak): RefStanding[] {
+  const rows = [...aggs.entries()].map(([member, a]) => ({ member, ...a, sec: Math.floor(a.reachedMs / 1000) }));
+  rows.sort((x, y) => {
+    if (x.units !== y.units) return order === 'desc' ? y.units - x.units : x.units - y.units;
+    if (tieBreak === 'first' && x.sec !== y.sec) return x.sec - y.sec;
+    if (tieBreak === 'last' && x.sec !== y.sec) return y.sec - x.sec;
+    return Buffer.compare(Buffer.from(x.member), Buffer.from(y.member));
+  });
+  const out: RefStanding[] = [];
+  rows.forEach((r, i) => {
+    const prev = out[i - 1];
+    const rank = tieBreak === 'shared' && prev && prev.units === r.units ? prev.rank : i + 1;
+    out.push({ rank, member: r.member, units: r.units });
+  });
+  return out;
+}
+
+/** Reference standings of one scope: only events of `category` when given. */
+export function referenceStandings(
+  events: readonly RefEvent[],
+  board: { aggregation: Aggregation; order: Order; tieBreak: TieBreak },
+  category?: string,
+): RefStanding[] {
+  const scoped = category ? events.filter((e) => e.category === category) : events;
+  return rankAll(aggregate(scoped, board.aggregation, board.order), board.order, board.tieBreak);
+}
+
+/** A small deterministic PRNG so a failing case can be replayed from its seed. */
+export function prng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function shuffle<T>(items: readonly T[], rand: () => number): T[] {
+  const a = [...items];
+  for (let i = a.length - 1; i > 0; i -= 1) {
+    const j = Math.floor(rand() * (i + 1));
+    [a[i], a[j]] = [a[j]!, a[i]!];
+  }
+  return a;
+}
