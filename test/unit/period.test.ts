@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { periodContaining, periodForKey } from '../../src/domain/period.js';
+
+const at = (iso: string) => new Date(iso);
+
+describe('periodContaining', () => {
+  it('computes day, ISO week and month keys in the board timezone', () => {
+    expect(periodContaining('day', 'UTC', at('2026-12-02T23:59:59Z')).key).toBe('2026-12-02');
+    expect(periodContaining('day', 'Asia/Tokyo', at('2026-12-02T15:00:00Z')).key).toBe('2026-12-03');
+    expect(periodContaining('day', 'America/Los_Angeles', at('2026-12-02T07:59:59Z')).key).toBe('2026-12-01');
+    // ISO weeks start on Monday; early-January days can belong to the previous ISO year.
+    expect(periodContaining('week', 'UTC', at('2027-01-03T12:00:00Z')).key).toBe('2026-W53');
+    expect(periodContaining('week', 'UTC', at('2027-01-04T00:00:00Z')).key).toBe('2027-W01');
+    expect(periodContaining('week', 'UTC', at('2025-12-29T00:00:00Z')).key).toBe('2026-W01');
+    expect(periodContaining('month', 'Europe/Paris', at('2026-11-30T23:30:00Z')).key).toBe('2026-12');
+    expect(periodContaining('all', 'Europe/Paris', at('2026-11-30T23:30:00Z'))).toMatchObject({ key: 'all', endsAt: null });
+  });
+
+  it('gives exact boundaries across daylight-saving changes', () => {
+    const march = periodContaining('day', 'Europe/Paris', at('2026-03-29T12:00:00Z'));
+    expect(march.startsAt.toISOString()).toBe('2026-03-28T23:00:00.000Z');
+    expect(march.endsAt!.toISOString()).toBe('2026-03-29T22:00:00.000Z'); // a 23-hour day
+    const week = periodContaining('week', 'Europe/Paris', at('2026-12-02T12:00:00Z'));
+    expect([week.startsAt.toISOString(), week.endsAt!.toISOString()]).toEqual(['2026-11-29T23:00:00.000Z', '2026-12-06T23:00:00.000Z']);
+  });
+});
+
+describe('periodForKey', () => {
+  it('accepts only real keys of the board kind', () => {
+    expect(periodForKey('month', 'UTC', '2026-02')?.endsAt?.toISOString()).toBe('2026-03-01T00:00:00.000Z');
+    expect(periodForKey('week', 'UTC', '2026-W53')?.startsAt.toISOString()).toBe('2026-12-28T00:00:00.000Z');
+    expect(periodForKey('week', 'UTC', '2025-W53')).toBeNull(); // 2025 has 52 ISO weeks
+    expect(periodForKey('day', 'UTC', '2026-02-30')).toBeNull();
+    expect(periodForKey('day', 'UTC', '2026-02')).toBeNull();
+    expect(periodForKey('month', 'UTC', '2026-13')).toBeNull();
+    expect(periodForKey('all', 'UTC', 'all')?.key).toBe('all');
+    expect(periodForKey('all', 'UTC', 'current')).toBeNull();
+  });
+});
