@@ -16,6 +16,10 @@ export async function up(db: Kysely<any>): Promise<void> {
 CREATE FUNCTION laurel_apply_batch(p_events jsonb, p_boards jsonb, p_now timestamptz)
 RETURNS jsonb
 LANGUAGE plpgsql
+-- Every lookup here is by key for at most a batch of rows. Planner statistics of a young or
+-- fast-growing table can make a full scan look cheap, and a scan per batch would make apply
+-- time grow with the ledger; keys are always indexed, so never scan.
+SET enable_seqscan = off
 AS $fn$
 DECLARE
   v_stale jsonb;

@@ -13,6 +13,7 @@ import { boardRoutes } from './routes/board-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
 import { standingsRoutes } from './routes/standings-routes.js';
+import { memberRoutes } from './routes/member-routes.js';
 
 export const MAX_BODY = '1mb';
 
@@ -60,6 +61,7 @@ export function createWebApp(ctx: AppContext): WebApp {
   app.use(boardRoutes(ctx, verifier));
   app.use(eventRoutes(ctx, verifier, getQueueEvents));
   app.use(standingsRoutes(ctx, verifier));
+  app.use(memberRoutes(ctx, verifier));
   app.use(adminKeyRoutes(ctx, verifier));
   app.use((req, _res, next) => next(notFound(`no route for ${req.method} ${req.path}`)));
   app.use(errorHandler(ctx.log));

@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.js';
 import type { Board } from '../domain/board.js';
 import { periodContaining, periodForKey, type PeriodWindow } from '../domain/period.js';
-import { findPeriod, findPeriods, type PeriodState, type StoredPeriod } from '../storage/postgres/periods-repository.js';
+import { findPeriods, type PeriodState, type StoredPeriod } from '../storage/postgres/periods-repository.js';
 
 export interface PeriodView {
   key: string;
@@ -21,23 +21,40 @@ export interface ResolvedPeriod {
  * period is always known; any other key must name a period that exists.
  */
 export async function resolvePeriod(ctx: AppContext, board: Board, requested: string): Promise<ResolvedPeriod | null> {
-  const window =
-    requested === 'current'
-      ? periodContaining(board.period, board.timezone, ctx.clock.now())
-      : periodForKey(board.period, board.timezone, requested);
-  if (!window) return null;
-  const stored = await findPeriod(ctx.db, board.id, window.key);
-  if (!stored && requested !== 'current') return null;
-  return { stored: stored !== undefined, view: periodView(window, stored) };
+  const [resolved] = await resolvePeriods(ctx, [board], requested);
+  return resolved ?? null;
+}
+
+/**
+ * Resolves `current` or a key on many boards with one query. Boards on which the key names
+ * no period are left out; a current period without a row is shown with `stored: false`.
+ */
+export async function resolvePeriods(
+  ctx: AppContext,
+  boards: readonly Board[],
+  requested: string,
+): Promise<Array<ResolvedPeriod & { board: Board }>> {
+  const now = ctx.clock.now();
+  const windows = boards.flatMap((board) => {
+    const window =
+      requested === 'current'
+        ? periodContaining(board.period, board.timezone, now)
+        : periodForKey(board.period, board.timezone, requested);
+    return window ? [{ board, boardId: board.id, ...window }] : [];
+  });
+  const stored = await findPeriods(ctx.db, windows);
+  const byRef = new Map(stored.map((p) => [`${p.boardId}|${p.key}`, p]));
+  return windows.flatMap((w) => {
+    const row = byRef.get(`${w.boardId}|${w.key}`);
+    if (!row && requested !== 'current') return [];
+    return [{ board: w.board, stored: row !== undefined, view: periodView(w, row) }];
+  });
 }
 
 /** The current period of each board, with one query for all of them. */
 export async function currentPeriods(ctx: AppContext, boards: readonly Board[]): Promise<Map<string, PeriodView>> {
-  const now = ctx.clock.now();
-  const windows = boards.map((b) => ({ boardId: b.id, ...periodContaining(b.period, b.timezone, now) }));
-  const stored = await findPeriods(ctx.db, windows);
-  const byRef = new Map(stored.map((p) => [`${p.boardId}|${p.key}`, p]));
-  return new Map(windows.map((w) => [w.boardId, periodView(w, byRef.get(`${w.boardId}|${w.key}`))]));
+  const resolved = await resolvePeriods(ctx, boards, 'current');
+  return new Map(resolved.map((r) => [r.board.id, r.view]));
 }
 
 function periodView(window: PeriodWindow, stored: StoredPeriod | undefined): PeriodView {

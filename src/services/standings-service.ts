@@ -5,8 +5,10 @@ import { unscale } from '../domain/decimal.js';
 import { ALL_CATEGORIES, MEMBER_ID, REGION_CODE, WORLD } from '../domain/ids.js';
 import { placement } from '../domain/ranking.js';
 import { notFound, parseOrThrow } from '../http/errors.js';
-import { displayNames } from '../storage/postgres/members-repository.js';
-import { resolvePeriod, type PeriodView } from './periods.js';
+import { displayNames, followedBy } from '../storage/postgres/members-repository.js';
+import { MAX_FOLLOWING } from './members-service.js';
+import { resolvePeriod, resolvePeriods, type PeriodView } from './periods.js';
+import { listBoards } from '../storage/postgres/boards-repository.js';
 
 export const scopeQuerySchema = z.object({
   period: z.string().max(32).default('current'),
@@ -76,24 +78,83 @@ export async function standingsPage(
   const slice = scope.periodStored
     ? await ctx.leaderboard.slice(scope.board, scope.period.key, scope.category, scope.region, page.offset, page.limit)
     : { total: 0, entries: [] };
-  const names = await displayNames(ctx.db, slice.entries.map((e) => e.member));
   return {
     ...header(scope, slice.total),
     limit: page.limit,
     offset: page.offset,
-    entries: slice.entries.map((e) => ({
-      rank: e.rank,
-      member: e.member,
-      displayName: names.get(e.member) ?? null,
-      score: unscale(e.scaled, scope.board.decimals),
-    })),
+    entries: await withNames(ctx, scope.board, slice.entries),
+  };
+}
+
+function assertMember(memberId: string): void {
+  if (!MEMBER_ID.test(memberId)) throw notFound(`member "${memberId}" is not a valid member id`);
+}
+
+async function withNames<T extends { member: string; scaled: number; rank: number }>(
+  ctx: AppContext,
+  board: Board,
+  entries: readonly T[],
+): Promise<StandingEntry[]> {
+  const names = await displayNames(ctx.db, entries.map((e) => e.member));
+  return entries.map((e) => ({
+    rank: e.rank,
+    member: e.member,
+    displayName: names.get(e.member) ?? null,
+    score: unscale(e.scaled, board.decimals),
+  }));
+}
+
+const aroundQuerySchema = scopeQuerySchema.extend({ radius: z.coerce.number().int().min(0).max(50).default(5) });
+
+export async function aroundMember(ctx: AppContext, boardId: string, memberId: string, query: Record<string, unknown>) {
+  const { radius } = parseOrThrow(aroundQuerySchema, query, 'query');
+  assertMember(memberId);
+  const scope = await resolveScope(ctx, boardId, query);
+  const slice = scope.periodStored
+    ? await ctx.leaderboard.around(scope.board, scope.period.key, scope.category, scope.region, memberId, radius)
+    : { total: 0, entries: [] };
+  const own = slice.entries.find((e) => e.member === memberId);
+  return {
+    ...header(scope, slice.total),
+    member: memberId,
+    rank: own?.rank ?? null,
+    radius,
+    entries: await withNames(ctx, scope.board, slice.entries),
+  };
+}
+
+const followingQuerySchema = scopeQuerySchema.extend({ limit: z.coerce.number().int().min(1).max(MAX_FOLLOWING + 1).default(50) });
+
+/**
+ * The member ranked among themselves and those they follow: exact rank and total for any
+ * list size, read member by member from the scope (never filtered from a top slice).
+ */
+export async function followingStandings(ctx: AppContext, boardId: string, memberId: string, query: Record<string, unknown>) {
+  const { limit } = parseOrThrow(followingQuerySchema, query, 'query');
+  assertMember(memberId);
+  const scope = await resolveScope(ctx, boardId, query);
+  const group = [memberId, ...(await followedBy(ctx.db, memberId))];
+  const picked = scope.periodStored
+    ? await ctx.leaderboard.pick(scope.board, scope.period.key, scope.category, scope.region, group)
+    : [];
+  const ranked = picked.map((p, i) => ({ ...p, rank: i + 1 }));
+  if (scope.board.tieBreak === 'shared') {
+    ranked.forEach((p, i) => {
+      if (i > 0 && p.sortScore === ranked[i - 1]!.sortScore) p.rank = ranked[i - 1]!.rank;
+    });
+  }
+  const own = ranked.find((p) => p.member === memberId);
+  return {
+    ...header(scope, ranked.length),
+    member: memberId,
+    rank: own?.rank ?? null,
+    following: group.length - 1,
+    entries: await withNames(ctx, scope.board, ranked.slice(0, limit)),
   };
 }
 
 export async function memberStanding(ctx: AppContext, boardId: string, memberId: string, query: Record<string, unknown>) {
-  if (!MEMBER_ID.test(memberId)) {
-    throw notFound(`member "${memberId}" is not a valid member id`);
-  }
+  assertMember(memberId);
   const scope = await resolveScope(ctx, boardId, query);
   const placed = scope.periodStored
     ? await ctx.leaderboard.place(scope.board, scope.period.key, scope.category, scope.region, memberId)
@@ -105,4 +166,34 @@ export async function memberStanding(ctx: AppContext, boardId: string, memberId:
   }
   const { rank, percentile, topPercent } = placement(placed.rank, placed.total);
   return { ...base, rank, score: unscale(placed.scaled, scope.board.decimals), percentile, topPercent };
+}
+
+const memberBoardsQuerySchema = z.object({ period: z.string().max(32).default('current') });
+
+/**
+ * The member's (all, world) placement on every board: one Postgres query for the periods
+ * and one Redis pipeline for all placements, whatever the number of boards.
+ */
+export async function memberAcrossBoards(ctx: AppContext, memberId: string, query: Record<string, unknown>) {
+  const { period } = parseOrThrow(memberBoardsQuerySchema, query, 'query');
+  assertMember(memberId);
+  const boards = await listBoards(ctx.db);
+  const resolved = await resolvePeriods(ctx, boards, period);
+  const ranked = resolved.filter((r) => r.stored);
+  const placements = await ctx.leaderboard.placeMany(
+    ranked.map((r) => ({ board: r.board, period: r.view.key, category: ALL_CATEGORIES, region: WORLD, member: memberId })),
+  );
+  const byBoard = new Map(ranked.map((r, i) => [r.board.id, placements[i]!]));
+  return {
+    member: memberId,
+    standings: resolved.map(({ board, view }) => {
+      const placed = byBoard.get(board.id);
+      const base = { board: board.id, period: view, total: placed?.total ?? 0, source: 'cache' as const };
+      if (!placed || placed.rank === null || placed.scaled === null) {
+        return { ...base, rank: null, score: null, percentile: null, topPercent: null };
+      }
+      const { rank, percentile, topPercent } = placement(placed.rank, placed.total);
+      return { ...base, rank, score: unscale(placed.scaled, board.decimals), percentile, topPercent };
+    }),
+  };
 }

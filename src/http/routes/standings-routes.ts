@@ -1,7 +1,8 @@
 import { Router } from 'express';
 import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier } from '../../services/api-keys.js';
-import { memberStanding, standingsPage } from '../../services/standings-service.js';
+import { boardPeriods, periodResults } from '../../services/periods-service.js';
+import { aroundMember, followingStandings, memberStanding, standingsPage } from '../../services/standings-service.js';
 import { param } from '../params.js';
 import { requireRole } from '../auth.js';
 
@@ -14,6 +15,18 @@ export function standingsRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Rout
   });
   router.get('/v1/boards/:boardId/standings/:memberId', read, async (req, res) => {
     res.json(await memberStanding(ctx, param(req, 'boardId'), param(req, 'memberId'), req.query));
+  });
+  router.get('/v1/boards/:boardId/standings/:memberId/around', read, async (req, res) => {
+    res.json(await aroundMember(ctx, param(req, 'boardId'), param(req, 'memberId'), req.query));
+  });
+  router.get('/v1/boards/:boardId/standings/:memberId/following', read, async (req, res) => {
+    res.json(await followingStandings(ctx, param(req, 'boardId'), param(req, 'memberId'), req.query));
+  });
+  router.get('/v1/boards/:boardId/periods', read, async (req, res) => {
+    res.json(await boardPeriods(ctx, param(req, 'boardId'), req.query));
+  });
+  router.get('/v1/boards/:boardId/periods/:periodKey/results', read, async (req, res) => {
+    res.json(await periodResults(ctx, param(req, 'boardId'), param(req, 'periodKey'), req.query));
   });
   return router;
 }

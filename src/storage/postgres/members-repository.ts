@@ -11,3 +11,21 @@ export async function displayNames(db: Db, memberIds: readonly string[]): Promis
     .execute();
   return new Map(rows.map((r) => [r.id, r.display_name!]));
 }
+
+export async function followedBy(db: Db, memberId: string): Promise<string[]> {
+  const rows = await db.selectFrom('member_follows').select('followed_id').where('member_id', '=', memberId).execute();
+  return rows.map((r) => r.followed_id);
+}
+
+/** Replaces the member's follow list in one transaction. */
+export async function replaceFollowing(db: Db, memberId: string, followed: readonly string[]): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('member_follows').where('member_id', '=', memberId).execute();
+    if (followed.length > 0) {
+      await trx
+        .insertInto('member_follows')
+        .values(followed.map((followed_id) => ({ member_id: memberId, followed_id })))
+        .execute();
+    }
+  });
+}

@@ -51,3 +51,15 @@ export async function ensurePeriod(
     .onConflict((oc) => oc.columns(['board_id', 'key']).doNothing())
     .execute();
 }
+
+/** A board's periods, newest first. */
+export async function listPeriods(db: Db, boardId: string, limit: number): Promise<StoredPeriod[]> {
+  const rows = await db
+    .selectFrom('periods')
+    .selectAll()
+    .where('board_id', '=', boardId)
+    .orderBy('starts_at', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map(toPeriod);
+}

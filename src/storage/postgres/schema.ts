@@ -98,6 +98,12 @@ export interface ApiKeysTable {
   revoked_at: Date | null;
 }
 
+export interface MemberFollowsTable {
+  member_id: string;
+  followed_id: string;
+  created_at: Generated<Date>;
+}
+
 export interface Database {
   boards: BoardsTable;
   periods: PeriodsTable;
@@ -106,4 +112,5 @@ export interface Database {
   rejections: RejectionsTable;
   member_aggregates: MemberAggregatesTable;
   api_keys: ApiKeysTable;
+  member_follows: MemberFollowsTable;
 }

@@ -48,20 +48,34 @@ export class LeaderboardCache {
 
   async slice(board: Board, period: string, category: string, region: string, offset: number, limit: number): Promise<Slice> {
     const scope = this.keys.scope(board.id, period, category, region);
-    const [total, first, items] = await this.redis.laurelSlice(scope, offset, limit, board.tieBreak === 'shared' ? '1' : '0');
-    const entries: SliceEntry[] = [];
-    let previousScore: string | undefined;
-    for (let i = 0; i < items.length; i += 2) {
-      const position = offset + i / 2;
-      const score = items[i + 1]!;
-      let rank: number;
-      if (board.tieBreak !== 'shared') rank = position + 1;
-      else if (i === 0) rank = first + 1;
-      else rank = score === previousScore ? entries[entries.length - 1]!.rank : position + 1;
-      previousScore = score;
-      entries.push({ rank, member: decodeEntry(board.tieBreak, items[i]!), scaled: scaledFromSortScore(board.order, score) });
+    const [total, first, items] = await this.redis.laurelSlice(scope, offset, limit, sharedFlag(board));
+    return { total, entries: rankedEntries(board, offset, first, items) };
+  }
+
+  /** The member and up to `radius` neighbours on each side; no entries when the member is unranked. */
+  async around(board: Board, period: string, category: string, region: string, member: string, radius: number): Promise<Slice> {
+    const scope = this.keys.scope(board.id, period, category, region);
+    const state = this.keys.state(board.id, period, category);
+    const [total, from, first, items] = await this.redis.laurelAround(scope, state, member, radius, sharedFlag(board));
+    if (from === undefined || first === undefined || !items) return { total, entries: [] };
+    return { total, entries: rankedEntries(board, from, first, items) };
+  }
+
+  /**
+   * The entries of the given members that are ranked in the scope, in scope order: one
+   * round trip (HMGET + ZMSCORE), O(k log N) for k members whatever their ranks.
+   */
+  async pick(board: Board, period: string, category: string, region: string, members: readonly string[]): Promise<PickedEntry[]> {
+    if (members.length === 0) return [];
+    const scope = this.keys.scope(board.id, period, category, region);
+    const state = this.keys.state(board.id, period, category);
+    const flat = await this.redis.laurelPick(scope, state, ...members);
+    const picked: PickedEntry[] = [];
+    for (let i = 0; i < flat.length; i += 3) {
+      picked.push({ member: flat[i]!, entry: flat[i + 1]!, sortScore: Number(flat[i + 2]!), scaled: scaledFromSortScore(board.order, flat[i + 2]!) });
     }
-    return { total, entries };
+    // Redis order: by score, then by entry bytes (entries are ASCII, so code units are bytes).
+    return picked.sort((a, b) => a.sortScore - b.sortScore || (a.entry < b.entry ? -1 : a.entry > b.entry ? 1 : 0));
   }
 
   async place(board: Board, period: string, category: string, region: string, member: string): Promise<Placed> {
@@ -94,6 +108,37 @@ export class LeaderboardCache {
       return { total, rank: rank0 + 1, scaled: scaledFromSortScore(queries[i]!.board.order, score) };
     });
   }
+}
+
+function sharedFlag(board: Board): string {
+  return board.tieBreak === 'shared' ? '1' : '0';
+}
+
+/**
+ * Ranks of consecutive entries starting at index `offset`. With `shared`, the first entry's
+ * rank comes from Redis (count of strictly better scores + 1) and equal scores share it.
+ */
+function rankedEntries(board: Board, offset: number, firstRank0: number, items: readonly string[]): SliceEntry[] {
+  const entries: SliceEntry[] = [];
+  let previousScore: string | undefined;
+  for (let i = 0; i < items.length; i += 2) {
+    const position = offset + i / 2;
+    const score = items[i + 1]!;
+    let rank: number;
+    if (board.tieBreak !== 'shared') rank = position + 1;
+    else if (i === 0) rank = firstRank0 + 1;
+    else rank = score === previousScore ? entries[entries.length - 1]!.rank : position + 1;
+    previousScore = score;
+    entries.push({ rank, member: decodeEntry(board.tieBreak, items[i]!), scaled: scaledFromSortScore(board.order, score) });
+  }
+  return entries;
+}
+
+export interface PickedEntry {
+  member: string;
+  entry: string;
+  sortScore: number;
+  scaled: number;
 }
 
 export interface SliceEntry {

@@ -67,10 +67,60 @@ end
 return {total, rank, score}
 `;
 
+// KEYS[1]: scope sorted set, KEYS[2]: state hash. ARGV: member, radius, shared ('1'|'0').
+// Returns {total} for an unranked member, else {total, offset of the first entry, rank offset
+// of the first entry, {entry, score, ...}}: the member's neighbours, clipped at both ends.
+const AROUND = `
+local total = redis.call('ZCARD', KEYS[1])
+local state = redis.call('HGET', KEYS[2], ARGV[1])
+if not state then return {total} end
+local entry = string.match(state, '^%d+|[^|]*|(.*)$')
+if not entry or entry == '' then return {total} end
+local index = redis.call('ZRANK', KEYS[1], entry)
+if not index then return {total} end
+local radius = tonumber(ARGV[2])
+local from = math.max(0, index - radius)
+local items = redis.call('ZRANGE', KEYS[1], from, index + radius, 'WITHSCORES')
+local first = from
+if ARGV[3] == '1' and #items > 0 then
+  first = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. items[2])
+end
+return {total, from, first, items}
+`;
+
+// KEYS[1]: scope sorted set, KEYS[2]: state hash. ARGV: member ids.
+// Returns {member, entry, score, ...} for those ranked in the scope.
+const PICK = `
+local states = redis.call('HMGET', KEYS[2], unpack(ARGV))
+local members, entries = {}, {}
+for i, state in ipairs(states) do
+  if state then
+    local entry = string.match(state, '^%d+|[^|]*|(.*)$')
+    if entry and entry ~= '' then
+      members[#members + 1] = ARGV[i]
+      entries[#entries + 1] = entry
+    end
+  end
+end
+local out = {}
+if #entries == 0 then return out end
+local scores = redis.call('ZMSCORE', KEYS[1], unpack(entries))
+for i, score in ipairs(scores) do
+  if score then
+    out[#out + 1] = members[i]
+    out[#out + 1] = entries[i]
+    out[#out + 1] = score
+  end
+end
+return out
+`;
+
 export interface LeaderboardCommands {
   laurelProject(base: string, ...args: string[]): Promise<number>;
   laurelSlice(scope: string, offset: number, limit: number, shared: string): Promise<[number, number, string[]]>;
   laurelPlace(scope: string, state: string, member: string, shared: string): Promise<[number, number?, string?]>;
+  laurelAround(scope: string, state: string, member: string, radius: number, shared: string): Promise<[number, number?, number?, string[]?]>;
+  laurelPick(scope: string, state: string, ...members: string[]): Promise<string[]>;
 }
 
 export type LeaderboardRedis = Redis & LeaderboardCommands;
@@ -80,5 +130,7 @@ export function withLeaderboardScripts(redis: Redis): LeaderboardRedis {
   redis.defineCommand('laurelProject', { numberOfKeys: 1, lua: PROJECT });
   redis.defineCommand('laurelSlice', { numberOfKeys: 1, lua: SLICE });
   redis.defineCommand('laurelPlace', { numberOfKeys: 2, lua: PLACE });
+  redis.defineCommand('laurelAround', { numberOfKeys: 2, lua: AROUND });
+  redis.defineCommand('laurelPick', { numberOfKeys: 2, lua: PICK });
   return redis as LeaderboardRedis;
 }
