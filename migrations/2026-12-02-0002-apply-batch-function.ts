@@ -7,11 +7,30 @@ import { sql, type Kysely } from 'kysely';
  * (bumping each aggregate's version), record rejections, and return the resulting
  * aggregates for the Redis projection.
  *
+ * A row whose events were all voided keeps its version with event_count = 0, value 0 and
+ * reached_at -infinity, and counts as absent: the merges below start afresh from it.
+ *
  * Aggregation is order-free: `best` keeps the best value and the earliest time it was
  * reached, `sum` adds, `last` keeps the event with the greatest (occurred_at, key), so any
  * arrival order and any split into batches give the same row.
  */
 export async function up(db: Kysely<any>): Promise<void> {
+  // The one description of an aggregate handed to the Redis projection. A row with no
+  // counted events (all voided) or of an excluded member is projected as hidden.
+  await sql`
+CREATE FUNCTION laurel_aggregate_json(a member_aggregates, regions boolean, excluded boolean)
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE
+AS $fn$
+  SELECT jsonb_build_object(
+    'board', a.board_id, 'period', a.period_key, 'category', a.category, 'member', a.member_id,
+    'value', a.value::text,
+    'reachedSec', CASE WHEN a.event_count > 0 THEN floor(extract(epoch FROM a.reached_at))::bigint ELSE 0 END,
+    'version', a.version,
+    'region', CASE WHEN regions THEN a.region END,
+    'hidden', excluded OR a.event_count = 0)
+$fn$`.execute(db);
+
   await sql`
 CREATE FUNCTION laurel_apply_batch(p_events jsonb, p_boards jsonb, p_now timestamptz)
 RETURNS jsonb
@@ -47,6 +66,12 @@ BEGIN
   SELECT DISTINCT e.member_id FROM jsonb_to_recordset(p_events) AS e(member_id text)
    ORDER BY 1
   ON CONFLICT DO NOTHING;
+  -- Region changes, exclusions and voids lock the member FOR UPDATE: they wait for this
+  -- batch and it for them, so no batch projects a region or exclusion flag that is stale.
+  PERFORM 1 FROM members m
+   WHERE m.id IN (SELECT e.member_id FROM jsonb_to_recordset(p_events) AS e(member_id text))
+   ORDER BY m.id
+     FOR SHARE;
 
   -- A period is created by the first event that can still count in it, never by a late one.
   INSERT INTO periods (board_id, key, starts_at, ends_at, state)
@@ -198,11 +223,12 @@ BEGIN
       FROM contrib c WHERE c.aggregation = 'best' AND c.sort_order = 'desc'
      ORDER BY 1, 2, 3, 4
     ON CONFLICT (board_id, period_key, category, member_id) DO UPDATE SET
-      value = greatest(a.value, excluded.value),
-      reached_at = CASE WHEN excluded.value > a.value THEN excluded.reached_at
+      value = CASE WHEN a.event_count = 0 THEN excluded.value ELSE greatest(a.value, excluded.value) END,
+      reached_at = CASE WHEN a.event_count = 0 OR excluded.value > a.value THEN excluded.reached_at
                         WHEN excluded.value < a.value THEN a.reached_at
                         ELSE least(a.reached_at, excluded.reached_at) END,
-      last_key = CASE WHEN excluded.value > a.value OR (excluded.value = a.value AND excluded.reached_at < a.reached_at)
+      last_key = CASE WHEN a.event_count = 0 OR excluded.value > a.value
+                        OR (excluded.value = a.value AND excluded.reached_at < a.reached_at)
                       THEN excluded.last_key ELSE a.last_key END,
       event_count = a.event_count + excluded.event_count,
       region = excluded.region,
@@ -216,11 +242,12 @@ BEGIN
       FROM contrib c WHERE c.aggregation = 'best' AND c.sort_order = 'asc'
      ORDER BY 1, 2, 3, 4
     ON CONFLICT (board_id, period_key, category, member_id) DO UPDATE SET
-      value = least(a.value, excluded.value),
-      reached_at = CASE WHEN excluded.value < a.value THEN excluded.reached_at
+      value = CASE WHEN a.event_count = 0 THEN excluded.value ELSE least(a.value, excluded.value) END,
+      reached_at = CASE WHEN a.event_count = 0 OR excluded.value < a.value THEN excluded.reached_at
                         WHEN excluded.value > a.value THEN a.reached_at
                         ELSE least(a.reached_at, excluded.reached_at) END,
-      last_key = CASE WHEN excluded.value < a.value OR (excluded.value = a.value AND excluded.reached_at < a.reached_at)
+      last_key = CASE WHEN a.event_count = 0 OR excluded.value < a.value
+                        OR (excluded.value = a.value AND excluded.reached_at < a.reached_at)
                       THEN excluded.last_key ELSE a.last_key END,
       event_count = a.event_count + excluded.event_count,
       region = excluded.region,
@@ -274,11 +301,7 @@ BEGIN
 
   -- Every aggregate the batch touched, duplicates included: a retried job re-projects what
   -- an earlier attempt committed but never wrote to Redis.
-  SELECT coalesce(jsonb_agg(jsonb_build_object(
-           'board', a.board_id, 'period', a.period_key, 'category', a.category, 'member', a.member_id,
-           'value', a.value::text, 'reachedSec', floor(extract(epoch FROM a.reached_at))::bigint,
-           'version', a.version, 'region', CASE WHEN b.regions THEN a.region END,
-           'excluded', m.excluded_at IS NOT NULL)), '[]'::jsonb)
+  SELECT coalesce(jsonb_agg(laurel_aggregate_json(a, b.regions, m.excluded_at IS NOT NULL)), '[]'::jsonb)
     INTO v_aggregates
     FROM (SELECT DISTINCT f.stored_board, f.stored_period, k.cat, f.stored_member
             FROM jsonb_to_recordset(v_final)
@@ -305,4 +328,5 @@ $fn$`.execute(db);
 
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`DROP FUNCTION laurel_apply_batch(jsonb, jsonb, timestamptz)`.execute(db);
+  await sql`DROP FUNCTION laurel_aggregate_json(member_aggregates, boolean, boolean)`.execute(db);
 }

@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.js';
 import { unscale } from '../domain/decimal.js';
 import { notFound } from '../http/errors.js';
-import { findEvent, findLatestRejection } from '../storage/postgres/events-repository.js';
+import { currentAggregate, findEvent, findLatestRejection } from '../storage/postgres/events-repository.js';
 
 /**
  * GET /v1/events/{key}: the ledger answers applied / voided, the rejections table answers
@@ -13,6 +13,7 @@ export async function eventStatus(ctx: AppContext, key: string): Promise<Record<
   const stored = await findEvent(ctx.db, key);
   if (stored) {
     const board = await ctx.boards.get(stored.board);
+    const aggregate = await currentAggregate(ctx.db, stored);
     return {
       idempotencyKey: stored.key,
       status: stored.status,
@@ -25,14 +26,19 @@ export async function eventStatus(ctx: AppContext, key: string): Promise<Record<
       receivedAt: stored.receivedAt.toISOString(),
       appliedAt: stored.appliedAt.toISOString(),
       source: stored.source,
+      score: aggregate === null || !board ? null : unscale(aggregate, board.decimals),
       ...(stored.status === 'voided' ? { voidReason: stored.voidReason, voidedAt: stored.voidedAt?.toISOString() } : {}),
     };
   }
   if (pendingJobId && (await ctx.scoreQueue.getJob(pendingJobId))) {
-    return { idempotencyKey: key, status: 'pending', jobId: pendingJobId };
+    return { idempotencyKey: key, status: 'pending', jobId: pendingJobId, period: null, score: null };
   }
   const rejection = await findLatestRejection(ctx.db, key);
   if (rejection) {
+    const board = await ctx.boards.get(rejection.board);
+    const aggregate = rejection.period
+      ? await currentAggregate(ctx.db, { board: rejection.board, period: rejection.period, member: rejection.member })
+      : null;
     return {
       idempotencyKey: rejection.key,
       status: 'rejected',
@@ -43,6 +49,7 @@ export async function eventStatus(ctx: AppContext, key: string): Promise<Record<
       source: rejection.source,
       receivedAt: rejection.receivedAt.toISOString(),
       rejectedAt: rejection.rejectedAt.toISOString(),
+      score: aggregate === null || !board ? null : unscale(aggregate, board.decimals),
       payload: rejection.payload,
     };
   }

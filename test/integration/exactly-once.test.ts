@@ -153,7 +153,7 @@ describe('concurrency', () => {
     await processScoreJob(h.ctx, job([{ board: 'lasts', member: 'late', value: 2, idempotencyKey: 'late-2', occurredAt: '2026-01-02T00:00:00Z' }]));
     // Replay the older state into Redis, as a slow worker would.
     await h.ctx.leaderboard.project(
-      [{ board: 'lasts', period: 'all', category: 'all', member: 'late', value: String(old!.value), reachedSec: 0, version: old!.version, region: null, excluded: false }],
+      [{ board: 'lasts', period: 'all', category: 'all', member: 'late', value: String(old!.value), reachedSec: 0, version: old!.version, region: null, hidden: false }],
       await h.ctx.boards.getMany(['lasts']),
     );
     expect(await cached('lasts', 'late')).toMatchObject({ score: 2 });

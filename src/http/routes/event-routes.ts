@@ -5,7 +5,8 @@ import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { eventStatus } from '../../services/event-status.js';
 import { acceptEvents } from '../../services/intake-service.js';
 import { param } from '../params.js';
-import { requireRole } from '../auth.js';
+import { principalOf, requireRole } from '../auth.js';
+import { voidEvent } from '../../services/moderation-service.js';
 import { validationFailed } from '../errors.js';
 
 export function eventRoutes(ctx: AppContext, verifier: ApiKeyVerifier, queueEvents: () => QueueEvents): Router {
@@ -19,6 +20,9 @@ export function eventRoutes(ctx: AppContext, verifier: ApiKeyVerifier, queueEven
     }
     const answer = await acceptEvents(ctx, req.body, { wait: wait === 'true', queueEvents });
     res.status(answer.status).json(answer.body);
+  });
+  router.post('/v1/events/:idempotencyKey/void', requireRole(verifier, 'admin'), async (req, res) => {
+    res.json(await voidEvent(ctx, param(req, 'idempotencyKey'), req.body, principalOf(res)!.name));
   });
   router.get('/v1/events/:idempotencyKey', ingest, async (req, res) => {
     res.json(await eventStatus(ctx, param(req, 'idempotencyKey')));

@@ -2,17 +2,31 @@ import { Router } from 'express';
 import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { putFollowing } from '../../services/members-service.js';
+import { excludeMember, memberProfile, putMember, restoreMember } from '../../services/moderation-service.js';
 import { memberAcrossBoards } from '../../services/standings-service.js';
 import { param } from '../params.js';
-import { requireRole } from '../auth.js';
+import { principalOf, requireRole } from '../auth.js';
 
 export function memberRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router {
   const router = Router();
   const ingest = requireRole(verifier, 'ingest');
   const read = requireRole(verifier, 'read', { publicReads: ctx.env.PUBLIC_READS });
+  const admin = requireRole(verifier, 'admin');
 
+  router.put('/v1/members/:memberId', ingest, async (req, res) => {
+    res.json(await putMember(ctx, param(req, 'memberId'), req.body));
+  });
+  router.get('/v1/members/:memberId', read, async (req, res) => {
+    res.json(await memberProfile(ctx, param(req, 'memberId')));
+  });
   router.put('/v1/members/:memberId/following', ingest, async (req, res) => {
     res.json(await putFollowing(ctx, param(req, 'memberId'), req.body));
+  });
+  router.post('/v1/members/:memberId/exclusion', admin, async (req, res) => {
+    res.json(await excludeMember(ctx, param(req, 'memberId'), req.body, principalOf(res)!.name));
+  });
+  router.delete('/v1/members/:memberId/exclusion', admin, async (req, res) => {
+    res.json(await restoreMember(ctx, param(req, 'memberId'), principalOf(res)!.name));
   });
   router.get('/v1/members/:memberId/standings', read, async (req, res) => {
     res.json(await memberAcrossBoards(ctx, param(req, 'memberId'), req.query));

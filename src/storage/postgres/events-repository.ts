@@ -47,7 +47,8 @@ export interface AggregateState {
   version: number;
   /** Region scope the member counts in, null on boards without regions. */
   region: string | null;
-  excluded: boolean;
+  /** Not ranked anywhere: the member is excluded, or every event of the aggregate was voided. */
+  hidden: boolean;
 }
 
 export type ApplyBatchResult =
@@ -154,4 +155,17 @@ export async function findLatestRejection(db: Db, key: string): Promise<StoredRe
     receivedAt: row.received_at,
     rejectedAt: row.rejected_at,
   };
+}
+
+/** The member's (all) aggregate in a period as it stands, null when nothing counts. */
+export async function currentAggregate(db: Db, ref: { board: string; period: string; member: string }): Promise<number | null> {
+  const row = await db
+    .selectFrom('member_aggregates')
+    .select(['value', 'event_count'])
+    .where('board_id', '=', ref.board)
+    .where('period_key', '=', ref.period)
+    .where('category', '=', 'all')
+    .where('member_id', '=', ref.member)
+    .executeTakeFirst();
+  return row && row.event_count > 0 ? row.value : null;
 }

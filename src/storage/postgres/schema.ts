@@ -104,6 +104,16 @@ export interface MemberFollowsTable {
   created_at: Generated<Date>;
 }
 
+export interface MemberExclusionsTable {
+  id: Generated<number>;
+  member_id: string;
+  reason: string;
+  excluded_by: string;
+  excluded_at: Date;
+  restored_by: string | null;
+  restored_at: Date | null;
+}
+
 export interface Database {
   boards: BoardsTable;
   periods: PeriodsTable;
@@ -113,4 +123,5 @@ export interface Database {
   member_aggregates: MemberAggregatesTable;
   api_keys: ApiKeysTable;
   member_follows: MemberFollowsTable;
+  member_exclusions: MemberExclusionsTable;
 }

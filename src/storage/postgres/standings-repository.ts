@@ -12,7 +12,7 @@ export interface DbStanding {
 /**
  * Ranks one scope straight from member_aggregates, with the same order as the sorted sets
  * (value, then reached second for first/last, then member id bytes) and the same `shared`
- * competition ranks. Excluded members are left out.
+ * competition ranks. Excluded members and aggregates whose events were all voided are left out.
  */
 export async function rankScope(
   db: Db,
@@ -36,7 +36,7 @@ export async function rankScope(
       FROM member_aggregates a
       JOIN members m ON m.id = a.member_id
      WHERE a.board_id = ${board.id} AND a.period_key = ${scope.period} AND a.category = ${scope.category}
-       AND m.excluded_at IS NULL ${regionFilter}
+       AND a.event_count > 0 AND m.excluded_at IS NULL ${regionFilter}
      ORDER BY position
      LIMIT ${page.limit} OFFSET ${page.offset}
   `.execute(db);
@@ -46,7 +46,7 @@ export async function rankScope(
     const counted = await sql<{ n: number }>`
       SELECT count(*)::int AS n FROM member_aggregates a JOIN members m ON m.id = a.member_id
        WHERE a.board_id = ${board.id} AND a.period_key = ${scope.period} AND a.category = ${scope.category}
-         AND m.excluded_at IS NULL ${regionFilter}`.execute(db);
+         AND a.event_count > 0 AND m.excluded_at IS NULL ${regionFilter}`.execute(db);
     total = counted.rows[0]!.n;
   }
   return {

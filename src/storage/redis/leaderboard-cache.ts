@@ -32,7 +32,7 @@ export class LeaderboardCache {
       const base = this.keys.period(a.board, a.period);
       let args = byPeriod.get(base);
       if (!args) byPeriod.set(base, (args = []));
-      const entry = a.excluded ? '' : encodeEntry(board.tieBreak, a.reachedSec, a.member);
+      const entry = a.hidden ? '' : encodeEntry(board.tieBreak, a.reachedSec, a.member);
       args.push(a.category, a.member, String(a.version), sortScore(board.order, BigInt(a.value)), entry, a.region ?? '');
     }
     if (byPeriod.size === 0 && !extraWrite) return;

@@ -1,0 +1,158 @@
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import { REGION_CODE, WORLD } from '../domain/ids.js';
+import { conflict, HttpError, notFound, parseOrThrow } from '../http/errors.js';
+import type { AggregateState } from '../storage/postgres/events-repository.js';
+import {
+  bumpAllAggregates,
+  exclusionHistory,
+  findMember,
+  lockEvent,
+  lockMember,
+  memberProjection,
+  moveOpenAggregates,
+  recordExclusion,
+  recordRestore,
+  updateMember,
+  voidEventAndRecompute,
+} from '../storage/postgres/moderation-repository.js';
+import { findPeriod } from '../storage/postgres/periods-repository.js';
+import { assertMemberId } from './members-service.js';
+
+/**
+ * Writes the new state of aggregates changed by a moderation action. The change is already
+ * committed; if Redis is down the caller is told to repeat the (idempotent) request, which
+ * projects the current state again.
+ */
+async function project(ctx: AppContext, aggregates: AggregateState[]): Promise<void> {
+  try {
+    const boards = await ctx.boards.getMany(aggregates.map((a) => a.board));
+    await ctx.leaderboard.project(aggregates, boards);
+  } catch (err) {
+    ctx.log.warn({ err: (err as Error).message }, 'moderation saved but not projected');
+    throw new HttpError(503, 'unavailable', 'the change is saved, but rankings could not be updated now; repeat the request to update them');
+  }
+}
+
+const memberSchema = z
+  .object({
+    displayName: z.string().min(1).max(100).nullable().optional(),
+    region: z
+      .string()
+      .regex(REGION_CODE, 'must be an ISO 3166-1 alpha-2 code or match ^[A-Za-z0-9_-]{1,16}$')
+      .refine((r) => r !== WORLD, '"world" is reserved')
+      .nullable()
+      .optional(),
+  })
+  .strict();
+
+/**
+ * Sets display name and region. A region change moves the member's entries of open
+ * periods from the old region's scopes to the new one's, in one transaction with the
+ * member locked, so the member is never in two regions or in none.
+ */
+export async function putMember(ctx: AppContext, memberId: string, body: unknown) {
+  assertMemberId(memberId);
+  const changes = parseOrThrow(memberSchema, body, 'member');
+  const member = await ctx.db.transaction().execute(async (trx) => {
+    const current = (await lockMember(trx, memberId, true))!;
+    await updateMember(trx, memberId, changes);
+    if (changes.region !== undefined && changes.region !== current.region) {
+      await moveOpenAggregates(trx, memberId, changes.region);
+    }
+    return { ...current, ...changes };
+  });
+  await project(ctx, await memberProjection(ctx.db, memberId, { openOnly: true }));
+  return memberView(member);
+}
+
+function memberView(m: { id: string; displayName?: string | null; region?: string | null; excludedAt: Date | null }) {
+  return { member: m.id, displayName: m.displayName ?? null, region: m.region ?? null, excluded: m.excludedAt !== null };
+}
+
+export async function memberProfile(ctx: AppContext, memberId: string) {
+  assertMemberId(memberId);
+  const member = await findMember(ctx.db, memberId);
+  if (!member) throw notFound(`member "${memberId}" not found`);
+  const history = await exclusionHistory(ctx.db, memberId);
+  return {
+    ...memberView(member),
+    exclusions: history.map((e) => ({
+      reason: e.reason,
+      excludedBy: e.excluded_by,
+      excludedAt: e.excluded_at.toISOString(),
+      restoredBy: e.restored_by,
+      restoredAt: e.restored_at?.toISOString() ?? null,
+    })),
+  };
+}
+
+const reasonSchema = z.object({ reason: z.string().trim().min(1).max(500) }).strict();
+
+/**
+ * Excludes a member: their events keep counting in Postgres, but every aggregate is
+ * re-projected hidden, so they vanish at once from every standing and total.
+ */
+export async function excludeMember(ctx: AppContext, memberId: string, body: unknown, by: string) {
+  assertMemberId(memberId);
+  const { reason } = parseOrThrow(reasonSchema, body, 'exclusion');
+  const member = await ctx.db.transaction().execute(async (trx) => {
+    const current = await lockMember(trx, memberId, false);
+    if (!current) throw notFound(`member "${memberId}" not found`);
+    if (current.excludedAt) return current; // already excluded: repeat the projection only
+    const at = ctx.clock.now();
+    await recordExclusion(trx, memberId, reason, by, at);
+    await bumpAllAggregates(trx, memberId);
+    ctx.log.info({ member: memberId, by }, 'member excluded');
+    return { ...current, excludedAt: at };
+  });
+  await project(ctx, await memberProjection(ctx.db, memberId, { openOnly: false }));
+  return memberView(member);
+}
+
+export async function restoreMember(ctx: AppContext, memberId: string, by: string) {
+  assertMemberId(memberId);
+  const member = await ctx.db.transaction().execute(async (trx) => {
+    const current = await lockMember(trx, memberId, false);
+    if (!current) throw notFound(`member "${memberId}" not found`);
+    if (!current.excludedAt) return current; // not (or no longer) excluded: repeat the projection only
+    await recordRestore(trx, memberId, by, ctx.clock.now());
+    await bumpAllAggregates(trx, memberId);
+    ctx.log.info({ member: memberId, by }, 'member restored');
+    return { ...current, excludedAt: null };
+  });
+  await project(ctx, await memberProjection(ctx.db, memberId, { openOnly: false }));
+  return memberView(member);
+}
+
+/**
+ * Voids an event: it stays in the ledger with its reason, and its member's aggregates of
+ * that period are recomputed from the remaining events (best and last included).
+ */
+export async function voidEvent(ctx: AppContext, key: string, body: unknown, by: string) {
+  const { reason } = parseOrThrow(reasonSchema, body, 'void');
+  const outcome = await ctx.db.transaction().execute(async (trx) => {
+    const event = await lockEvent(trx, key);
+    if (!event) throw notFound(`no applied event with idempotency key "${key}"`);
+    const period = await findPeriod(trx, event.board_id, event.period_key);
+    if (period?.state !== 'open') {
+      throw conflict(`period "${event.period_key}" of board "${event.board_id}" is ${period?.state}; its results are final`);
+    }
+    // Already voided: nothing changes, the projection is only repeated.
+    if (event.status === 'voided') return { member: event.member_id, reason: event.void_reason, states: null };
+    await lockMember(trx, event.member_id, false);
+    const ref = { key, board: event.board_id, period: event.period_key, member: event.member_id };
+    try {
+      const states = await voidEventAndRecompute(trx, ref, reason, ctx.clock.now());
+      ctx.log.info({ idempotencyKey: key, member: event.member_id, by }, 'event voided');
+      return { member: event.member_id, reason, states };
+    } catch (err) {
+      if ((err as { code?: string }).code === '23514') {
+        throw conflict('voiding this event would take the member aggregate beyond ±2^40');
+      }
+      throw err;
+    }
+  });
+  await project(ctx, outcome.states ?? (await memberProjection(ctx.db, outcome.member, { openOnly: true })));
+  return { idempotencyKey: key, status: 'voided', reason: outcome.reason };
+}

@@ -1,0 +1,103 @@
+import { sql } from 'kysely';
+import type { Db } from './database.js';
+import type { AggregateState } from './events-repository.js';
+
+export interface MemberRow {
+  id: string;
+  displayName: string | null;
+  region: string | null;
+  excludedAt: Date | null;
+}
+
+/** Creates the member if needed and locks it: batches for this member wait until commit. */
+export async function lockMember(db: Db, memberId: string, create: boolean): Promise<MemberRow | undefined> {
+  if (create) await db.insertInto('members').values({ id: memberId }).onConflict((oc) => oc.column('id').doNothing()).execute();
+  const row = await db.selectFrom('members').selectAll().where('id', '=', memberId).forUpdate().executeTakeFirst();
+  return row && { id: row.id, displayName: row.display_name, region: row.region, excludedAt: row.excluded_at };
+}
+
+export async function findMember(db: Db, memberId: string): Promise<MemberRow | undefined> {
+  const row = await db.selectFrom('members').selectAll().where('id', '=', memberId).executeTakeFirst();
+  return row && { id: row.id, displayName: row.display_name, region: row.region, excludedAt: row.excluded_at };
+}
+
+export async function updateMember(db: Db, memberId: string, changes: { displayName?: string | null; region?: string | null }) {
+  await db
+    .updateTable('members')
+    .set({
+      ...(changes.displayName !== undefined ? { display_name: changes.displayName } : {}),
+      ...(changes.region !== undefined ? { region: changes.region } : {}),
+      updated_at: new Date(),
+    })
+    .where('id', '=', memberId)
+    .execute();
+}
+
+/** Moves the member's aggregates of open periods on region boards to a new region. */
+export async function moveOpenAggregates(db: Db, memberId: string, region: string | null): Promise<void> {
+  await sql`
+    UPDATE member_aggregates a
+       SET region = ${region}, version = a.version + 1, updated_at = now()
+      FROM periods p, boards b
+     WHERE a.member_id = ${memberId}
+       AND p.board_id = a.board_id AND p.key = a.period_key AND p.state = 'open'
+       AND b.id = a.board_id AND b.regions`.execute(db);
+}
+
+/** Bumps every aggregate of the member, so that the projection of its new state wins. */
+export async function bumpAllAggregates(db: Db, memberId: string): Promise<void> {
+  await sql`UPDATE member_aggregates SET version = version + 1, updated_at = now() WHERE member_id = ${memberId}`.execute(db);
+}
+
+/** The member's aggregates as the projection needs them (optionally open periods only). */
+export async function memberProjection(db: Db, memberId: string, options: { openOnly: boolean }): Promise<AggregateState[]> {
+  const { rows } = await sql<{ state: AggregateState }>`
+    SELECT laurel_aggregate_json(a, b.regions, m.excluded_at IS NOT NULL) AS state
+      FROM member_aggregates a
+      JOIN boards b ON b.id = a.board_id
+      JOIN members m ON m.id = a.member_id
+      JOIN periods p ON p.board_id = a.board_id AND p.key = a.period_key
+     WHERE a.member_id = ${memberId} ${options.openOnly ? sql`AND p.state = 'open'` : sql``}`.execute(db);
+  return rows.map((r) => r.state);
+}
+
+export async function recordExclusion(db: Db, memberId: string, reason: string, by: string, at: Date): Promise<void> {
+  await db.updateTable('members').set({ excluded_at: at, updated_at: at }).where('id', '=', memberId).execute();
+  await db.insertInto('member_exclusions').values({ member_id: memberId, reason, excluded_by: by, excluded_at: at }).execute();
+}
+
+export async function recordRestore(db: Db, memberId: string, by: string, at: Date): Promise<void> {
+  await db.updateTable('members').set({ excluded_at: null, updated_at: at }).where('id', '=', memberId).execute();
+  await db
+    .updateTable('member_exclusions')
+    .set({ restored_by: by, restored_at: at })
+    .where('member_id', '=', memberId)
+    .where('restored_at', 'is', null)
+    .execute();
+}
+
+export async function exclusionHistory(db: Db, memberId: string) {
+  return db.selectFrom('member_exclusions').selectAll().where('member_id', '=', memberId).orderBy('id').execute();
+}
+
+/** Marks an event voided and recomputes its member's aggregates of that period from the ledger. */
+export async function voidEventAndRecompute(
+  db: Db,
+  event: { key: string; board: string; period: string; member: string },
+  reason: string,
+  at: Date,
+): Promise<AggregateState[]> {
+  await db
+    .updateTable('score_events')
+    .set({ status: 'voided', void_reason: reason, voided_at: at })
+    .where('idempotency_key', '=', event.key)
+    .execute();
+  const { rows } = await sql<{ states: AggregateState[] }>`
+    SELECT laurel_recompute_aggregates(${event.board}, ${event.period}, ${event.member}, ${at.toISOString()}::timestamptz) AS states`.execute(db);
+  return rows[0]!.states;
+}
+
+/** Locks one ledger event for a state change. */
+export async function lockEvent(db: Db, key: string) {
+  return db.selectFrom('score_events').selectAll().where('idempotency_key', '=', key).forUpdate().executeTakeFirst();
+}
