@@ -34,7 +34,7 @@ const at = (minutes: number) => NOW.getTime() - 3_600_000 + minutes * 60_000;
 describe('member profiles and regions', () => {
   it('moves a member between region scopes of open periods, never in two regions or none', async () => {
     await h.api('PUT', '/v1/boards/geo', { aggregation: 'sum', regions: true, categories: ['kills'] });
-    for (const [member, region] of [['fr1', 'FR'], ['fr2', 'FR'], ['de1', 'DE']]) {
+    for (const [member, region] of [['fr1', 'FR'], ['fr2', 'FR'], ['de1', 'DE']] as const) {
       const res = await h.api('PUT', `/v1/members/${member}`, { region, displayName: member.toUpperCase() });
       expect(res).toMatchObject({ status: 200, body: { member, region, displayName: member.toUpperCase(), excluded: false } });
     }
