@@ -43,10 +43,11 @@ AS $fn$
 DECLARE
   v_stale jsonb;
   v_classified jsonb;
-  v_overflow jsonb;
+  v_overflow text[];
   v_inserted jsonb;
   v_final jsonb;
   v_aggregates jsonb;
+  v_created jsonb;
 BEGIN
   -- Routing (period, scale) was computed from a board revision: lock the boards so it
   -- cannot change under the batch, and ask for a redo if it already has.
@@ -73,49 +74,66 @@ BEGIN
    ORDER BY m.id
      FOR SHARE;
 
-  -- A period is created by the first event that can still count in it, never by a late one.
-  INSERT INTO periods (board_id, key, starts_at, ends_at, state)
-  SELECT DISTINCT e.board_id, e.period_key, e.starts_at, e.ends_at, 'open'
-    FROM jsonb_to_recordset(p_events)
-         AS e(board_id text, period_key text, starts_at timestamptz, ends_at timestamptz, received_at timestamptz)
-    JOIN boards b ON b.id = e.board_id
-   WHERE e.ends_at IS NULL OR e.received_at <= e.ends_at + make_interval(secs => b.grace_seconds)
-   ORDER BY 1, 2
-  ON CONFLICT DO NOTHING;
-
-  -- Closing takes these rows FOR UPDATE, so it waits for batches in flight and they for it.
-  PERFORM 1 FROM periods p
-   WHERE (p.board_id, p.key) IN (SELECT e.board_id, e.period_key FROM jsonb_to_recordset(p_events) AS e(board_id text, period_key text))
-   ORDER BY p.board_id, p.key
-     FOR SHARE;
-
+  -- Classification, first pass: a key repeated inside the batch is decided by its first
+  -- copy (see the final pass); a key already in the ledger is a duplicate or a conflict;
+  -- what is left is a candidate, pending its period.
   WITH ev AS (
     SELECT e.*
       FROM jsonb_to_recordset(p_events) AS e(
-        ord int, key text, board_id text, period_key text, member_id text, category text, value bigint,
-        occurred_at timestamptz, received_at timestamptz, ends_at timestamptz, source text, payload_hash text,
-        metadata jsonb, payload jsonb, pre_reason text)
+        ord int, key text, board_id text, period_key text, starts_at timestamptz, ends_at timestamptz,
+        member_id text, category text, value bigint, occurred_at timestamptz, received_at timestamptz,
+        source text, payload_hash text, metadata jsonb, payload jsonb, pre_reason text)
   ),
   firsts AS (
-    SELECT DISTINCT ON (ev.key) ev.key, ev.ord, ev.payload_hash FROM ev ORDER BY ev.key, ev.ord
+    SELECT DISTINCT ON (ev.key) ev.key, ev.ord FROM ev ORDER BY ev.key, ev.ord
   )
   SELECT coalesce(jsonb_agg(to_jsonb(c)), '[]'::jsonb) INTO v_classified
     FROM (
       SELECT ev.*,
              CASE
-               WHEN f.ord <> ev.ord THEN CASE WHEN f.payload_hash = ev.payload_hash THEN 'duplicate' ELSE 'conflict' END
+               WHEN f.ord <> ev.ord THEN 'repeat'
                WHEN se.payload_hash IS NOT NULL THEN CASE WHEN se.payload_hash = ev.payload_hash THEN 'duplicate' ELSE 'conflict' END
                WHEN ev.pre_reason IS NOT NULL THEN ev.pre_reason
-               WHEN p.state IS DISTINCT FROM 'open' THEN 'period_closed'
-               WHEN p.ends_at IS NOT NULL AND ev.received_at > p.ends_at + make_interval(secs => b.grace_seconds) THEN 'period_closed'
-               ELSE 'fresh'
+               WHEN ev.ends_at IS NOT NULL AND ev.received_at > ev.ends_at + make_interval(secs => b.grace_seconds) THEN 'period_closed'
+               ELSE 'candidate'
              END AS verdict
         FROM ev
         JOIN firsts f ON f.key = ev.key
         JOIN boards b ON b.id = ev.board_id
         LEFT JOIN score_events se ON se.idempotency_key = ev.key
-        LEFT JOIN periods p ON p.board_id = ev.board_id AND p.key = ev.period_key
     ) c;
+
+  -- A period is created only by an event that can still count in it: never by a late,
+  -- duplicate or refused one. The caller learns which periods it created: Redis holds all
+  -- of such a period by construction.
+  WITH created AS (
+    INSERT INTO periods (board_id, key, starts_at, ends_at, state)
+    SELECT DISTINCT c.board_id, c.period_key, c.starts_at, c.ends_at, 'open'
+      FROM jsonb_to_recordset(v_classified)
+           AS c(board_id text, period_key text, starts_at timestamptz, ends_at timestamptz, verdict text)
+     WHERE c.verdict = 'candidate'
+     ORDER BY 1, 2
+    ON CONFLICT DO NOTHING
+    RETURNING board_id, key
+  )
+  SELECT coalesce(jsonb_agg(jsonb_build_object('board', c.board_id, 'period', c.key)), '[]'::jsonb) INTO v_created FROM created c;
+
+  -- Closing takes these rows FOR UPDATE, so it waits for batches in flight and they for it.
+  PERFORM 1 FROM periods p
+   WHERE (p.board_id, p.key) IN (
+           SELECT c.board_id, c.period_key FROM jsonb_to_recordset(v_classified) AS c(board_id text, period_key text, verdict text)
+            WHERE c.verdict = 'candidate')
+   ORDER BY p.board_id, p.key
+     FOR SHARE;
+
+  -- Second pass: a candidate counts only in a period that is still open.
+  SELECT coalesce(jsonb_agg(
+           CASE WHEN c->>'verdict' <> 'candidate' THEN c
+                WHEN p.state = 'open' THEN jsonb_set(c, '{verdict}', '"fresh"')
+                ELSE jsonb_set(c, '{verdict}', '"period_closed"') END), '[]'::jsonb)
+    INTO v_classified
+    FROM jsonb_array_elements(v_classified) AS c
+    LEFT JOIN periods p ON p.board_id = c->>'board_id' AND p.key = c->>'period_key';
 
   -- Sums: lock the member's current rows and refuse the batch's events of any member whose
   -- total would leave the exact range. (The CHECK on member_aggregates is the last guard.)
@@ -140,16 +158,16 @@ BEGIN
      ORDER BY 1, 2, 3, 4
        FOR UPDATE OF a
   )
-  SELECT coalesce(jsonb_agg(DISTINCT jsonb_build_array(c.board_id, c.period_key, c.member_id)), '[]'::jsonb) INTO v_overflow
+  SELECT coalesce(array_agg(DISTINCT c.board_id || '|' || c.period_key || '|' || c.member_id), '{}') INTO v_overflow
     FROM contrib c
     LEFT JOIN cur ON cur.board_id = c.board_id AND cur.period_key = c.period_key
                  AND cur.category = c.cat AND cur.member_id = c.member_id
    WHERE abs(coalesce(cur.value, 0) + c.s) > 1099511627776;
 
-  IF jsonb_array_length(v_overflow) > 0 THEN
+  IF cardinality(v_overflow) > 0 THEN
     SELECT jsonb_agg(
              CASE WHEN c->>'verdict' = 'fresh'
-                   AND v_overflow @> jsonb_build_array(jsonb_build_array(c->>'board_id', c->>'period_key', c->>'member_id'))
+                   AND (c->>'board_id') || '|' || (c->>'period_key') || '|' || (c->>'member_id') = ANY (v_overflow)
                   THEN jsonb_set(c, '{verdict}', '"out_of_range"')
                   ELSE c END)
       INTO v_classified
@@ -272,24 +290,51 @@ BEGIN
   )
   SELECT coalesce(jsonb_agg(ins.idempotency_key), '[]'::jsonb) INTO v_inserted FROM ins;
 
-  -- An event classified fresh may still have lost a race with a concurrent batch holding
-  -- the same key: it is then a duplicate or a conflict of the row that won.
+  -- Final pass. An event classified fresh may still have lost a race with a concurrent
+  -- batch holding the same key: it is then a duplicate or a conflict of the row that won.
+  -- A key repeated in the batch shares its first copy's fate (a duplicate of it when that
+  -- copy counts), or is a conflict when its payload differs.
+  WITH c AS (
+    SELECT x.* FROM jsonb_to_recordset(v_classified)
+                    AS x(ord int, key text, board_id text, period_key text, member_id text, payload jsonb,
+                         payload_hash text, source text, received_at timestamptz, verdict text)
+  ),
+  decided AS (
+    SELECT c.*,
+           CASE
+             WHEN c.verdict <> 'fresh' THEN c.verdict
+             WHEN v_inserted ? c.key THEN 'applied'
+             WHEN se.payload_hash = c.payload_hash THEN 'duplicate'
+             ELSE 'conflict'
+           END AS outcome,
+           se.board_id AS s_board, se.period_key AS s_period, se.member_id AS s_member, se.category AS s_category
+      FROM c LEFT JOIN score_events se ON se.idempotency_key = c.key
+     WHERE c.verdict <> 'repeat'
+  ),
+  everything AS (
+    SELECT d.ord, d.key, d.board_id, d.period_key, d.member_id, d.payload, d.payload_hash, d.source, d.received_at,
+           d.outcome, d.s_board, d.s_period, d.s_member, d.s_category
+      FROM decided d
+    UNION ALL
+    SELECT r.ord, r.key, r.board_id, r.period_key, r.member_id, r.payload, r.payload_hash, r.source, r.received_at,
+           CASE WHEN r.payload_hash <> d.payload_hash THEN 'conflict'
+                WHEN d.outcome IN ('applied', 'duplicate') THEN 'duplicate'
+                ELSE d.outcome END,
+           d.s_board, d.s_period, d.s_member, d.s_category
+      FROM c r JOIN decided d ON d.key = r.key
+     WHERE r.verdict = 'repeat'
+  )
   SELECT coalesce(jsonb_agg(jsonb_build_object(
-           'ord', c.ord, 'key', c.key, 'board_id', c.board_id, 'period_key', c.period_key,
-           'member_id', c.member_id, 'payload', c.payload, 'payload_hash', c.payload_hash,
-           'source', c.source, 'received_at', c.received_at,
-           'outcome', CASE
-              WHEN c.verdict <> 'fresh' THEN c.verdict
-              WHEN v_inserted ? c.key THEN 'applied'
-              WHEN se.payload_hash = c.payload_hash THEN 'duplicate'
-              ELSE 'conflict' END,
-           'stored_board', se.board_id, 'stored_period', se.period_key,
-           'stored_member', se.member_id, 'stored_category', se.category)), '[]'::jsonb)
+           'ord', e.ord, 'key', e.key, 'board_id', e.board_id, 'period_key', e.period_key,
+           'member_id', e.member_id, 'payload', e.payload, 'payload_hash', e.payload_hash,
+           'source', e.source, 'received_at', e.received_at, 'outcome', e.outcome,
+           -- Where the key counts: only for events that count.
+           'stored_board', CASE WHEN e.outcome IN ('applied', 'duplicate') THEN e.s_board END,
+           'stored_period', CASE WHEN e.outcome IN ('applied', 'duplicate') THEN e.s_period END,
+           'stored_member', CASE WHEN e.outcome IN ('applied', 'duplicate') THEN e.s_member END,
+           'stored_category', CASE WHEN e.outcome IN ('applied', 'duplicate') THEN e.s_category END)), '[]'::jsonb)
     INTO v_final
-    FROM jsonb_to_recordset(v_classified)
-         AS c(ord int, key text, board_id text, period_key text, member_id text, payload jsonb,
-              payload_hash text, source text, received_at timestamptz, verdict text)
-    LEFT JOIN score_events se ON se.idempotency_key = c.key;
+    FROM everything e;
 
   INSERT INTO rejections (idempotency_key, reason, board_id, period_key, member_id, payload, payload_hash, source, received_at, rejected_at)
   SELECT f.key, f.outcome, f.board_id, f.period_key, f.member_id, f.payload, f.payload_hash, f.source, f.received_at, p_now
@@ -321,7 +366,8 @@ BEGIN
                   FROM jsonb_to_recordset(v_final)
                        AS f(ord int, key text, outcome text, board_id text, period_key text, member_id text,
                             stored_board text, stored_period text, stored_member text)),
-    'aggregates', v_aggregates);
+    'aggregates', v_aggregates,
+    'createdPeriods', v_created);
 END
 $fn$`.execute(db);
 }

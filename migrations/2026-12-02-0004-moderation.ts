@@ -15,18 +15,23 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`CREATE INDEX score_events_member_only_idx ON score_events (member_id)`.execute(db);
   await sql`CREATE INDEX member_aggregates_member_idx ON member_aggregates (member_id)`.execute(db);
 
-  // Recomputes aggregates from the ledger (applied events only) for one member of a period,
-  // or for every member of it when p_member is null, with the same rules as
-  // laurel_apply_batch; bumps every touched version and returns them for the projection.
+  // Recomputes aggregates from the ledger (applied events only) with the same rules as
+  // laurel_apply_batch, for one member of a period (p_member) or all of them, in one
+  // category (p_category) or all. Bumps every touched version; returns how many rows it wrote.
   // Rows left without events keep their version and count as absent (event_count = 0).
+  // The caller holds the member lock for one member; for a whole period the period row is
+  // locked here, so batches for it wait instead of racing the recomputation.
   await sql`
-CREATE FUNCTION laurel_recompute_aggregates(p_board text, p_period text, p_member text, p_now timestamptz)
-RETURNS jsonb
+CREATE FUNCTION laurel_recompute_aggregates(p_board text, p_period text, p_member text, p_category text, p_now timestamptz)
+RETURNS int
 LANGUAGE plpgsql
 AS $fn$
 DECLARE
-  v_out jsonb;
+  v_count int;
 BEGIN
+  IF p_member IS NULL THEN
+    PERFORM 1 FROM periods WHERE board_id = p_board AND key = p_period FOR UPDATE;
+  END IF;
   WITH ev AS (
     SELECT e.member_id, k.cat, e.value, e.occurred_at, e.idempotency_key, b.aggregation, b.sort_order
       FROM score_events e
@@ -35,6 +40,7 @@ BEGIN
      WHERE e.board_id = p_board AND e.period_key = p_period
        AND (p_member IS NULL OR e.member_id = p_member)
        AND e.status = 'applied' AND k.cat IS NOT NULL
+       AND (p_category IS NULL OR k.cat = p_category)
   ),
   ranked AS (
     SELECT x.*,
@@ -59,6 +65,7 @@ BEGIN
   existing AS (
     SELECT a.category AS cat, a.member_id FROM member_aggregates a
      WHERE a.board_id = p_board AND a.period_key = p_period AND (p_member IS NULL OR a.member_id = p_member)
+       AND (p_category IS NULL OR a.category = p_category)
   ),
   target AS (
     SELECT coalesce(f.cat, x.cat) AS cat, coalesce(f.member_id, x.member_id) AS member_id,
@@ -78,19 +85,16 @@ BEGIN
       event_count = excluded.event_count,
       version = a.version + 1,
       updated_at = excluded.updated_at
-    RETURNING a.*
+    RETURNING 1
   )
-  SELECT coalesce(jsonb_agg(laurel_aggregate_json(w, b.regions, m.excluded_at IS NOT NULL)), '[]'::jsonb) INTO v_out
-    FROM written w
-    JOIN boards b ON b.id = w.board_id
-    JOIN members m ON m.id = w.member_id;
-  RETURN v_out;
+  SELECT count(*) INTO v_count FROM written;
+  RETURN v_count;
 END
 $fn$`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await sql`DROP FUNCTION laurel_recompute_aggregates(text, text, text, timestamptz)`.execute(db);
+  await sql`DROP FUNCTION laurel_recompute_aggregates(text, text, text, text, timestamptz)`.execute(db);
   await sql`DROP INDEX member_aggregates_member_idx`.execute(db);
   await sql`DROP INDEX score_events_member_only_idx`.execute(db);
   await sql`DROP TABLE member_exclusions`.execute(db);

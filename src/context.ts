@@ -1,4 +1,4 @@
-import type { Queue } from 'bullmq';
+import type { FlowProducer, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Env } from './config/env.js';
 import { systemClock, type Clock } from './clock.js';
@@ -10,6 +10,7 @@ import { LeaderboardKeys } from './storage/redis/leaderboard-keys.js';
 import { LeaderboardCache } from './storage/redis/leaderboard-cache.js';
 import { withLeaderboardScripts } from './storage/redis/scripts.js';
 import { createScoreEventsQueue, type ScoreJob, type ScoreJobResult } from './queue/score-events-queue.js';
+import { createRebuildFlowProducer, createRebuildQueue } from './queue/rebuild-queue.js';
 
 /**
  * Points where tests inject failures into the real pipeline (a crash between the Postgres
@@ -31,6 +32,8 @@ export interface AppContext {
   queueRedis: Redis;
   leaderboard: LeaderboardCache;
   scoreQueue: Queue<ScoreJob, ScoreJobResult>;
+  rebuildQueue: Queue;
+  rebuildFlow: FlowProducer;
   faults: FaultHooks;
   close(): Promise<void>;
 }
@@ -57,6 +60,10 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
   const keys = new LeaderboardKeys(env.REDIS_PREFIX);
   const scoreQueue = createScoreEventsQueue(queueRedis, env.REDIS_PREFIX);
   scoreQueue.on('error', (err) => log.warn({ err: err.message }, 'score queue error'));
+  const rebuildQueue = createRebuildQueue(queueRedis, env.REDIS_PREFIX);
+  rebuildQueue.on('error', (err) => log.warn({ err: err.message }, 'rebuild queue error'));
+  const rebuildFlow = createRebuildFlowProducer(queueRedis, env.REDIS_PREFIX);
+  rebuildFlow.on('error', (err) => log.warn({ err: err.message }, 'rebuild flow error'));
 
   return {
     env,
@@ -68,9 +75,13 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
     queueRedis,
     leaderboard: new LeaderboardCache(leaderboardRedis, keys),
     scoreQueue,
+    rebuildQueue,
+    rebuildFlow,
     faults: options.faults ?? {},
     async close() {
       await scoreQueue.close().catch(() => undefined);
+      await rebuildQueue.close().catch(() => undefined);
+      await rebuildFlow.close().catch(() => undefined);
       queueRedis.disconnect();
       leaderboardRedis.disconnect();
       await postgres.db.destroy();

@@ -1,10 +1,13 @@
+import { UnrecoverableError } from 'bullmq';
 import type { AppContext } from '../src/context.js';
 import type { Board } from '../src/domain/board.js';
 import { scaleNumber } from '../src/domain/decimal.js';
 import { ALL_CATEGORIES, WORLD } from '../src/domain/ids.js';
 import { periodContaining } from '../src/domain/period.js';
 import { unscale } from '../src/domain/decimal.js';
+import { placeFromDatabase } from '../src/services/standings-source.js';
 import { applyBatch, type RoutedEvent, type EventOutcome } from '../src/storage/postgres/events-repository.js';
+import { requestScopeRebuilds } from '../src/services/rebuild-service.js';
 import { scoreJobSchema, type EventResult, type ScoreJob, type ScoreJobResult } from '../src/queue/score-events-queue.js';
 
 const STALE_RETRIES = 3;
@@ -28,14 +31,27 @@ export async function processScoreJob(ctx: AppContext, data: unknown, jobId?: st
     const missing = boardIds.filter((id) => !boards.has(id));
     if (missing.length > 0) throw new Error(`boards not found: ${[...new Set(missing)].join(', ')}`);
 
-    const outcome = await applyBatch(ctx.db, routed, revisions, ctx.clock.now());
+    const outcome = await applyBatch(ctx.db, routed, revisions, ctx.clock.now()).catch((err: unknown) => {
+      // Text Postgres cannot store never gets better with retries (intake refuses it anyway).
+      const code = (err as { code?: string }).code;
+      if (code === '22P05' || code === '22021') throw new UnrecoverableError(`batch holds text Postgres cannot store: ${(err as Error).message}`);
+      throw err;
+    });
     if (outcome.stale) continue;
+    // Duplicates count where their first copy was stored, possibly on a board this batch does not name.
+    const named = new Set(outcome.aggregates.map((a) => a.board));
+    if ([...named].some((id) => !boards.has(id))) {
+      for (const [id, board] of await ctx.boards.getMany(named)) boards.set(id, board);
+    }
 
     await ctx.faults.afterCommit?.(jobId);
     const pendingKeys = job.events.map((e) => e.posted.idempotencyKey);
-    await ctx.leaderboard.project(outcome.aggregates, boards, (pipeline) => {
-      pipeline.hdel(ctx.leaderboard.keys.pending(), ...pendingKeys);
+    const incomplete = await ctx.leaderboard.project(outcome.aggregates, boards, {
+      createdPeriods: outcome.createdPeriods,
+      extraWrite: (pipeline) => pipeline.hdel(ctx.leaderboard.keys.pending(), ...pendingKeys),
     });
+    // Redis lost (part of) these periods: reads already fall back to Postgres; refill them.
+    requestScopeRebuilds(ctx, incomplete, 'projection');
     ctx.log.debug({ jobId, events: routed.length, aggregates: outcome.aggregates.length }, 'batch applied');
     return job.wantResults ? { results: await describeOutcomes(ctx, outcome.results, boards) } : {};
   }
@@ -82,6 +98,14 @@ async function describeOutcomes(
   const counted = sorted.filter((o) => o.outcome === 'applied' || o.outcome === 'duplicate');
   const placements = await ctx.leaderboard.placeMany(
     counted.map((o) => ({ board: boards.get(o.board)!, period: o.period, category: ALL_CATEGORIES, region: WORLD, member: o.member })),
+  );
+  // A period not complete in Redis (being rebuilt) is ranked from Postgres.
+  await Promise.all(
+    placements.map(async (placed, i) => {
+      if (placed) return;
+      const o = counted[i]!;
+      placements[i] = await placeFromDatabase(ctx, boards.get(o.board)!, { period: o.period, category: ALL_CATEGORIES, region: WORLD }, o.member);
+    }),
   );
   const byOrd = new Map(counted.map((o, i) => [o.ord, placements[i]!]));
   return sorted.map((o) => {

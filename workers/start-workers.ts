@@ -4,6 +4,8 @@ import { createWorkerRedis } from '../src/storage/redis/connections.js';
 import { SCORE_EVENTS_QUEUE, queuePrefix, type ScoreJob, type ScoreJobResult } from '../src/queue/score-events-queue.js';
 import { cappedExponentialBackoff } from './backoff.js';
 import { processScoreJob } from './score-processor.js';
+import { processRebuildRequest, processScopeRebuild } from './rebuild-processor.js';
+import { REBUILD_QUEUE } from '../src/queue/rebuild-queue.js';
 
 export interface RunningWorkers {
   workers: Worker[];
@@ -11,7 +13,7 @@ export interface RunningWorkers {
 }
 
 /** Starts a BullMQ worker for every queue Laurel has. */
-export function startWorkers(ctx: AppContext, options: { concurrency?: number } = {}): RunningWorkers {
+export function startWorkers(ctx: AppContext, options: { concurrency?: number; rebuildConcurrency?: number } = {}): RunningWorkers {
   const connection = createWorkerRedis(ctx.env.REDIS_URL, 'laurel-worker');
   connection.on('error', (err: Error) => ctx.log.warn({ err: err.message }, 'worker redis connection error'));
 
@@ -30,7 +32,23 @@ export function startWorkers(ctx: AppContext, options: { concurrency?: number } 
   );
   score.on('error', (err) => ctx.log.error({ err: err.message }, 'score worker error'));
 
-  const workers = [score];
+  const rebuild = new Worker(
+    REBUILD_QUEUE,
+    async (job) =>
+      job.name === 'request'
+        ? processRebuildRequest(job)
+        : processScopeRebuild(ctx, job.data, (progress) => job.updateProgress(progress)),
+    {
+      connection,
+      prefix: queuePrefix(ctx.env.REDIS_PREFIX, REBUILD_QUEUE),
+      concurrency: options.rebuildConcurrency ?? 2,
+      settings: { backoffStrategy: cappedExponentialBackoff },
+    },
+  );
+  rebuild.on('failed', (job, err) => ctx.log.warn({ jobId: job?.id, name: job?.name, err: err.message }, 'rebuild job failed'));
+  rebuild.on('error', (err) => ctx.log.error({ err: err.message }, 'rebuild worker error'));
+
+  const workers: Worker[] = [score, rebuild];
   return {
     workers,
     async close() {

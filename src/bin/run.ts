@@ -4,6 +4,7 @@ import { createContext, type AppContext } from '../context.js';
 import { createWebApp } from '../http/app.js';
 import { waitUntilReady } from '../storage/redis/connections.js';
 import { startWorkers } from '../../workers/start-workers.js';
+import { rebuildIfLeaderboardLost } from '../services/rebuild-service.js';
 
 const SHUTDOWN_TIMEOUT_MS = 15_000;
 
@@ -22,6 +23,7 @@ export async function run(parts: { web: boolean; worker: boolean }): Promise<voi
     const workers = startWorkers(ctx);
     closers.push(() => workers.close());
     ctx.log.info({ concurrency: env.WORKER_CONCURRENCY }, 'workers started');
+    await rebuildIfLeaderboardLost(ctx).catch((err: Error) => ctx.log.error({ err: err.message }, 'start-up rebuild check failed'));
   }
   if (parts.web) {
     const web = createWebApp(ctx);

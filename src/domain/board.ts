@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BOARD_ID, CATEGORY_ID, ALL_CATEGORIES } from './ids.js';
+import { BOARD_ID, CATEGORY_ID, ALL_CATEGORIES, isSafeText, UNSAFE_TEXT_MESSAGE } from './ids.js';
 import { PERIOD_KINDS, isValidTimezone, type PeriodKind } from './period.js';
 import { SORT_ORDERS, TIE_BREAKS, type SortOrder, type TieBreak } from './ranking.js';
 import { scaleNumber } from './decimal.js';
@@ -45,7 +45,7 @@ const tier = z.number().int().min(1).max(1_000_000);
 
 export const boardDefinitionSchema = z
   .object({
-    displayName: z.string().min(1).max(200).optional(),
+    displayName: z.string().min(1).max(200).refine(isSafeText, UNSAFE_TEXT_MESSAGE).optional(),
     aggregation: z.enum(AGGREGATIONS),
     order: z.enum(SORT_ORDERS).default('desc'),
     tieBreak: z.enum(TIE_BREAKS).default('first'),

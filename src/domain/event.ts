@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import stringify from 'safe-stable-stringify';
 import { z } from 'zod';
-import { BOARD_ID, CATEGORY_ID, IDEMPOTENCY_KEY, MEMBER_ID } from './ids.js';
+import { BOARD_ID, CATEGORY_ID, IDEMPOTENCY_KEY, MEMBER_ID, isSafeJson, UNSAFE_TEXT_MESSAGE } from './ids.js';
 import type { Board } from './board.js';
 import { scaleNumber } from './decimal.js';
 
@@ -22,6 +22,7 @@ export const scoreEventSchema = z
     source: z.string().regex(/^[\x20-\x7e]{1,128}$/, 'must be 1-128 printable ASCII characters').optional(),
     metadata: z
       .record(z.string(), z.unknown())
+      .refine(isSafeJson, UNSAFE_TEXT_MESSAGE)
       .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= MAX_METADATA_BYTES, `must be at most ${MAX_METADATA_BYTES} bytes as JSON`)
       .optional(),
   })

@@ -14,6 +14,7 @@ import { eventRoutes } from './routes/event-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
 import { standingsRoutes } from './routes/standings-routes.js';
 import { memberRoutes } from './routes/member-routes.js';
+import { adminRebuildRoutes } from './routes/admin-rebuild-routes.js';
 
 export const MAX_BODY = '1mb';
 
@@ -63,6 +64,7 @@ export function createWebApp(ctx: AppContext): WebApp {
   app.use(standingsRoutes(ctx, verifier));
   app.use(memberRoutes(ctx, verifier));
   app.use(adminKeyRoutes(ctx, verifier));
+  app.use(adminRebuildRoutes(ctx, verifier));
   app.use((req, _res, next) => next(notFound(`no route for ${req.method} ${req.path}`)));
   app.use(errorHandler(ctx.log));
 

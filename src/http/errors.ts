@@ -80,6 +80,11 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
       return body(415, 'unsupported_media_type', 'request body must be UTF-8 JSON');
     }
+    const pgCode = (err as { code?: unknown }).code;
+    if (pgCode === '22P05' || pgCode === '22021') {
+      // Defence in depth: validation refuses such text before it reaches Postgres.
+      return body(400, 'invalid_text', 'the request contains text Postgres cannot store (NUL or invalid UTF-8)');
+    }
     if (isDependencyDown(err)) {
       log.warn({ err: (err as Error).message, path: req.path }, 'dependency unavailable');
       res.set('Retry-After', '1');

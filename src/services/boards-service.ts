@@ -82,7 +82,7 @@ export async function putBoard(ctx: AppContext, id: string, body: unknown): Prom
 }
 
 export async function getBoardView(ctx: AppContext, id: string): Promise<BoardView> {
-  const board = await findBoard(ctx.db, id);
+  const board = isValidBoardId(id) ? await findBoard(ctx.db, id) : undefined;
   if (!board) throw notFound(`board "${id}" not found`);
   return (await views(ctx, [board]))[0]!;
 }

@@ -1,5 +1,6 @@
 import type { AppContext } from '../context.js';
 import { unscale } from '../domain/decimal.js';
+import { IDEMPOTENCY_KEY } from '../domain/ids.js';
 import { notFound } from '../http/errors.js';
 import { currentAggregate, findEvent, findLatestRejection } from '../storage/postgres/events-repository.js';
 
@@ -9,6 +10,7 @@ import { currentAggregate, findEvent, findLatestRejection } from '../storage/pos
  * applied in between is still found in the ledger.
  */
 export async function eventStatus(ctx: AppContext, key: string): Promise<Record<string, unknown>> {
+  if (!IDEMPOTENCY_KEY.test(key)) throw notFound(`no event with idempotency key "${key}"`);
   const pendingJobId = await ctx.leaderboard.redis.hget(ctx.leaderboard.keys.pending(), key);
   const stored = await findEvent(ctx.db, key);
   if (stored) {

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { REGION_CODE, WORLD } from '../domain/ids.js';
+import { IDEMPOTENCY_KEY, isSafeText, REGION_CODE, UNSAFE_TEXT_MESSAGE, WORLD } from '../domain/ids.js';
 import { conflict, HttpError, notFound, parseOrThrow } from '../http/errors.js';
 import type { AggregateState } from '../storage/postgres/events-repository.js';
+import { requestScopeRebuilds } from './rebuild-service.js';
 import {
   bumpAllAggregates,
   exclusionHistory,
@@ -27,7 +28,7 @@ import { assertMemberId } from './members-service.js';
 async function project(ctx: AppContext, aggregates: AggregateState[]): Promise<void> {
   try {
     const boards = await ctx.boards.getMany(aggregates.map((a) => a.board));
-    await ctx.leaderboard.project(aggregates, boards);
+    requestScopeRebuilds(ctx, await ctx.leaderboard.project(aggregates, boards), 'moderation');
   } catch (err) {
     ctx.log.warn({ err: (err as Error).message }, 'moderation saved but not projected');
     throw new HttpError(503, 'unavailable', 'the change is saved, but rankings could not be updated now; repeat the request to update them');
@@ -36,7 +37,7 @@ async function project(ctx: AppContext, aggregates: AggregateState[]): Promise<v
 
 const memberSchema = z
   .object({
-    displayName: z.string().min(1).max(100).nullable().optional(),
+    displayName: z.string().min(1).max(100).refine(isSafeText, UNSAFE_TEXT_MESSAGE).nullable().optional(),
     region: z
       .string()
       .regex(REGION_CODE, 'must be an ISO 3166-1 alpha-2 code or match ^[A-Za-z0-9_-]{1,16}$')
@@ -87,7 +88,7 @@ export async function memberProfile(ctx: AppContext, memberId: string) {
   };
 }
 
-const reasonSchema = z.object({ reason: z.string().trim().min(1).max(500) }).strict();
+const reasonSchema = z.object({ reason: z.string().trim().min(1).max(500).refine(isSafeText, UNSAFE_TEXT_MESSAGE) }).strict();
 
 /**
  * Excludes a member: their events keep counting in Postgres, but every aggregate is
@@ -131,6 +132,7 @@ export async function restoreMember(ctx: AppContext, memberId: string, by: strin
  */
 export async function voidEvent(ctx: AppContext, key: string, body: unknown, by: string) {
   const { reason } = parseOrThrow(reasonSchema, body, 'void');
+  if (!IDEMPOTENCY_KEY.test(key)) throw notFound(`no applied event with idempotency key "${key}"`);
   const outcome = await ctx.db.transaction().execute(async (trx) => {
     const event = await lockEvent(trx, key);
     if (!event) throw notFound(`no applied event with idempotency key "${key}"`);
@@ -139,13 +141,13 @@ export async function voidEvent(ctx: AppContext, key: string, body: unknown, by:
       throw conflict(`period "${event.period_key}" of board "${event.board_id}" is ${period?.state}; its results are final`);
     }
     // Already voided: nothing changes, the projection is only repeated.
-    if (event.status === 'voided') return { member: event.member_id, reason: event.void_reason, states: null };
+    if (event.status === 'voided') return { member: event.member_id, reason: event.void_reason };
     await lockMember(trx, event.member_id, false);
     const ref = { key, board: event.board_id, period: event.period_key, member: event.member_id };
     try {
-      const states = await voidEventAndRecompute(trx, ref, reason, ctx.clock.now());
+      await voidEventAndRecompute(trx, ref, reason, ctx.clock.now());
       ctx.log.info({ idempotencyKey: key, member: event.member_id, by }, 'event voided');
-      return { member: event.member_id, reason, states };
+      return { member: event.member_id, reason };
     } catch (err) {
       if ((err as { code?: string }).code === '23514') {
         throw conflict('voiding this event would take the member aggregate beyond ±2^40');
@@ -153,6 +155,6 @@ export async function voidEvent(ctx: AppContext, key: string, body: unknown, by:
       throw err;
     }
   });
-  await project(ctx, outcome.states ?? (await memberProjection(ctx.db, outcome.member, { openOnly: true })));
+  await project(ctx, await memberProjection(ctx.db, outcome.member, { openOnly: true }));
   return { idempotencyKey: key, status: 'voided', reason: outcome.reason };
 }

@@ -8,6 +8,8 @@ import { notFound, parseOrThrow } from '../http/errors.js';
 import { displayNames, followedBy } from '../storage/postgres/members-repository.js';
 import { MAX_FOLLOWING } from './members-service.js';
 import { resolvePeriod, resolvePeriods, type PeriodView } from './periods.js';
+import { readAround, readPick, readPlace, readPlaceMany, readSlice, type Source } from './standings-source.js';
+import type { ScopeRef } from '../storage/redis/leaderboard-cache.js';
 import { listBoards } from '../storage/postgres/boards-repository.js';
 
 export const scopeQuerySchema = z.object({
@@ -57,8 +59,12 @@ export async function resolveScope(ctx: AppContext, boardId: string, query: unkn
   return { board, period: period.view, periodStored: period.stored, category: q.category, region: q.region };
 }
 
-function header(scope: Scope, total: number): ScopeHeader {
-  return { board: scope.board.id, period: scope.period, category: scope.category, region: scope.region, total, source: 'cache' };
+function header(scope: Scope, total: number, source: Source): ScopeHeader {
+  return { board: scope.board.id, period: scope.period, category: scope.category, region: scope.region, total, source };
+}
+
+function ref(scope: Scope): ScopeRef {
+  return { board: scope.board, period: scope.period.key, category: scope.category, region: scope.region };
 }
 
 export interface StandingEntry {
@@ -76,10 +82,10 @@ export async function standingsPage(
   const page = parseOrThrow(pageQuerySchema, query, 'query');
   const scope = await resolveScope(ctx, boardId, query);
   const slice = scope.periodStored
-    ? await ctx.leaderboard.slice(scope.board, scope.period.key, scope.category, scope.region, page.offset, page.limit)
-    : { total: 0, entries: [] };
+    ? await readSlice(ctx, ref(scope), page.offset, page.limit)
+    : { source: 'cache' as const, total: 0, entries: [] };
   return {
-    ...header(scope, slice.total),
+    ...header(scope, slice.total, slice.source),
     limit: page.limit,
     offset: page.offset,
     entries: await withNames(ctx, scope.board, slice.entries),
@@ -111,11 +117,11 @@ export async function aroundMember(ctx: AppContext, boardId: string, memberId: s
   assertMember(memberId);
   const scope = await resolveScope(ctx, boardId, query);
   const slice = scope.periodStored
-    ? await ctx.leaderboard.around(scope.board, scope.period.key, scope.category, scope.region, memberId, radius)
-    : { total: 0, entries: [] };
+    ? await readAround(ctx, ref(scope), memberId, radius)
+    : { source: 'cache' as const, total: 0, entries: [] };
   const own = slice.entries.find((e) => e.member === memberId);
   return {
-    ...header(scope, slice.total),
+    ...header(scope, slice.total, slice.source),
     member: memberId,
     rank: own?.rank ?? null,
     radius,
@@ -134,18 +140,18 @@ export async function followingStandings(ctx: AppContext, boardId: string, membe
   assertMember(memberId);
   const scope = await resolveScope(ctx, boardId, query);
   const group = [memberId, ...(await followedBy(ctx.db, memberId))];
-  const picked = scope.periodStored
-    ? await ctx.leaderboard.pick(scope.board, scope.period.key, scope.category, scope.region, group)
-    : [];
+  const { source, picked } = scope.periodStored
+    ? await readPick(ctx, ref(scope), group)
+    : { source: 'cache' as const, picked: [] };
   const ranked = picked.map((p, i) => ({ ...p, rank: i + 1 }));
   if (scope.board.tieBreak === 'shared') {
     ranked.forEach((p, i) => {
-      if (i > 0 && p.sortScore === ranked[i - 1]!.sortScore) p.rank = ranked[i - 1]!.rank;
+      if (i > 0 && p.scaled === ranked[i - 1]!.scaled) p.rank = ranked[i - 1]!.rank;
     });
   }
   const own = ranked.find((p) => p.member === memberId);
   return {
-    ...header(scope, ranked.length),
+    ...header(scope, ranked.length, source),
     member: memberId,
     rank: own?.rank ?? null,
     following: group.length - 1,
@@ -156,11 +162,11 @@ export async function followingStandings(ctx: AppContext, boardId: string, membe
 export async function memberStanding(ctx: AppContext, boardId: string, memberId: string, query: Record<string, unknown>) {
   assertMember(memberId);
   const scope = await resolveScope(ctx, boardId, query);
-  const placed = scope.periodStored
-    ? await ctx.leaderboard.place(scope.board, scope.period.key, scope.category, scope.region, memberId)
-    : { total: 0, rank: null, scaled: null };
+  const { source, placed } = scope.periodStored
+    ? await readPlace(ctx, ref(scope), memberId)
+    : { source: 'cache' as const, placed: { total: 0, rank: null, scaled: null } };
   const names = await displayNames(ctx.db, [memberId]);
-  const base = { ...header(scope, placed.total), member: memberId, displayName: names.get(memberId) ?? null };
+  const base = { ...header(scope, placed.total, source), member: memberId, displayName: names.get(memberId) ?? null };
   if (placed.rank === null || placed.scaled === null) {
     return { ...base, rank: null, score: null, percentile: null, topPercent: null };
   }
@@ -180,15 +186,17 @@ export async function memberAcrossBoards(ctx: AppContext, memberId: string, quer
   const boards = await listBoards(ctx.db);
   const resolved = await resolvePeriods(ctx, boards, period);
   const ranked = resolved.filter((r) => r.stored);
-  const placements = await ctx.leaderboard.placeMany(
+  const placements = await readPlaceMany(
+    ctx,
     ranked.map((r) => ({ board: r.board, period: r.view.key, category: ALL_CATEGORIES, region: WORLD, member: memberId })),
   );
   const byBoard = new Map(ranked.map((r, i) => [r.board.id, placements[i]!]));
   return {
     member: memberId,
     standings: resolved.map(({ board, view }) => {
-      const placed = byBoard.get(board.id);
-      const base = { board: board.id, period: view, total: placed?.total ?? 0, source: 'cache' as const };
+      const found = byBoard.get(board.id);
+      const placed = found?.placed;
+      const base = { board: board.id, period: view, total: placed?.total ?? 0, source: found?.source ?? 'cache' };
       if (!placed || placed.rank === null || placed.scaled === null) {
         return { ...base, rank: null, score: null, percentile: null, topPercent: null };
       }

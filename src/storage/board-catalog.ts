@@ -1,4 +1,5 @@
 import type { Board } from '../domain/board.js';
+import { BOARD_ID } from '../domain/ids.js';
 import type { Db } from './postgres/database.js';
 import { findBoards } from './postgres/boards-repository.js';
 
@@ -16,7 +17,8 @@ export class BoardCatalog {
   ) {}
 
   async getMany(ids: Iterable<string>, options: { fresh?: boolean } = {}): Promise<Map<string, Board>> {
-    const wanted = [...new Set(ids)];
+    // A malformed id names no board: no need to ask Postgres (and no odd bytes reach it).
+    const wanted = [...new Set(ids)].filter((id) => BOARD_ID.test(id));
     const found = new Map<string, Board>();
     const missing: string[] = [];
     const now = Date.now();

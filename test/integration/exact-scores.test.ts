@@ -79,6 +79,13 @@ describe('the ±2^40 range', () => {
     const s = await h.api('GET', '/v1/boards/bigsum/standings/s?period=all');
     expect(s.body.score).toBe(limit - 1);
     expect((await h.api('GET', '/v1/events/big-2')).body).toMatchObject({ status: 'rejected', reason: 'out_of_range' });
+    // Only the member whose sum overflows is refused, not members whose ids look alike.
+    const others = await post([
+      { board: 'bigsum', member: 's', value: limit, idempotencyKey: 'big-5' },
+      { board: 'bigsum', member: 'all', value: 1, idempotencyKey: 'big-6' },
+      { board: 'bigsum', member: 'bigsum', value: 1, idempotencyKey: 'big-7' },
+    ]);
+    expect(others.map((r) => r.status)).toEqual(['rejected', 'applied', 'applied']);
     // Exactly at the limit is still allowed.
     const third = await post([{ board: 'bigsum', member: 's', value: 1, idempotencyKey: 'big-4' }]);
     expect(third[0]).toMatchObject({ status: 'applied', score: limit });

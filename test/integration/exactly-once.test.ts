@@ -84,6 +84,31 @@ describe('idempotency', () => {
   });
 });
 
+describe('keys repeated inside a batch', () => {
+  it('share the fate of their first copy, even when the key is stored on another board', async () => {
+    await processScoreJob(h.ctx, job([{ board: 'bests', member: 'rep', value: 1, idempotencyKey: 'rep-1' }]));
+    // The same key for another board, twice: both copies conflict with the ledger row.
+    const other = { board: 'sums', member: 'rep', value: 9, idempotencyKey: 'rep-1' };
+    const fresh = { board: 'sums', member: 'rep', value: 2, idempotencyKey: 'rep-2' };
+    const out = await processScoreJob(h.ctx, { ...job([other, other, fresh]), wantResults: true });
+    expect(out.results!.map((r) => [r.status, r.reason])).toEqual([
+      ['rejected', 'conflict'],
+      ['rejected', 'conflict'],
+      ['applied', undefined],
+    ]);
+    expect(await cached('sums', 'rep')).toMatchObject({ score: 2 });
+  });
+
+  it('a repeat of a refused event is refused for the same reason, and creates no period', async () => {
+    await h.api('PUT', '/v1/boards/daily', { aggregation: 'sum', period: 'day', graceSeconds: 0 });
+    const late = { board: 'daily', member: 'rep', value: 1, idempotencyKey: 'rep-late', occurredAt: '2025-01-01T10:00:00Z' };
+    const out = await processScoreJob(h.ctx, { ...job([late, late]), wantResults: true });
+    expect(out.results!.map((r) => r.reason)).toEqual(['period_closed', 'period_closed']);
+    const periods = await h.ctx.db.selectFrom('periods').selectAll().where('board_id', '=', 'daily').execute();
+    expect(periods).toEqual([]);
+  });
+});
+
 describe('crash safety', () => {
   it('processing the same job twice changes nothing the second time', async () => {
     const j = job([
@@ -101,19 +126,23 @@ describe('crash safety', () => {
   });
 
   it('a crash after the Postgres commit and before the Redis write is repaired by the retry', async () => {
-    const j = job([{ board: 'bests', member: 'crash', value: 42, idempotencyKey: 'crash-1' }]);
+    // A board of its own: its period is created by this very batch.
+    await h.api('PUT', '/v1/boards/crashes', { aggregation: 'best', period: 'all' });
+    const j = job([{ board: 'crashes', member: 'crash', value: 42, idempotencyKey: 'crash-1' }]);
     h.faults.afterCommit = () => {
       throw new Error('injected crash after commit');
     };
     await expect(processScoreJob(h.ctx, j)).rejects.toThrow('injected crash');
     h.faults.afterCommit = undefined;
-    // Committed in Postgres, not yet visible in Redis.
-    expect((await aggregateRow('bests', 'crash'))!.value).toBe(42);
-    expect(await cached('bests', 'crash')).toMatchObject({ rank: null });
+    // Committed in Postgres, not yet in Redis: a read is answered from Postgres meanwhile.
+    expect((await aggregateRow('crashes', 'crash'))!.value).toBe(42);
+    const state = h.ctx.leaderboard.keys.state('crashes', 'all', 'all');
+    expect(await h.ctx.leaderboard.redis.hget(state, 'crash')).toBeNull();
+    expect(await cached('crashes', 'crash')).toMatchObject({ score: 42, source: 'database' });
     // The retry finds every event already in the ledger and still projects them.
     const out = await processScoreJob(h.ctx, { ...j, wantResults: true });
     expect(out.results![0]).toMatchObject({ status: 'duplicate', score: 42, rank: expect.any(Number) });
-    expect(await cached('bests', 'crash')).toMatchObject({ score: 42 });
+    expect(await h.ctx.leaderboard.redis.hget(state, 'crash')).toMatch(/^1\|\|\d{11}crash$/);
   });
 
   it('the same crash through BullMQ: the job is retried and the events count once', async () => {

@@ -66,6 +66,21 @@ describe('validation of a batch', () => {
     expect(await queued()).toBe(before);
   });
 
+  it('refuses text Postgres cannot store, anywhere, with a 4xx and never a 500', async () => {
+    const before = await queued();
+    for (const metadata of [{ note: 'a\u0000b' }, { 'k\u0000': 1 }, { note: '\ud800' }, { deep: [{ x: 'ok', y: '\udc00' }] }]) {
+      const res = await h.api('POST', '/v1/events', JSON.stringify({ ...ok(1), metadata }));
+      expect(res.status).toBe(400);
+      expect(res.body.details[0].path).toMatch(/^metadata/);
+    }
+    expect(await queued()).toBe(before);
+    expect((await h.api('GET', '/v1/boards/%00')).status).toBe(404);
+    expect((await h.api('GET', '/v1/boards/%00/standings')).status).toBe(404);
+    expect((await h.api('GET', '/v1/events/%00')).status).toBe(404);
+    expect((await h.api('PUT', '/v1/members/x1', { displayName: 'a\u0000' })).status).toBe(400);
+    expect((await h.api('PUT', '/v1/boards/nul', { aggregation: 'sum', displayName: '\ud800' })).status).toBe(400);
+  });
+
   it('answers 413 above 1 MB', async () => {
     const res = await h.api('POST', '/v1/events', { ...ok(1), metadata: { blob: 'x'.repeat(1_100_000) } });
     expect(res.status).toBe(413);

@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
+import { isSafeText, UNSAFE_TEXT_MESSAGE } from '../../domain/ids.js';
 import type { AppContext } from '../../context.js';
 import { createApiKey, type ApiKeyVerifier } from '../../services/api-keys.js';
 import { revokeApiKey } from '../../storage/postgres/api-keys-repository.js';
@@ -9,7 +10,7 @@ import { notFound, parseOrThrow } from '../errors.js';
 
 const createKeySchema = z
   .object({
-    name: z.string().min(1).max(100),
+    name: z.string().min(1).max(100).refine(isSafeText, UNSAFE_TEXT_MESSAGE),
     role: z.enum(['ingest', 'read', 'admin']),
   })
   .strict();

@@ -53,7 +53,13 @@ export interface AggregateState {
 
 export type ApplyBatchResult =
   | { stale: string[] }
-  | { stale?: undefined; results: EventOutcome[]; aggregates: AggregateState[] };
+  | {
+      stale?: undefined;
+      results: EventOutcome[];
+      aggregates: AggregateState[];
+      /** Periods this batch created. */
+      createdPeriods: Array<{ board: string; period: string }>;
+    };
 
 /** Applies a batch in one round trip (see migrations/...-apply-batch-function.ts). */
 export async function applyBatch(

@@ -86,15 +86,24 @@ export async function voidEventAndRecompute(
   event: { key: string; board: string; period: string; member: string },
   reason: string,
   at: Date,
-): Promise<AggregateState[]> {
+): Promise<void> {
   await db
     .updateTable('score_events')
     .set({ status: 'voided', void_reason: reason, voided_at: at })
     .where('idempotency_key', '=', event.key)
     .execute();
-  const { rows } = await sql<{ states: AggregateState[] }>`
-    SELECT laurel_recompute_aggregates(${event.board}, ${event.period}, ${event.member}, ${at.toISOString()}::timestamptz) AS states`.execute(db);
-  return rows[0]!.states;
+  await recomputeAggregates(db, { board: event.board, period: event.period, member: event.member, category: null }, at);
+}
+
+/** Recomputes aggregates from the ledger (see laurel_recompute_aggregates); returns rows written. */
+export async function recomputeAggregates(
+  db: Db,
+  target: { board: string; period: string; member: string | null; category: string | null },
+  at: Date,
+): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    SELECT laurel_recompute_aggregates(${target.board}, ${target.period}, ${target.member}, ${target.category}, ${at.toISOString()}::timestamptz) AS n`.execute(db);
+  return rows[0]!.n;
 }
 
 /** Locks one ledger event for a state change. */

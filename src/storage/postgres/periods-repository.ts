@@ -63,3 +63,14 @@ export async function listPeriods(db: Db, boardId: string, limit: number): Promi
     .execute();
   return rows.map(toPeriod);
 }
+
+export async function listOpenPeriods(db: Db, boardId: string): Promise<StoredPeriod[]> {
+  const rows = await db
+    .selectFrom('periods')
+    .selectAll()
+    .where('board_id', '=', boardId)
+    .where('state', '=', 'open')
+    .orderBy('starts_at', 'desc')
+    .execute();
+  return rows.map(toPeriod);
+}

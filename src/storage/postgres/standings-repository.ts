@@ -1,7 +1,15 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from './database.js';
 import type { Board } from '../../domain/board.js';
 import { WORLD } from '../../domain/ids.js';
+import type { AggregateState } from './events-repository.js';
+
+/**
+ * Ranking straight from member_aggregates: the Postgres fallback of every read and the
+ * final standings of closed periods. Same order as the sorted sets (value, then reached
+ * second for first/last, then member id bytes) and the same `shared` competition ranks.
+ * Excluded members and aggregates whose events were all voided are left out.
+ */
 
 export interface DbStanding {
   rank: number;
@@ -9,17 +17,13 @@ export interface DbStanding {
   scaled: number;
 }
 
-/**
- * Ranks one scope straight from member_aggregates, with the same order as the sorted sets
- * (value, then reached second for first/last, then member id bytes) and the same `shared`
- * competition ranks. Excluded members and aggregates whose events were all voided are left out.
- */
-export async function rankScope(
-  db: Db,
-  board: Board,
-  scope: { period: string; category: string; region: string },
-  page: { offset: number; limit: number },
-): Promise<{ total: number; entries: DbStanding[] }> {
+export interface DbScope {
+  period: string;
+  category: string;
+  region: string;
+}
+
+function ranked(board: Board, scope: DbScope): RawBuilder<unknown> {
   const valueOrder = sql.raw(board.order === 'desc' ? 'a.value DESC' : 'a.value ASC');
   const timeOrder =
     board.tieBreak === 'first'
@@ -28,7 +32,7 @@ export async function rankScope(
         ? sql.raw('floor(extract(epoch FROM a.reached_at)) DESC,')
         : sql.raw('');
   const regionFilter = scope.region === WORLD ? sql`` : sql`AND a.region = ${scope.region}`;
-  const { rows } = await sql<{ member_id: string; value: number; position: number; shared_rank: number; total: number }>`
+  return sql`
     SELECT a.member_id, a.value,
            row_number() OVER (ORDER BY ${valueOrder}, ${timeOrder} a.member_id COLLATE "C") AS position,
            rank() OVER (ORDER BY ${valueOrder}) AS shared_rank,
@@ -36,25 +40,82 @@ export async function rankScope(
       FROM member_aggregates a
       JOIN members m ON m.id = a.member_id
      WHERE a.board_id = ${board.id} AND a.period_key = ${scope.period} AND a.category = ${scope.category}
-       AND a.event_count > 0 AND m.excluded_at IS NULL ${regionFilter}
-     ORDER BY position
-     LIMIT ${page.limit} OFFSET ${page.offset}
-  `.execute(db);
-  let total = rows[0]?.total;
-  if (total === undefined) {
-    // The page is past the end (or the scope is empty): count separately.
-    const counted = await sql<{ n: number }>`
-      SELECT count(*)::int AS n FROM member_aggregates a JOIN members m ON m.id = a.member_id
-       WHERE a.board_id = ${board.id} AND a.period_key = ${scope.period} AND a.category = ${scope.category}
-         AND a.event_count > 0 AND m.excluded_at IS NULL ${regionFilter}`.execute(db);
-    total = counted.rows[0]!.n;
-  }
-  return {
-    total,
-    entries: rows.map((r) => ({
-      rank: board.tieBreak === 'shared' ? r.shared_rank : r.position,
-      member: r.member_id,
-      scaled: r.value,
-    })),
-  };
+       AND a.event_count > 0 AND m.excluded_at IS NULL ${regionFilter}`;
+}
+
+interface RankedRow {
+  member_id: string;
+  value: number;
+  position: number;
+  shared_rank: number;
+  total: number;
+}
+
+function toStanding(board: Board, r: RankedRow): DbStanding {
+  return { rank: board.tieBreak === 'shared' ? r.shared_rank : r.position, member: r.member_id, scaled: r.value };
+}
+
+export async function countScope(db: Db, board: Board, scope: DbScope): Promise<number> {
+  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM (${ranked(board, scope)}) t`.execute(db);
+  return rows[0]!.n;
+}
+
+export async function rankScope(
+  db: Db,
+  board: Board,
+  scope: DbScope,
+  page: { offset: number; limit: number },
+): Promise<{ total: number; entries: DbStanding[] }> {
+  const { rows } = await sql<RankedRow>`
+    SELECT * FROM (${ranked(board, scope)}) t ORDER BY position LIMIT ${page.limit} OFFSET ${page.offset}`.execute(db);
+  // A page past the end (or an empty scope) carries no total: count separately.
+  const total = rows[0]?.total ?? (await countScope(db, board, scope));
+  return { total, entries: rows.map((r) => toStanding(board, r)) };
+}
+
+/** The member's rank and 1-based position in the scope order, or null when unranked. */
+export async function placeInScope(
+  db: Db,
+  board: Board,
+  scope: DbScope,
+  member: string,
+): Promise<{ total: number; standing: DbStanding | null; position: number | null }> {
+  const { rows } = await sql<RankedRow>`SELECT * FROM (${ranked(board, scope)}) t WHERE t.member_id = ${member}`.execute(db);
+  const row = rows[0];
+  if (!row) return { total: await countScope(db, board, scope), standing: null, position: null };
+  return { total: row.total, standing: toStanding(board, row), position: row.position };
+}
+
+/** The given members that are ranked in the scope, in scope order, with their scope ranks. */
+export async function pickInScope(db: Db, board: Board, scope: DbScope, members: readonly string[]): Promise<RankedRow[]> {
+  if (members.length === 0) return [];
+  const { rows } = await sql<RankedRow>`
+    SELECT * FROM (${ranked(board, scope)}) t WHERE t.member_id = ANY(${[...members]}::text[]) ORDER BY position`.execute(db);
+  return rows;
+}
+
+/** One page of a category's aggregates in member-id order, shaped for the projection. */
+export async function aggregatePage(
+  db: Db,
+  ref: { board: string; period: string; category: string },
+  after: string,
+  limit: number,
+): Promise<AggregateState[]> {
+  const { rows } = await sql<{ state: AggregateState }>`
+    SELECT laurel_aggregate_json(a, b.regions, m.excluded_at IS NOT NULL) AS state
+      FROM member_aggregates a
+      JOIN boards b ON b.id = a.board_id
+      JOIN members m ON m.id = a.member_id
+     WHERE a.board_id = ${ref.board} AND a.period_key = ${ref.period} AND a.category = ${ref.category}
+       AND a.member_id > ${after}
+     ORDER BY a.member_id
+     LIMIT ${limit}`.execute(db);
+  return rows.map((r) => r.state);
+}
+
+export async function countAggregates(db: Db, ref: { board: string; period: string; category: string }): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    SELECT count(*)::int AS n FROM member_aggregates
+     WHERE board_id = ${ref.board} AND period_key = ${ref.period} AND category = ${ref.category}`.execute(db);
+  return rows[0]!.n;
 }

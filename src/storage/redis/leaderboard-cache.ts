@@ -4,9 +4,26 @@ import type { AggregateState } from '../postgres/events-repository.js';
 import type { LeaderboardKeys } from './leaderboard-keys.js';
 import type { LeaderboardRedis } from './scripts.js';
 
+type Pipeline = ReturnType<LeaderboardRedis['pipeline']>;
+
+export interface ScopeRef {
+  board: Board;
+  period: string;
+  category: string;
+  region: string;
+}
+
+/** A category of a period whose Redis copy is not known to be complete. */
+export interface IncompleteCategory {
+  board: string;
+  period: string;
+  category: string;
+}
+
 /**
- * The derived sorted sets: writes (projection of Postgres aggregates) and reads
- * (slices and single placements), each one round trip.
+ * The derived sorted sets: writes (projection of Postgres aggregates, rebuild fills and
+ * swaps) and reads (slices, placements, neighbours, picks), each one round trip. Reads
+ * answer null when the category is not complete in Redis, and the caller asks Postgres.
  */
 export class LeaderboardCache {
   constructor(
@@ -16,94 +33,110 @@ export class LeaderboardCache {
 
   /**
    * Projects aggregates into their scopes, one script call per (board, period), all in one
-   * pipeline. Each aggregate carries its version, and the script keeps the highest one, so
+   * pipeline. Each aggregate carries its version and the script keeps the highest, so
    * projecting in any order, twice, or concurrently ends in the same state.
-   * `extraWrite` lets the caller add commands to the same round trip.
+   * `createdPeriods` are periods that did not exist before this batch: Redis holds all of
+   * them by construction. Returns the categories that need a rebuild.
    */
   async project(
     aggregates: readonly AggregateState[],
     boards: ReadonlyMap<string, Board>,
-    extraWrite?: (pipeline: ReturnType<LeaderboardRedis['pipeline']>) => void,
-  ): Promise<void> {
-    const byPeriod = new Map<string, string[]>();
+    options: { createdPeriods?: ReadonlyArray<{ board: string; period: string }>; extraWrite?: (pipeline: Pipeline) => void } = {},
+  ): Promise<IncompleteCategory[]> {
+    const byPeriod = new Map<string, { board: string; period: string; complete: string; args: string[] }>();
+    const group = (board: string, period: string) => {
+      const base = this.keys.period(board, period);
+      let g = byPeriod.get(base);
+      if (!g) byPeriod.set(base, (g = { board, period, complete: '', args: [] }));
+      return g;
+    };
+    for (const created of options.createdPeriods ?? []) {
+      const board = boards.get(created.board);
+      if (board) group(created.board, created.period).complete = ['all', ...board.categories].join(',');
+    }
     for (const a of aggregates) {
       const board = boards.get(a.board);
       if (!board) throw new Error(`projection of unknown board ${a.board}`);
-      const base = this.keys.period(a.board, a.period);
-      let args = byPeriod.get(base);
-      if (!args) byPeriod.set(base, (args = []));
       const entry = a.hidden ? '' : encodeEntry(board.tieBreak, a.reachedSec, a.member);
-      args.push(a.category, a.member, String(a.version), sortScore(board.order, BigInt(a.value)), entry, a.region ?? '');
+      group(a.board, a.period).args.push(a.category, a.member, String(a.version), sortScore(board.order, BigInt(a.value)), entry, a.region ?? '');
     }
-    if (byPeriod.size === 0 && !extraWrite) return;
-    const pipeline = this.redis.pipeline();
-    for (const [base, args] of byPeriod) {
-      (pipeline as unknown as { laurelProject(...a: string[]): void }).laurelProject(base, ...args);
-    }
-    extraWrite?.(pipeline);
+    if (byPeriod.size === 0 && !options.extraWrite) return [];
+    const pipeline = this.redis.pipeline() as Pipeline & { laurelProject(base: string, complete: string, ...a: string[]): void };
+    const groups = [...byPeriod.entries()];
+    for (const [base, g] of groups) pipeline.laurelProject(base, g.complete, ...g.args);
+    options.extraWrite?.(pipeline);
     const results = (await pipeline.exec()) ?? [];
+    const incomplete: IncompleteCategory[] = [];
+    groups.forEach(([, g], i) => {
+      const [err, missing] = results[i]!;
+      if (err) throw err;
+      for (const category of missing as string[]) incomplete.push({ board: g.board, period: g.period, category });
+    });
     const failed = results.find(([err]) => err);
     if (failed) throw failed[0];
+    return incomplete;
   }
 
-  async slice(board: Board, period: string, category: string, region: string, offset: number, limit: number): Promise<Slice> {
-    const scope = this.keys.scope(board.id, period, category, region);
-    const [total, first, items] = await this.redis.laurelSlice(scope, offset, limit, sharedFlag(board));
-    return { total, entries: rankedEntries(board, offset, first, items) };
+  private readKeys(s: ScopeRef): [string, string, string, string] {
+    return [
+      this.keys.scope(s.board.id, s.period, s.category, s.region),
+      this.keys.state(s.board.id, s.period, s.category),
+      this.keys.ok(s.board.id, s.period),
+      s.category,
+    ];
+  }
+
+  async slice(s: ScopeRef, offset: number, limit: number): Promise<Slice | null> {
+    const reply = await this.redis.laurelSlice(...this.readKeys(s), offset, limit, sharedFlag(s.board));
+    if (reply[0] === 0) return null;
+    const [, total, first, items] = reply;
+    return { total, entries: rankedEntries(s.board, offset, first, items) };
   }
 
   /** The member and up to `radius` neighbours on each side; no entries when the member is unranked. */
-  async around(board: Board, period: string, category: string, region: string, member: string, radius: number): Promise<Slice> {
-    const scope = this.keys.scope(board.id, period, category, region);
-    const state = this.keys.state(board.id, period, category);
-    const [total, from, first, items] = await this.redis.laurelAround(scope, state, member, radius, sharedFlag(board));
+  async around(s: ScopeRef, member: string, radius: number): Promise<Slice | null> {
+    const reply = await this.redis.laurelAround(...this.readKeys(s), member, radius, sharedFlag(s.board));
+    if (reply[0] === 0) return null;
+    const [, total, from, first, items] = reply;
     if (from === undefined || first === undefined || !items) return { total, entries: [] };
-    return { total, entries: rankedEntries(board, from, first, items) };
+    return { total, entries: rankedEntries(s.board, from, first, items) };
   }
 
   /**
    * The entries of the given members that are ranked in the scope, in scope order: one
    * round trip (HMGET + ZMSCORE), O(k log N) for k members whatever their ranks.
    */
-  async pick(board: Board, period: string, category: string, region: string, members: readonly string[]): Promise<PickedEntry[]> {
-    if (members.length === 0) return [];
-    const scope = this.keys.scope(board.id, period, category, region);
-    const state = this.keys.state(board.id, period, category);
-    const flat = await this.redis.laurelPick(scope, state, ...members);
+  async pick(s: ScopeRef, members: readonly string[]): Promise<PickedEntry[] | null> {
+    const reply = await this.redis.laurelPick(...this.readKeys(s), ...members);
+    if (reply[0] === 0) return null;
+    const flat = reply[1];
     const picked: PickedEntry[] = [];
     for (let i = 0; i < flat.length; i += 3) {
-      picked.push({ member: flat[i]!, entry: flat[i + 1]!, sortScore: Number(flat[i + 2]!), scaled: scaledFromSortScore(board.order, flat[i + 2]!) });
+      picked.push({ member: flat[i]!, entry: flat[i + 1]!, sortScore: Number(flat[i + 2]!), scaled: scaledFromSortScore(s.board.order, flat[i + 2]!) });
     }
     // Redis order: by score, then by entry bytes (entries are ASCII, so code units are bytes).
     return picked.sort((a, b) => a.sortScore - b.sortScore || (a.entry < b.entry ? -1 : a.entry > b.entry ? 1 : 0));
   }
 
-  async place(board: Board, period: string, category: string, region: string, member: string): Promise<Placed> {
-    const [placed] = await this.placeMany([{ board, period, category, region, member }]);
-    return placed!;
+  async place(s: ScopeRef, member: string): Promise<Placed | null> {
+    const [placed] = await this.placeMany([{ ...s, member }]);
+    return placed ?? null;
   }
 
-  /** Placements of many members, possibly on many boards, in one pipeline. */
-  async placeMany(
-    queries: ReadonlyArray<{ board: Board; period: string; category: string; region: string; member: string }>,
-  ): Promise<Placed[]> {
+  /** Placements of many members, possibly on many boards, in one pipeline (null: not complete in Redis). */
+  async placeMany(queries: ReadonlyArray<ScopeRef & { member: string }>): Promise<Array<Placed | null>> {
     if (queries.length === 0) return [];
     const pipeline = this.redis.pipeline() as unknown as {
-      laurelPlace(scope: string, state: string, member: string, shared: string): void;
+      laurelPlace(...args: string[]): void;
       exec(): Promise<Array<[Error | null, unknown]> | null>;
     };
-    for (const q of queries) {
-      pipeline.laurelPlace(
-        this.keys.scope(q.board.id, q.period, q.category, q.region),
-        this.keys.state(q.board.id, q.period, q.category),
-        q.member,
-        q.board.tieBreak === 'shared' ? '1' : '0',
-      );
-    }
+    for (const q of queries) pipeline.laurelPlace(...this.readKeys(q), q.member, sharedFlag(q.board));
     const replies = (await pipeline.exec()) ?? [];
     return replies.map(([err, reply], i) => {
       if (err) throw err;
-      const [total, rank0, score] = reply as [number, number?, string?];
+      const r = reply as NonNullable<Awaited<ReturnType<LeaderboardRedis['laurelPlace']>>>;
+      if (r[0] === 0) return null;
+      const [, total, rank0, score] = r;
       if (rank0 === undefined || score === undefined) return { total, rank: null, scaled: null };
       return { total, rank: rank0 + 1, scaled: scaledFromSortScore(queries[i]!.board.order, score) };
     });

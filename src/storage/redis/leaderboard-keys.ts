@@ -6,6 +6,10 @@ import { WORLD } from '../../domain/ids.js';
  *
  *   <prefix>:lb:{board|period}:z:<category>:<region>   sorted set of one scope
  *   <prefix>:lb:{board|period}:s:<category>            hash member -> "version|region|entry"
+ *   <prefix>:lb:{board|period}:rg:<category>           set of region codes that have a scope
+ *   <prefix>:lb:{board|period}:ok                      hash category -> 1: Redis holds all of it
+ *   <prefix>:lb:{board|period}:rb                      hash category -> token of a running rebuild
+ *   <prefix>:lb:{board|period}:t:<token>:...           a rebuild's temp keys, same layout
  *
  * The state hash remembers, per member, the aggregate version last projected and the
  * sorted-set entry it wrote, so a stale write is dropped and an old entry can be removed.
@@ -23,6 +27,11 @@ export class LeaderboardKeys {
 
   state(board: string, period: string, category: string): string {
     return `${this.period(board, period)}:s:${category}`;
+  }
+
+  /** Which categories of the period are complete in Redis; reads fall back to Postgres otherwise. */
+  ok(board: string, period: string): string {
+    return `${this.period(board, period)}:ok`;
   }
 
   /** Keys of events accepted by intake and not yet applied: idempotency key -> job id. */

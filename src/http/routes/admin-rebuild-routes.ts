@@ -1,0 +1,20 @@
+import { Router } from 'express';
+import type { AppContext } from '../../context.js';
+import type { ApiKeyVerifier } from '../../services/api-keys.js';
+import { rebuildStatus, requestRebuild } from '../../services/rebuild-service.js';
+import { param } from '../params.js';
+import { requireRole } from '../auth.js';
+
+export function adminRebuildRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router {
+  const router = Router();
+  const admin = requireRole(verifier, 'admin');
+
+  router.post('/v1/admin/rebuilds', admin, async (req, res) => {
+    const { rebuildId, scopes } = await requestRebuild(ctx, req.body, 'api');
+    res.status(202).json({ rebuildId, scopes });
+  });
+  router.get('/v1/admin/rebuilds/:rebuildId', admin, async (req, res) => {
+    res.json(await rebuildStatus(ctx, param(req, 'rebuildId')));
+  });
+  return router;
+}

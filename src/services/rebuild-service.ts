@@ -1,0 +1,135 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { FlowJob } from 'bullmq';
+import type { AppContext } from '../context.js';
+import type { Board } from '../domain/board.js';
+import { ALL_CATEGORIES, BOARD_ID } from '../domain/ids.js';
+import { periodContaining } from '../domain/period.js';
+import { notFound, parseOrThrow, validationFailed } from '../http/errors.js';
+import { listBoards } from '../storage/postgres/boards-repository.js';
+import { listOpenPeriods } from '../storage/postgres/periods-repository.js';
+import { findPeriod } from '../storage/postgres/periods-repository.js';
+import type { IncompleteCategory } from '../storage/redis/leaderboard-cache.js';
+import { REBUILD_QUEUE, rebuildJobOptions, scopeDedupId, type RequestJob, type ScopeJob, type ScopeJobResult } from '../queue/rebuild-queue.js';
+import { queuePrefix } from '../queue/score-events-queue.js';
+
+/**
+ * Asks for one category of a period to be rebuilt, at most once at a time: while such a
+ * job waits or runs, asking again is a no-op (BullMQ deduplication).
+ */
+export async function requestScopeRebuild(ctx: AppContext, scope: IncompleteCategory, trigger: string): Promise<void> {
+  const data: ScopeJob = { ...scope, trigger };
+  await ctx.rebuildQueue.add('scope', data, { deduplication: { id: scopeDedupId(scope) }, priority: 1 });
+}
+
+/** Best effort from a read or a projection: a failure to enqueue must not fail the caller. */
+export function requestScopeRebuilds(ctx: AppContext, scopes: readonly IncompleteCategory[], trigger: string): void {
+  for (const scope of scopes) {
+    requestScopeRebuild(ctx, scope, trigger).catch((err: Error) =>
+      ctx.log.warn({ ...scope, err: err.message }, 'could not enqueue a scope rebuild'),
+    );
+  }
+}
+
+export const rebuildRequestSchema = z
+  .object({
+    board: z.string().regex(BOARD_ID).optional(),
+    period: z.string().max(32).optional(),
+    fromEvents: z.boolean().default(false),
+  })
+  .strict();
+
+interface Target {
+  board: Board;
+  period: string;
+  current: boolean;
+}
+
+async function targetsOf(ctx: AppContext, request: z.infer<typeof rebuildRequestSchema>): Promise<Target[]> {
+  const boards = request.board ? [await ctx.boards.get(request.board)].filter((b): b is Board => !!b) : await listBoards(ctx.db);
+  if (request.board && boards.length === 0) throw notFound(`board "${request.board}" not found`);
+  if (request.period && !request.board) {
+    throw validationFailed('invalid rebuild request', [{ path: 'period', message: 'needs a board' }]);
+  }
+  const now = ctx.clock.now();
+  const targets: Target[] = [];
+  for (const board of boards) {
+    const currentKey = periodContaining(board.period, board.timezone, now).key;
+    if (request.period) {
+      const key = request.period === 'current' ? currentKey : request.period;
+      if (!(await findPeriod(ctx.db, board.id, key))) throw notFound(`period "${key}" not found on board "${board.id}"`);
+      targets.push({ board, period: key, current: key === currentKey });
+    } else {
+      for (const p of await listOpenPeriods(ctx.db, board.id)) targets.push({ board, period: p.key, current: p.key === currentKey });
+    }
+  }
+  return targets;
+}
+
+/**
+ * One rebuild = one BullMQ flow: a `request` parent and one `scope` child per
+ * (board, period, category), run in parallel by the workers, current periods first.
+ */
+export async function requestRebuild(
+  ctx: AppContext,
+  body: unknown,
+  trigger: string,
+): Promise<{ rebuildId: string; scopes: number }> {
+  const request = parseOrThrow(rebuildRequestSchema, body ?? {}, 'rebuild request');
+  const targets = await targetsOf(ctx, request);
+  const rebuildId = randomUUID();
+  const prefix = queuePrefix(ctx.env.REDIS_PREFIX, REBUILD_QUEUE);
+  const children: FlowJob[] = targets.flatMap((t) =>
+    [ALL_CATEGORIES, ...t.board.categories].map((category) => ({
+      name: 'scope',
+      queueName: REBUILD_QUEUE,
+      prefix,
+      data: { board: t.board.id, period: t.period, category, fromEvents: request.fromEvents, trigger } satisfies ScopeJob,
+      opts: { ...rebuildJobOptions, priority: t.current ? 1 : 10 },
+    })),
+  );
+  const data: RequestJob = {
+    board: request.board ?? null,
+    period: request.period ?? null,
+    fromEvents: request.fromEvents,
+    trigger,
+    requestedAt: ctx.clock.now().toISOString(),
+  };
+  await ctx.rebuildFlow.add({ name: 'request', queueName: REBUILD_QUEUE, prefix, data, opts: { ...rebuildJobOptions, jobId: rebuildId }, children });
+  ctx.log.info({ rebuildId, scopes: children.length, trigger }, 'rebuild requested');
+  return { rebuildId, scopes: children.length };
+}
+
+export async function rebuildStatus(ctx: AppContext, rebuildId: string) {
+  const job = /^[0-9a-f-]{36}$/.test(rebuildId) ? await ctx.rebuildQueue.getJob(rebuildId) : undefined;
+  if (!job || job.name !== 'request') throw notFound(`no rebuild with id "${rebuildId}"`);
+  const state = await job.getState();
+  const counts = await job.getDependenciesCount();
+  const done = await job.getChildrenValues<ScopeJobResult>();
+  const failed = counts.failed ?? 0;
+  const total = (counts.processed ?? 0) + (counts.unprocessed ?? 0) + failed + (counts.ignored ?? 0);
+  const scopes = Object.values(done).sort((a, b) => `${a.board}|${a.period}|${a.category}`.localeCompare(`${b.board}|${b.period}|${b.category}`));
+  return {
+    rebuildId,
+    state,
+    request: job.data as RequestJob,
+    progress: { done: scopes.length, failed, total, percent: total === 0 ? 100 : Math.round((scopes.length / total) * 100) },
+    scopes,
+    startedAt: new Date(job.timestamp).toISOString(),
+    finishedAt: job.finishedOn ? new Date(job.finishedOn).toISOString() : null,
+    durationMs: job.finishedOn ? job.finishedOn - job.timestamp : null,
+  };
+}
+
+/**
+ * At worker start-up: a leaderboard Redis without Laurel's marker is new or lost its data,
+ * so every open period is rebuilt (current periods first). Returns the rebuild id, if any.
+ */
+export async function rebuildIfLeaderboardLost(ctx: AppContext): Promise<string | null> {
+  const marker = `${ctx.env.REDIS_PREFIX}:lb:instance`;
+  const created = await ctx.leaderboard.redis.set(marker, ctx.clock.now().toISOString(), 'NX');
+  if (created !== 'OK') return null;
+  const { rebuildId, scopes } = await requestRebuild(ctx, {}, 'startup');
+  ctx.log.info({ rebuildId, scopes }, 'leaderboard Redis had no Laurel data: rebuilding open periods');
+  return rebuildId;
+}

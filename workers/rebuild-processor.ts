@@ -1,0 +1,73 @@
+import { randomUUID } from 'node:crypto';
+import type { Job } from 'bullmq';
+import type { AppContext } from '../src/context.js';
+import { encodeEntry, sortScore } from '../src/domain/ranking.js';
+import { recomputeAggregates } from '../src/storage/postgres/moderation-repository.js';
+import { aggregatePage, countAggregates } from '../src/storage/postgres/standings-repository.js';
+import { scopeJobSchema, type ScopeJobResult } from '../src/queue/rebuild-queue.js';
+
+const PAGE_SIZE = 5000;
+/** Temp keys of a rebuild that died mid-way expire after this. */
+const TEMP_TTL_SECONDS = 3600;
+
+/**
+ * Refills one category of a period (its world scope, region scopes and state hash) from
+ * Postgres, page by page in member-id order (memory stays flat whatever the board size),
+ * into temp keys that replace the live ones in one atomic swap.
+ *
+ * Ingestion goes on meanwhile: from the moment the rebuild registers its token, every live
+ * projection of the category also writes into the temp keys, and the versions decide which
+ * write wins, so whatever is applied during the rebuild is in the swapped-in scope.
+ */
+export async function processScopeRebuild(
+  ctx: AppContext,
+  data: unknown,
+  onProgress: (progress: { members: number; total: number; percent: number }) => Promise<void> = async () => undefined,
+): Promise<ScopeJobResult | { superseded: true }> {
+  const job = scopeJobSchema.parse(data);
+  const started = Date.now();
+  const board = (await ctx.boards.getMany([job.board], { fresh: true })).get(job.board);
+  if (!board) throw new Error(`board ${job.board} not found`);
+  const ref = { board: job.board, period: job.period, category: job.category };
+  const base = ctx.leaderboard.keys.period(job.board, job.period);
+  const token = randomUUID();
+  const redis = ctx.leaderboard.redis;
+
+  await redis.laurelRebuildBegin(base, job.category, token, TEMP_TTL_SECONDS);
+  if (job.fromEvents) {
+    await recomputeAggregates(ctx.db, { board: job.board, period: job.period, member: null, category: job.category }, ctx.clock.now());
+  }
+  const total = await countAggregates(ctx.db, ref);
+  let members = 0;
+  let after = '';
+  for (;;) {
+    const page = await aggregatePage(ctx.db, ref, after, PAGE_SIZE);
+    if (page.length === 0) break;
+    const args: string[] = [];
+    for (const a of page) {
+      const entry = a.hidden ? '' : encodeEntry(board.tieBreak, a.reachedSec, a.member);
+      args.push(a.member, String(a.version), sortScore(board.order, BigInt(a.value)), entry, a.region ?? '');
+      if (!a.hidden) members += 1;
+    }
+    if ((await redis.laurelRebuildFill(base, job.category, token, TEMP_TTL_SECONDS, ...args)) === 0) return { superseded: true };
+    after = page[page.length - 1]!.member;
+    const done = Math.min(total, members);
+    await onProgress({ members: done, total, percent: total === 0 ? 100 : Math.round((done / total) * 100) });
+  }
+  const swapped = await redis.laurelRebuildSwap(base, job.category, token);
+  if (swapped === 0) return { superseded: true };
+  if (swapped === -1) throw new Error('rebuild temp keys expired before the swap; starting over');
+  const result: ScopeJobResult = { ...ref, members, durationMs: Date.now() - started, recomputed: job.fromEvents === true };
+  ctx.log.info({ ...result, trigger: job.trigger }, 'scope rebuilt');
+  return result;
+}
+
+/** The parent of a rebuild flow runs once every scope is done: it sums them up. */
+export async function processRebuildRequest(job: Job): Promise<{ scopes: number; members: number; durationMs: number }> {
+  const values = Object.values(await job.getChildrenValues<ScopeJobResult>());
+  return {
+    scopes: values.length,
+    members: values.reduce((n, v) => n + (v.members ?? 0), 0),
+    durationMs: Date.now() - job.timestamp,
+  };
+}
