@@ -5,7 +5,7 @@ import { scaleNumber } from '../src/domain/decimal.js';
 import { ALL_CATEGORIES, WORLD } from '../src/domain/ids.js';
 import { periodContaining } from '../src/domain/period.js';
 import { unscale } from '../src/domain/decimal.js';
-import { placeFromDatabase } from '../src/services/standings-source.js';
+import { readPlaceMany } from '../src/services/standings-source.js';
 import { applyBatch, type RoutedEvent, type EventOutcome } from '../src/storage/postgres/events-repository.js';
 import { requestScopeRebuilds } from '../src/services/rebuild-service.js';
 import { scoreJobSchema, type EventResult, type ScoreJob, type ScoreJobResult } from '../src/queue/score-events-queue.js';
@@ -96,17 +96,13 @@ async function describeOutcomes(
 ): Promise<EventResult[]> {
   const sorted = [...outcomes].sort((a, b) => a.ord - b.ord);
   const counted = sorted.filter((o) => o.outcome === 'applied' || o.outcome === 'duplicate');
-  const placements = await ctx.leaderboard.placeMany(
-    counted.map((o) => ({ board: boards.get(o.board)!, period: o.period, category: ALL_CATEGORIES, region: WORLD, member: o.member })),
-  );
-  // A period not complete in Redis (being rebuilt) is ranked from Postgres.
-  await Promise.all(
-    placements.map(async (placed, i) => {
-      if (placed) return;
-      const o = counted[i]!;
-      placements[i] = await placeFromDatabase(ctx, boards.get(o.board)!, { period: o.period, category: ALL_CATEGORIES, region: WORLD }, o.member);
-    }),
-  );
+  // A period not complete in Redis (lost, or being rebuilt) is ranked from Postgres.
+  const placements = (
+    await readPlaceMany(
+      ctx,
+      counted.map((o) => ({ board: boards.get(o.board)!, period: o.period, category: ALL_CATEGORIES, region: WORLD, member: o.member })),
+    )
+  ).map((r) => r.placed);
   const byOrd = new Map(counted.map((o, i) => [o.ord, placements[i]!]));
   return sorted.map((o) => {
     const placed = byOrd.get(o.ord);

@@ -1,20 +1,16 @@
 import { z } from 'zod';
-import { createPostgres } from '../storage/postgres/database.js';
-import { migrateToLatest } from '../storage/postgres/migrator.js';
+import { migrateDatabase } from '../storage/postgres/migrator.js';
 
-// Migrating needs only the database, so it does not demand the whole environment.
+// The release phase needs only the database, so it does not demand the whole environment.
 const url = z.string().regex(/^postgres(ql)?:\/\//).safeParse(process.env.DATABASE_URL);
 if (!url.success) {
   process.stderr.write('invalid environment: DATABASE_URL is required (a postgres:// URL)\n');
   process.exit(1);
 }
-const { db } = createPostgres(url.data, { max: 1, applicationName: 'laurel-migrate' });
 try {
-  const applied = await migrateToLatest(db);
+  const applied = await migrateDatabase(url.data);
   process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
 } catch (err) {
   process.stderr.write(`migration failed: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exitCode = 1;
-} finally {
-  await db.destroy();
 }

@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 import type { Board } from '../domain/board.js';
-import type { Placed, ScopeRef, SliceEntry } from '../storage/redis/leaderboard-cache.js';
+import { isMiss, type Miss, type Placed, type ScopeRef, type SliceEntry } from '../storage/redis/leaderboard-cache.js';
 import { pickInScope, placeInScope, rankScope, type DbScope } from '../storage/postgres/standings-repository.js';
 import { requestScopeRebuilds } from './rebuild-service.js';
 
@@ -15,16 +15,16 @@ function dbScope(s: ScopeRef): DbScope {
   return { period: s.period, category: s.category, region: s.region };
 }
 
-function fellBack(ctx: AppContext, s: ScopeRef): 'database' {
-  requestScopeRebuilds(ctx, [{ board: s.board.id, period: s.period, category: s.category }], 'read');
+function fellBack(ctx: AppContext, s: ScopeRef, missed: Miss): 'database' {
+  if (!missed.rebuilding) requestScopeRebuilds(ctx, [{ board: s.board.id, period: s.period, category: s.category }], 'read');
   return 'database';
 }
 
 export async function readSlice(ctx: AppContext, s: ScopeRef, offset: number, limit: number) {
   const cached = await ctx.leaderboard.slice(s, offset, limit);
-  if (cached) return { source: 'cache' as Source, ...cached };
+  if (!isMiss(cached)) return { source: 'cache' as Source, ...cached };
   const db = await rankScope(ctx.db, s.board, dbScope(s), { offset, limit });
-  return { source: fellBack(ctx, s) as Source, total: db.total, entries: db.entries as SliceEntry[] };
+  return { source: fellBack(ctx, s, cached) as Source, total: db.total, entries: db.entries as SliceEntry[] };
 }
 
 export async function placeFromDatabase(ctx: AppContext, board: Board, scope: DbScope, member: string): Promise<Placed> {
@@ -34,8 +34,8 @@ export async function placeFromDatabase(ctx: AppContext, board: Board, scope: Db
 
 export async function readPlace(ctx: AppContext, s: ScopeRef, member: string): Promise<{ source: Source; placed: Placed }> {
   const cached = await ctx.leaderboard.place(s, member);
-  if (cached) return { source: 'cache', placed: cached };
-  return { source: fellBack(ctx, s), placed: await placeFromDatabase(ctx, s.board, dbScope(s), member) };
+  if (!isMiss(cached)) return { source: 'cache', placed: cached };
+  return { source: fellBack(ctx, s, cached), placed: await placeFromDatabase(ctx, s.board, dbScope(s), member) };
 }
 
 /** Placements on many scopes: one pipeline, and Postgres only for scopes Redis lacks. */
@@ -43,27 +43,27 @@ export async function readPlaceMany(ctx: AppContext, queries: ReadonlyArray<Scop
   const cached = await ctx.leaderboard.placeMany(queries);
   return Promise.all(
     cached.map(async (placed, i) => {
-      if (placed) return { source: 'cache' as Source, placed };
+      if (!isMiss(placed)) return { source: 'cache' as Source, placed };
       const q = queries[i]!;
-      return { source: fellBack(ctx, q) as Source, placed: await placeFromDatabase(ctx, q.board, dbScope(q), q.member) };
+      return { source: fellBack(ctx, q, placed) as Source, placed: await placeFromDatabase(ctx, q.board, dbScope(q), q.member) };
     }),
   );
 }
 
 export async function readAround(ctx: AppContext, s: ScopeRef, member: string, radius: number) {
   const cached = await ctx.leaderboard.around(s, member, radius);
-  if (cached) return { source: 'cache' as Source, ...cached };
+  if (!isMiss(cached)) return { source: 'cache' as Source, ...cached };
   const { total, position } = await placeInScope(ctx.db, s.board, dbScope(s), member);
-  if (position === null) return { source: fellBack(ctx, s) as Source, total, entries: [] as SliceEntry[] };
+  if (position === null) return { source: fellBack(ctx, s, cached) as Source, total, entries: [] as SliceEntry[] };
   const offset = Math.max(0, position - 1 - radius);
   const page = await rankScope(ctx.db, s.board, dbScope(s), { offset, limit: position - 1 - offset + radius + 1 });
-  return { source: fellBack(ctx, s) as Source, total, entries: page.entries as SliceEntry[] };
+  return { source: fellBack(ctx, s, cached) as Source, total, entries: page.entries as SliceEntry[] };
 }
 
 /** The given members ranked in the scope, in scope order. */
 export async function readPick(ctx: AppContext, s: ScopeRef, members: readonly string[]) {
   const cached = await ctx.leaderboard.pick(s, members);
-  if (cached) return { source: 'cache' as Source, picked: cached.map((p) => ({ member: p.member, scaled: p.scaled })) };
+  if (!isMiss(cached)) return { source: 'cache' as Source, picked: cached.map((p) => ({ member: p.member, scaled: p.scaled })) };
   const rows = await pickInScope(ctx.db, s.board, dbScope(s), members);
-  return { source: fellBack(ctx, s) as Source, picked: rows.map((r) => ({ member: r.member_id, scaled: r.value })) };
+  return { source: fellBack(ctx, s, cached) as Source, picked: rows.map((r) => ({ member: r.member_id, scaled: r.value })) };
 }

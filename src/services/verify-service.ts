@@ -5,6 +5,7 @@ import { ALL_CATEGORIES, WORLD } from '../domain/ids.js';
 import { listBoards } from '../storage/postgres/boards-repository.js';
 import { listOpenPeriods } from '../storage/postgres/periods-repository.js';
 import { rankScope } from '../storage/postgres/standings-repository.js';
+import { isMiss } from '../storage/redis/leaderboard-cache.js';
 
 export interface Difference {
   board: string;
@@ -67,7 +68,7 @@ async function compareScope(
       rankScope(ctx.db, board, scope, { offset, limit: PAGE }),
       ctx.leaderboard.slice(ref, offset, PAGE),
     ]);
-    if (!cache) {
+    if (isMiss(cache)) {
       out.push({ ...where, problem: 'missing from Redis (category not complete)' });
       return;
     }

@@ -29,7 +29,7 @@ export interface Harness {
   workers: RunningWorkers | null;
   /** Calls the HTTP API; `key` defaults to the admin key, null sends none. */
   api<T = any>(method: string, path: string, body?: unknown, key?: string | null): Promise<ApiResponse<T>>;
-  /** Waits until the score queue has nothing waiting, active or delayed. */
+  /** Waits until the score and rebuild queues have nothing waiting, active or delayed. */
   drain(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -104,8 +104,11 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     async drain(timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const counts = await ctx.scoreQueue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children');
-        if (Object.values(counts).every((n) => n === 0)) return;
+        const counts = [
+          await ctx.scoreQueue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children'),
+          await ctx.rebuildQueue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children'),
+        ];
+        if (counts.every((c) => Object.values(c).every((n) => n === 0))) return;
         if (Date.now() > deadline) throw new Error(`queue not drained: ${JSON.stringify(counts)}`);
         await new Promise((r) => setTimeout(r, 20));
       }

@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FileMigrationProvider, Migrator, sql, type Kysely } from 'kysely';
+import { createPostgres } from './database.js';
 
 /** migrations/ sits at the project root, both in the sources and in dist/. */
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../migrations');
@@ -19,6 +20,16 @@ class ScriptMigrationProvider extends FileMigrationProvider {
 
 export function createMigrator(db: Kysely<any>): Migrator {
   return new Migrator({ db, provider: new ScriptMigrationProvider(MIGRATIONS_DIR) });
+}
+
+/** Migrates the database at `url` with a connection of its own (release phase, CLI). */
+export async function migrateDatabase(url: string): Promise<string[]> {
+  const { db } = createPostgres(url, { max: 1, applicationName: 'laurel-migrate' });
+  try {
+    return await migrateToLatest(db);
+  } finally {
+    await db.destroy();
+  }
 }
 
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {

@@ -13,6 +13,18 @@ export interface ScopeRef {
   region: string;
 }
 
+/** A read Redis cannot answer: the category is not complete there (a rebuild may be running). */
+export interface Miss {
+  miss: true;
+  rebuilding: boolean;
+}
+
+export function isMiss(value: unknown): value is Miss {
+  return typeof value === 'object' && value !== null && (value as Miss).miss === true;
+}
+
+const miss = (reply: readonly unknown[]): Miss => ({ miss: true, rebuilding: reply[1] === 1 });
+
 /** A category of a period whose Redis copy is not known to be complete. */
 export interface IncompleteCategory {
   board: string;
@@ -86,17 +98,17 @@ export class LeaderboardCache {
     ];
   }
 
-  async slice(s: ScopeRef, offset: number, limit: number): Promise<Slice | null> {
+  async slice(s: ScopeRef, offset: number, limit: number): Promise<Slice | Miss> {
     const reply = await this.redis.laurelSlice(...this.readKeys(s), offset, limit, sharedFlag(s.board));
-    if (reply[0] === 0) return null;
+    if (reply[0] === 0) return miss(reply);
     const [, total, first, items] = reply;
     return { total, entries: rankedEntries(s.board, offset, first, items) };
   }
 
   /** The member and up to `radius` neighbours on each side; no entries when the member is unranked. */
-  async around(s: ScopeRef, member: string, radius: number): Promise<Slice | null> {
+  async around(s: ScopeRef, member: string, radius: number): Promise<Slice | Miss> {
     const reply = await this.redis.laurelAround(...this.readKeys(s), member, radius, sharedFlag(s.board));
-    if (reply[0] === 0) return null;
+    if (reply[0] === 0) return miss(reply);
     const [, total, from, first, items] = reply;
     if (from === undefined || first === undefined || !items) return { total, entries: [] };
     return { total, entries: rankedEntries(s.board, from, first, items) };
@@ -106,9 +118,9 @@ export class LeaderboardCache {
    * The entries of the given members that are ranked in the scope, in scope order: one
    * round trip (HMGET + ZMSCORE), O(k log N) for k members whatever their ranks.
    */
-  async pick(s: ScopeRef, members: readonly string[]): Promise<PickedEntry[] | null> {
+  async pick(s: ScopeRef, members: readonly string[]): Promise<PickedEntry[] | Miss> {
     const reply = await this.redis.laurelPick(...this.readKeys(s), ...members);
-    if (reply[0] === 0) return null;
+    if (reply[0] === 0) return miss(reply);
     const flat = reply[1];
     const picked: PickedEntry[] = [];
     for (let i = 0; i < flat.length; i += 3) {
@@ -118,13 +130,13 @@ export class LeaderboardCache {
     return picked.sort((a, b) => a.sortScore - b.sortScore || (a.entry < b.entry ? -1 : a.entry > b.entry ? 1 : 0));
   }
 
-  async place(s: ScopeRef, member: string): Promise<Placed | null> {
+  async place(s: ScopeRef, member: string): Promise<Placed | Miss> {
     const [placed] = await this.placeMany([{ ...s, member }]);
-    return placed ?? null;
+    return placed!;
   }
 
-  /** Placements of many members, possibly on many boards, in one pipeline (null: not complete in Redis). */
-  async placeMany(queries: ReadonlyArray<ScopeRef & { member: string }>): Promise<Array<Placed | null>> {
+  /** Placements of many members, possibly on many boards, in one pipeline. */
+  async placeMany(queries: ReadonlyArray<ScopeRef & { member: string }>): Promise<Array<Placed | Miss>> {
     if (queries.length === 0) return [];
     const pipeline = this.redis.pipeline() as unknown as {
       laurelPlace(...args: string[]): void;
@@ -135,7 +147,7 @@ export class LeaderboardCache {
     return replies.map(([err, reply], i) => {
       if (err) throw err;
       const r = reply as NonNullable<Awaited<ReturnType<LeaderboardRedis['laurelPlace']>>>;
-      if (r[0] === 0) return null;
+      if (r[0] === 0) return miss(r);
       const [, total, rank0, score] = r;
       if (rank0 === undefined || score === undefined) return { total, rank: null, scaled: null };
       return { total, rank: rank0 + 1, scaled: scaledFromSortScore(queries[i]!.board.order, score) };

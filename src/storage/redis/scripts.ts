@@ -10,6 +10,12 @@ import type { Redis } from 'ioredis';
 // Applies one aggregate to a family of keys (live: the period base; rebuild: its temp base),
 // keeping the highest version. The state hash remembers, per member, "version|region|entry".
 const APPLY = `
+-- True while a rebuild of the category runs (its temp keys are alive): no need to ask for another.
+local function rebuilding(base, cat)
+  local token = redis.call('HGET', base .. ':rb', cat)
+  return token and redis.call('EXISTS', base .. ':t:' .. token .. ':alive') == 1
+end
+
 local function apply(fam, cat, member, version, score, entry, region)
   local stateKey = fam .. ':s:' .. cat
   local current = redis.call('HGET', stateKey, member)
@@ -39,7 +45,7 @@ end
 // period this batch created), then groups of (category, member, version, score, entry, region);
 // entry '' = not ranked, region '' = no region scope. While a category is being rebuilt the
 // aggregate also goes into the rebuild's temp keys, so the swap loses nothing.
-// Returns the categories that are not known to be complete (they need a rebuild).
+// Returns the categories that are not known to be complete and not being rebuilt.
 const PROJECT = `${APPLY}
 local base = KEYS[1]
 if ARGV[1] ~= '' then
@@ -52,7 +58,9 @@ for i = 2, #ARGV, 6 do
   apply(base, cat, member, version, score, entry, region)
   local token = redis.call('HGET', base .. ':rb', cat)
   if token then apply(base .. ':t:' .. token, cat, member, version, score, entry, region) end
-  if not seen[cat] and redis.call('HEXISTS', base .. ':ok', cat) == 0 then missing[#missing + 1] = cat end
+  if not seen[cat] and redis.call('HEXISTS', base .. ':ok', cat) == 0 and not rebuilding(base, cat) then
+    missing[#missing + 1] = cat
+  end
   seen[cat] = true
 end
 return missing
@@ -119,10 +127,16 @@ return 1
 `;
 
 // Reads. KEYS[1]: scope sorted set, KEYS[2]: state hash, KEYS[3]: the period's ok hash.
-// Each answers {0} when the category is not known to be complete (Redis lost it, or a
-// rebuild has not finished): the caller then reads Postgres instead.
+// Each answers {0, rebuilding} when the category is not known to be complete (Redis lost
+// it, or a rebuild has not finished): the caller then reads Postgres instead, and asks for
+// a rebuild unless one is running.
 const READY = `
-if redis.call('HEXISTS', KEYS[3], ARGV[1]) == 0 then return {0} end
+if redis.call('HEXISTS', KEYS[3], ARGV[1]) == 0 then
+  local base = string.sub(KEYS[3], 1, -4)
+  local token = redis.call('HGET', base .. ':rb', ARGV[1])
+  local running = token and redis.call('EXISTS', base .. ':t:' .. token .. ':alive') == 1
+  return {0, running and 1 or 0}
+end
 `;
 
 // ARGV: category, offset, limit, shared. Returns {1, total, rank offset of the first entry, {entry, score, ...}}.
@@ -211,7 +225,8 @@ end
 return {1, out}
 `;
 
-type NotReady = [0];
+/** Not complete in Redis; the second element is 1 while a rebuild of it runs. */
+type NotReady = [0, number];
 
 export interface LeaderboardCommands {
   laurelProject(base: string, markComplete: string, ...args: string[]): Promise<string[]>;
