@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.js';
 import { unscale } from '../domain/decimal.js';
 import { IDEMPOTENCY_KEY } from '../domain/ids.js';
+import { periodContaining } from '../domain/period.js';
 import { notFound } from '../http/errors.js';
 import { currentAggregate, findEvent, findLatestRejection } from '../storage/postgres/events-repository.js';
 
@@ -32,8 +33,25 @@ export async function eventStatus(ctx: AppContext, key: string): Promise<Record<
       ...(stored.status === 'voided' ? { voidReason: stored.voidReason, voidedAt: stored.voidedAt?.toISOString() } : {}),
     };
   }
-  if (pendingJobId && (await ctx.scoreQueue.getJob(pendingJobId))) {
-    return { idempotencyKey: key, status: 'pending', jobId: pendingJobId, period: null, score: null };
+  const job = pendingJobId ? await ctx.scoreQueue.getJob(pendingJobId) : undefined;
+  const queued = job?.data.events.find((e) => e.posted.idempotencyKey === key);
+  if (queued) {
+    // Not applied yet: the period it will count in, and the member's score there so far.
+    const board = await ctx.boards.get(queued.posted.board);
+    const period = board
+      ? periodContaining(board.period, board.timezone, new Date(queued.posted.occurredAt ?? queued.receivedAt)).key
+      : null;
+    const aggregate = board && period ? await currentAggregate(ctx.db, { board: board.id, period, member: queued.posted.member }) : null;
+    return {
+      idempotencyKey: key,
+      status: 'pending',
+      jobId: pendingJobId,
+      board: queued.posted.board,
+      member: queued.posted.member,
+      period,
+      receivedAt: queued.receivedAt,
+      score: aggregate === null || !board ? null : unscale(aggregate, board.decimals),
+    };
   }
   const rejection = await findLatestRejection(ctx.db, key);
   if (rejection) {

@@ -16,7 +16,8 @@ export interface Difference {
 }
 
 const PAGE = 5000;
-const MAX_DIFFERENCES = 1000;
+/** Enough to show any real divergence; a scope wholly different would otherwise print millions of lines. */
+const MAX_DIFFERENCES = 100_000;
 
 /**
  * Compares every scope of the chosen periods in Redis with Postgres, entry by entry

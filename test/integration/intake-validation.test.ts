@@ -93,7 +93,8 @@ describe('validation of a batch', () => {
     expect(res).toMatchObject({ status: 202, body: { accepted: 3 } });
     expect(await queued()).toBe(before + 1);
     const status = await h.api('GET', '/v1/events/ok-2');
-    expect(status.body).toMatchObject({ idempotencyKey: 'ok-2', status: 'pending' });
+    expect(status.body).toMatchObject({ idempotencyKey: 'ok-2', status: 'pending', board: 'game', member: 'm2', score: null });
+    expect(status.body.period).toMatch(/^\d{4}-\d{2}$/);
     expect((await h.api('GET', '/v1/events/never-posted')).status).toBe(404);
   });
 });
