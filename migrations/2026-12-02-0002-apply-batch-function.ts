@@ -344,6 +344,13 @@ BEGIN
    WHERE f.outcome IN ('conflict', 'period_closed', 'out_of_range')
   ON CONFLICT DO NOTHING;
 
+  -- Duplicates are not rejections, but rollups count them (insert-only: no hot row).
+  INSERT INTO duplicate_log (board_id, period_key, at, duplicates)
+  SELECT f.stored_board, f.stored_period, p_now, count(*)
+    FROM jsonb_to_recordset(v_final) AS f(outcome text, stored_board text, stored_period text)
+   WHERE f.outcome = 'duplicate'
+   GROUP BY 1, 2;
+
   -- Every aggregate the batch touched, duplicates included: a retried job re-projects what
   -- an earlier attempt committed but never wrote to Redis.
   SELECT coalesce(jsonb_agg(laurel_aggregate_json(a, b.regions, m.excluded_at IS NOT NULL)), '[]'::jsonb)

@@ -11,6 +11,8 @@ import { LeaderboardCache } from './storage/redis/leaderboard-cache.js';
 import { withLeaderboardScripts } from './storage/redis/scripts.js';
 import { createScoreEventsQueue, type ScoreJob, type ScoreJobResult } from './queue/score-events-queue.js';
 import { createRebuildFlowProducer, createRebuildQueue } from './queue/rebuild-queue.js';
+import { createPeriodsQueue } from './queue/periods-queue.js';
+import { createWebhooksQueue, type WebhookJob } from './queue/webhooks-queue.js';
 
 /**
  * Points where tests inject failures into the real pipeline (a crash between the Postgres
@@ -18,6 +20,8 @@ import { createRebuildFlowProducer, createRebuildQueue } from './queue/rebuild-q
  */
 export interface FaultHooks {
   afterCommit?: (jobId: string | undefined) => void | Promise<void>;
+  /** Between the open -> closing transition and the final standings of a period. */
+  midClose?: (board: string, period: string) => void | Promise<void>;
 }
 
 /** Everything a request handler or a job processor needs, passed in rather than imported. */
@@ -34,6 +38,8 @@ export interface AppContext {
   scoreQueue: Queue<ScoreJob, ScoreJobResult>;
   rebuildQueue: Queue;
   rebuildFlow: FlowProducer;
+  periodsQueue: Queue;
+  webhooksQueue: Queue<WebhookJob>;
   faults: FaultHooks;
   close(): Promise<void>;
 }
@@ -64,6 +70,10 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
   rebuildQueue.on('error', (err) => log.warn({ err: err.message }, 'rebuild queue error'));
   const rebuildFlow = createRebuildFlowProducer(queueRedis, env.REDIS_PREFIX);
   rebuildFlow.on('error', (err) => log.warn({ err: err.message }, 'rebuild flow error'));
+  const periodsQueue = createPeriodsQueue(queueRedis, env.REDIS_PREFIX);
+  periodsQueue.on('error', (err) => log.warn({ err: err.message }, 'periods queue error'));
+  const webhooksQueue = createWebhooksQueue(queueRedis, env.REDIS_PREFIX);
+  webhooksQueue.on('error', (err) => log.warn({ err: err.message }, 'webhooks queue error'));
 
   return {
     env,
@@ -77,11 +87,15 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
     scoreQueue,
     rebuildQueue,
     rebuildFlow,
+    periodsQueue,
+    webhooksQueue,
     faults: options.faults ?? {},
     async close() {
       await scoreQueue.close().catch(() => undefined);
       await rebuildQueue.close().catch(() => undefined);
       await rebuildFlow.close().catch(() => undefined);
+      await periodsQueue.close().catch(() => undefined);
+      await webhooksQueue.close().catch(() => undefined);
       queueRedis.disconnect();
       leaderboardRedis.disconnect();
       await postgres.db.destroy();

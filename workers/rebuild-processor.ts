@@ -58,6 +58,10 @@ export async function processScopeRebuild(
   if (swapped === 0) return { superseded: true };
   if (swapped === -1) throw new Error('rebuild temp keys expired before the swap; starting over');
   const result: ScopeJobResult = { ...ref, members, durationMs: Date.now() - started, recomputed: job.fromEvents === true };
+  await ctx.db
+    .insertInto('rebuild_log')
+    .values({ board_id: job.board, period_key: job.period, category: job.category, members, duration_ms: result.durationMs, finished_at: ctx.clock.now() })
+    .execute();
   ctx.log.info({ ...result, trigger: job.trigger }, 'scope rebuilt');
   return result;
 }

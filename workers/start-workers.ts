@@ -6,6 +6,11 @@ import { cappedExponentialBackoff } from './backoff.js';
 import { processScoreJob } from './score-processor.js';
 import { processRebuildRequest, processScopeRebuild } from './rebuild-processor.js';
 import { REBUILD_QUEUE } from '../src/queue/rebuild-queue.js';
+import { PERIODS_QUEUE, registerSchedulers } from '../src/queue/periods-queue.js';
+import { WEBHOOKS_QUEUE } from '../src/queue/webhooks-queue.js';
+import { runTick } from '../src/services/period-lifecycle.js';
+import { computeRollups } from '../src/services/rollups.js';
+import { deliverWebhook } from './webhook-processor.js';
 
 export interface RunningWorkers {
   workers: Worker[];
@@ -13,7 +18,10 @@ export interface RunningWorkers {
 }
 
 /** Starts a BullMQ worker for every queue Laurel has. */
-export function startWorkers(ctx: AppContext, options: { concurrency?: number; rebuildConcurrency?: number } = {}): RunningWorkers {
+export function startWorkers(
+  ctx: AppContext,
+  options: { concurrency?: number; rebuildConcurrency?: number; schedulers?: boolean } = {},
+): RunningWorkers {
   const connection = createWorkerRedis(ctx.env.REDIS_URL, 'laurel-worker');
   connection.on('error', (err: Error) => ctx.log.warn({ err: err.message }, 'worker redis connection error'));
 
@@ -48,7 +56,28 @@ export function startWorkers(ctx: AppContext, options: { concurrency?: number; r
   rebuild.on('failed', (job, err) => ctx.log.warn({ jobId: job?.id, name: job?.name, err: err.message }, 'rebuild job failed'));
   rebuild.on('error', (err) => ctx.log.error({ err: err.message }, 'rebuild worker error'));
 
-  const workers: Worker[] = [score, rebuild];
+  const periods = new Worker(
+    PERIODS_QUEUE,
+    async (job) => (job.name === 'tick' ? runTick(ctx) : computeRollups(ctx)),
+    { connection, prefix: queuePrefix(ctx.env.REDIS_PREFIX, PERIODS_QUEUE), concurrency: 1 },
+  );
+  periods.on('failed', (job, err) => ctx.log.warn({ jobId: job?.id, name: job?.name, err: err.message }, 'periods job failed'));
+  periods.on('error', (err) => ctx.log.error({ err: err.message }, 'periods worker error'));
+
+  const webhooks = new Worker(WEBHOOKS_QUEUE, async (job) => deliverWebhook(ctx, job.data), {
+    connection,
+    prefix: queuePrefix(ctx.env.REDIS_PREFIX, WEBHOOKS_QUEUE),
+    concurrency: 8,
+    settings: { backoffStrategy: cappedExponentialBackoff },
+  });
+  webhooks.on('failed', (job, err) => ctx.log.warn({ jobId: job?.id, attemptsMade: job?.attemptsMade, err: err.message }, 'webhook delivery failed; it will be retried'));
+  webhooks.on('error', (err) => ctx.log.error({ err: err.message }, 'webhooks worker error'));
+
+  if (options.schedulers !== false) {
+    registerSchedulers(ctx.periodsQueue).catch((err: Error) => ctx.log.error({ err: err.message }, 'could not register job schedulers'));
+  }
+
+  const workers: Worker[] = [score, rebuild, periods, webhooks];
   return {
     workers,
     async close() {

@@ -20,7 +20,7 @@ const envSchema = z.object({
   /** How long an API key lookup is cached in memory; a revoked key stops working within this time. */
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(10),
   WEBHOOK_URL: z.string().url().optional(),
-  WEBHOOK_SECRET: z.string().min(16).optional(),
+  WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -35,7 +35,9 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
   const cleaned = Object.fromEntries(
     Object.entries(source).filter(([, v]) => v !== undefined && v !== ''),
   );
-  const result = envSchema.safeParse(cleaned);
+  const result = envSchema
+    .refine((e) => !e.WEBHOOK_URL || e.WEBHOOK_SECRET, { path: ['WEBHOOK_SECRET'], message: 'is required when WEBHOOK_URL is set' })
+    .safeParse(cleaned);
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const name = String(issue.path[0] ?? 'environment');

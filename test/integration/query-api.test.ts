@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../support/harness.js';
+import { closePeriod } from '../../src/services/period-lifecycle.js';
 import { prng, referenceStandings, shuffle, type Aggregation, type Order, type RefEvent, type RefStanding, type TieBreak } from '../support/reference.js';
 
 const NOW = new Date('2026-12-02T12:00:00Z');
@@ -159,7 +160,9 @@ describe('periods, results and member standings', () => {
 
   it('serves the final standings of a closed period from Postgres with the live ranks', async () => {
     const live = await h.api('GET', '/v1/boards/q-asc-shared/standings?limit=200&offset=2300');
-    await h.ctx.db.updateTable('periods').set({ state: 'closed' }).where('board_id', '=', 'q-asc-shared').execute();
+    h.clock.set('2027-01-01T00:05:00Z');
+    const board = (await h.ctx.boards.get('q-asc-shared'))!;
+    expect(await closePeriod(h.ctx, board, '2026-12')).toBe(true);
     const results = await h.api('GET', '/v1/boards/q-asc-shared/periods/2026-12/results?limit=200&offset=2300');
     expect(results.status).toBe(200);
     expect(results.body).toMatchObject({ source: 'database', total: live.body.total, period: { key: '2026-12', state: 'closed' } });

@@ -74,7 +74,8 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     const s = web.app.listen(0, '127.0.0.1', () => resolve(s));
   });
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const workers = options.workers === false ? null : startWorkers(ctx, { concurrency: options.concurrency ?? 2 });
+  // Job schedulers stay off: tests drive the period tick themselves, with their own clock.
+  const workers = options.workers === false ? null : startWorkers(ctx, { concurrency: options.concurrency ?? 2, schedulers: false });
 
   return {
     ctx,

@@ -2,6 +2,7 @@ import { Router } from 'express';
 import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { rebuildStatus, requestRebuild } from '../../services/rebuild-service.js';
+import { stats } from '../../services/rollups.js';
 import { param } from '../params.js';
 import { requireRole } from '../auth.js';
 
@@ -15,6 +16,9 @@ export function adminRebuildRoutes(ctx: AppContext, verifier: ApiKeyVerifier): R
   });
   router.get('/v1/admin/rebuilds/:rebuildId', admin, async (req, res) => {
     res.json(await rebuildStatus(ctx, param(req, 'rebuildId')));
+  });
+  router.get('/v1/admin/stats', admin, async (req, res) => {
+    res.json(await stats(ctx, req.query));
   });
   return router;
 }

@@ -4,6 +4,7 @@ import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { putFollowing } from '../../services/members-service.js';
 import { excludeMember, memberProfile, putMember, restoreMember } from '../../services/moderation-service.js';
 import { memberAcrossBoards } from '../../services/standings-service.js';
+import { awardsOf, notificationsOf } from '../../services/periods-service.js';
 import { param } from '../params.js';
 import { principalOf, requireRole } from '../auth.js';
 
@@ -27,6 +28,12 @@ export function memberRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router 
   });
   router.delete('/v1/members/:memberId/exclusion', admin, async (req, res) => {
     res.json(await restoreMember(ctx, param(req, 'memberId'), principalOf(res)!.name));
+  });
+  router.get('/v1/members/:memberId/awards', read, async (req, res) => {
+    res.json(await awardsOf(ctx, param(req, 'memberId')));
+  });
+  router.get('/v1/members/:memberId/notifications', read, async (req, res) => {
+    res.json(await notificationsOf(ctx, param(req, 'memberId'), req.query));
   });
   router.get('/v1/members/:memberId/standings', read, async (req, res) => {
     res.json(await memberAcrossBoards(ctx, param(req, 'memberId'), req.query));

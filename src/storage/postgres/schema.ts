@@ -114,6 +114,68 @@ export interface MemberExclusionsTable {
   restored_at: Date | null;
 }
 
+export interface PeriodResultsTable {
+  board_id: string;
+  period_key: string;
+  category: string;
+  region: string;
+  position: number;
+  rank: number;
+  member_id: string;
+  value: number;
+}
+
+export interface AwardsTable {
+  board_id: string;
+  period_key: string;
+  category: string;
+  region: string;
+  member_id: string;
+  award: string;
+  rank: number;
+  granted_at: Date;
+}
+
+export interface NotificationsTable {
+  id: Generated<number>;
+  member_id: string;
+  kind: string;
+  board_id: string;
+  period_key: string;
+  rank: number | null;
+  title: string;
+  body: string;
+  award: string | null;
+  created_at: Date;
+}
+
+export interface RollupsTable {
+  board_id: string;
+  period_key: string;
+  hour: Date;
+  applied: number;
+  duplicates: number;
+  rejected_period_closed: number;
+  rejected_conflict: number;
+  rejected_out_of_range: number;
+  members: number;
+  lag_p50_ms: number | null;
+  lag_p99_ms: number | null;
+  voids: number;
+  rebuilds: number;
+  rebuild_ms: number;
+  computed_at: Date;
+}
+
+export interface RebuildLogTable {
+  board_id: string;
+  period_key: string;
+  category: string;
+  members: number;
+  duration_ms: number;
+  finished_at: Date;
+}
+
 export interface Database {
   boards: BoardsTable;
   periods: PeriodsTable;
@@ -124,4 +186,9 @@ export interface Database {
   api_keys: ApiKeysTable;
   member_follows: MemberFollowsTable;
   member_exclusions: MemberExclusionsTable;
+  period_results: PeriodResultsTable;
+  awards: AwardsTable;
+  notifications: NotificationsTable;
+  rollups: RollupsTable;
+  rebuild_log: RebuildLogTable;
 }

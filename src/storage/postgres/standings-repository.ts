@@ -23,19 +23,30 @@ export interface DbScope {
   region: string;
 }
 
-function ranked(board: Board, scope: DbScope): RawBuilder<unknown> {
-  const valueOrder = sql.raw(board.order === 'desc' ? 'a.value DESC' : 'a.value ASC');
-  const timeOrder =
+/**
+ * The ranking order of a board over member_aggregates `a`, written once for every ranked
+ * read, the final standings and the rebuild checks: `full` orders every member (value,
+ * then the reached second for first/last, then member id bytes); `value` orders by value
+ * alone, for `shared` competition ranks.
+ */
+export function scopeOrder(board: Board): { full: RawBuilder<unknown>; value: RawBuilder<unknown> } {
+  const value = sql.raw(board.order === 'desc' ? 'a.value DESC' : 'a.value ASC');
+  const time =
     board.tieBreak === 'first'
       ? sql.raw('floor(extract(epoch FROM a.reached_at)) ASC,')
       : board.tieBreak === 'last'
         ? sql.raw('floor(extract(epoch FROM a.reached_at)) DESC,')
         : sql.raw('');
+  return { full: sql`${value}, ${time} a.member_id COLLATE "C"`, value };
+}
+
+function ranked(board: Board, scope: DbScope): RawBuilder<unknown> {
+  const order = scopeOrder(board);
   const regionFilter = scope.region === WORLD ? sql`` : sql`AND a.region = ${scope.region}`;
   return sql`
     SELECT a.member_id, a.value,
-           row_number() OVER (ORDER BY ${valueOrder}, ${timeOrder} a.member_id COLLATE "C") AS position,
-           rank() OVER (ORDER BY ${valueOrder}) AS shared_rank,
+           row_number() OVER (ORDER BY ${order.full}) AS position,
+           rank() OVER (ORDER BY ${order.value}) AS shared_rank,
            count(*) OVER () AS total
       FROM member_aggregates a
       JOIN members m ON m.id = a.member_id

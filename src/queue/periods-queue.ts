@@ -1,0 +1,26 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { queuePrefix } from './score-events-queue.js';
+
+/**
+ * The "periods" queue carries recurring work, driven by BullMQ job schedulers with stable
+ * ids (upsertJobScheduler): re-registering at every worker start replaces, never doubles.
+ */
+export const PERIODS_QUEUE = 'periods';
+export const PERIOD_TICK_SCHEDULER = 'period-tick';
+export const ROLLUPS_SCHEDULER = 'rollups';
+export const TICK_EVERY_MS = 30_000;
+export const ROLLUPS_EVERY_MS = 5 * 60_000;
+
+export function createPeriodsQueue(connection: Redis, redisPrefix: string): Queue {
+  return new Queue(PERIODS_QUEUE, {
+    connection,
+    prefix: queuePrefix(redisPrefix, PERIODS_QUEUE),
+    defaultJobOptions: { attempts: 3, backoff: { type: 'capped-exponential' }, removeOnComplete: { count: 100 }, removeOnFail: { count: 1000 } },
+  });
+}
+
+export async function registerSchedulers(queue: Queue): Promise<void> {
+  await queue.upsertJobScheduler(PERIOD_TICK_SCHEDULER, { every: TICK_EVERY_MS }, { name: 'tick' });
+  await queue.upsertJobScheduler(ROLLUPS_SCHEDULER, { every: ROLLUPS_EVERY_MS }, { name: 'rollup' });
+}

@@ -1,0 +1,33 @@
+import { createHash } from 'node:crypto';
+import { Queue, type JobsOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { queuePrefix } from './score-events-queue.js';
+
+/** One job per webhook delivery; the job id is the stable delivery id. */
+export const WEBHOOKS_QUEUE = 'webhooks';
+
+export const webhookJobSchema = z.object({
+  deliveryId: z.string(),
+  type: z.enum(['period.closed', 'member.period_report']),
+  createdAt: z.string(),
+  data: z.record(z.string(), z.unknown()),
+});
+export type WebhookJob = z.infer<typeof webhookJobSchema>;
+
+/** At least once: retried with capped exponential backoff for about a day. */
+export const webhookJobOptions: JobsOptions = {
+  attempts: 3000,
+  backoff: { type: 'capped-exponential' },
+  removeOnComplete: { age: 24 * 3600, count: 100_000 },
+  removeOnFail: { age: 14 * 24 * 3600 },
+};
+
+export function createWebhooksQueue(connection: Redis, redisPrefix: string): Queue<WebhookJob> {
+  return new Queue<WebhookJob>(WEBHOOKS_QUEUE, { connection, prefix: queuePrefix(redisPrefix, WEBHOOKS_QUEUE), defaultJobOptions: webhookJobOptions });
+}
+
+/** Stable across retries and re-enqueues: the receiver deduplicates on it. */
+export function deliveryId(...parts: string[]): string {
+  return createHash('sha256').update(parts.join('\u0001')).digest('hex').slice(0, 32);
+}

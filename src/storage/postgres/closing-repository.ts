@@ -1,0 +1,206 @@
+import { sql } from 'kysely';
+import type { Db } from './database.js';
+import type { Board } from '../../domain/board.js';
+import { scopeOrder } from './standings-repository.js';
+
+export interface DuePeriod {
+  boardId: string;
+  key: string;
+  startsAt: Date;
+  state: 'open' | 'closing';
+}
+
+/** Periods to close: open ones past endsAt + grace, and any left in `closing` by a crash. */
+export async function duePeriods(db: Db, now: Date): Promise<DuePeriod[]> {
+  const { rows } = await sql<{ board_id: string; key: string; starts_at: Date; state: 'open' | 'closing' }>`
+    SELECT p.board_id, p.key, p.starts_at, p.state
+      FROM periods p JOIN boards b ON b.id = p.board_id
+     WHERE (p.state = 'open' AND p.ends_at IS NOT NULL AND p.ends_at + make_interval(secs => b.grace_seconds) <= ${now})
+        OR p.state = 'closing'
+     ORDER BY p.ends_at, p.board_id`.execute(db);
+  return rows.map((r) => ({ boardId: r.board_id, key: r.key, startsAt: r.starts_at, state: r.state }));
+}
+
+/**
+ * The guarded transition open -> closing. It takes the period row FOR UPDATE, so it waits
+ * for batches in flight (they hold it FOR SHARE) and later batches see `closing` and are
+ * rejected. True only for the caller that made the transition.
+ */
+export async function beginClosing(db: Db, boardId: string, key: string, now: Date): Promise<boolean> {
+  const { rows } = await sql`
+    UPDATE periods p SET state = 'closing', closing_started_at = ${now}
+      FROM boards b
+     WHERE b.id = p.board_id AND p.board_id = ${boardId} AND p.key = ${key} AND p.state = 'open'
+       AND p.ends_at + make_interval(secs => b.grace_seconds) <= ${now}
+    RETURNING 1`.execute(db);
+  return rows.length > 0;
+}
+
+/** Locks a closing period; false if it is not (or no longer) closing. */
+export async function lockClosing(db: Db, boardId: string, key: string): Promise<boolean> {
+  const { rows } = await sql`SELECT 1 FROM periods WHERE board_id = ${boardId} AND key = ${key} AND state = 'closing' FOR UPDATE`.execute(db);
+  return rows.length > 0;
+}
+
+/**
+ * Final standings of every scope of the period, from member_aggregates, in set-based
+ * statements (memory stays flat whatever the period size). Unique keys make a repeat a no-op.
+ */
+export async function writeFinalStandings(db: Db, board: Board, key: string): Promise<void> {
+  const order = scopeOrder(board);
+  const rank = board.tieBreak === 'shared' ? sql`rank() OVER (PARTITION BY a.category ORDER BY ${order.value})` : sql`row_number() OVER (PARTITION BY a.category ORDER BY ${order.full})`;
+  const regionRank = board.tieBreak === 'shared'
+    ? sql`rank() OVER (PARTITION BY a.category, a.region ORDER BY ${order.value})`
+    : sql`row_number() OVER (PARTITION BY a.category, a.region ORDER BY ${order.full})`;
+  await sql`
+    INSERT INTO period_results (board_id, period_key, category, region, position, rank, member_id, value)
+    SELECT a.board_id, a.period_key, a.category, 'world',
+           row_number() OVER (PARTITION BY a.category ORDER BY ${order.full}), ${rank}, a.member_id, a.value
+      FROM member_aggregates a JOIN members m ON m.id = a.member_id
+     WHERE a.board_id = ${board.id} AND a.period_key = ${key} AND a.event_count > 0 AND m.excluded_at IS NULL
+    ON CONFLICT DO NOTHING`.execute(db);
+  if (!board.regions) return;
+  await sql`
+    INSERT INTO period_results (board_id, period_key, category, region, position, rank, member_id, value)
+    SELECT a.board_id, a.period_key, a.category, a.region,
+           row_number() OVER (PARTITION BY a.category, a.region ORDER BY ${order.full}), ${regionRank}, a.member_id, a.value
+      FROM member_aggregates a JOIN members m ON m.id = a.member_id
+     WHERE a.board_id = ${board.id} AND a.period_key = ${key} AND a.event_count > 0 AND m.excluded_at IS NULL
+       AND a.region IS NOT NULL
+    ON CONFLICT DO NOTHING`.execute(db);
+}
+
+/**
+ * Awards (SPEC §6): top{N} per (category, world) scope, the best tier reached; region_top{N}
+ * per region of the (all) category; following_top1 to whoever ranks first among themselves
+ * and those they follow (ties share first place, so equals are never picked arbitrarily).
+ */
+export async function grantAwards(db: Db, board: Board, key: string, now: Date): Promise<void> {
+  const tiers = board.awards.tiers;
+  const regionTiers = board.awards.regionTiers;
+  await sql`
+    INSERT INTO awards (board_id, period_key, category, region, member_id, award, rank, granted_at)
+    SELECT r.board_id, r.period_key, r.category, r.region, r.member_id, 'top' || t.tier, r.rank, ${now}
+      FROM period_results r
+      CROSS JOIN LATERAL (SELECT min(x) AS tier FROM unnest(${tiers}::int[]) x WHERE r.rank <= x) t
+     WHERE r.board_id = ${board.id} AND r.period_key = ${key} AND r.region = 'world' AND t.tier IS NOT NULL
+    ON CONFLICT DO NOTHING`.execute(db);
+  await sql`
+    INSERT INTO awards (board_id, period_key, category, region, member_id, award, rank, granted_at)
+    SELECT r.board_id, r.period_key, r.category, r.region, r.member_id, 'region_top' || t.tier, r.rank, ${now}
+      FROM period_results r
+      CROSS JOIN LATERAL (SELECT min(x) AS tier FROM unnest(${regionTiers}::int[]) x WHERE r.rank <= x) t
+     WHERE r.board_id = ${board.id} AND r.period_key = ${key} AND r.region <> 'world' AND r.category = 'all'
+       AND t.tier IS NOT NULL
+    ON CONFLICT DO NOTHING`.execute(db);
+  if (!board.awards.followingTop1) return;
+  await sql`
+    INSERT INTO awards (board_id, period_key, category, region, member_id, award, rank, granted_at)
+    SELECT r.board_id, r.period_key, 'all', 'world', r.member_id, 'following_top1', r.rank, ${now}
+      FROM period_results r
+     WHERE r.board_id = ${board.id} AND r.period_key = ${key} AND r.category = 'all' AND r.region = 'world'
+       AND EXISTS (SELECT 1 FROM member_follows f
+                     JOIN period_results o ON o.board_id = r.board_id AND o.period_key = r.period_key
+                                          AND o.category = 'all' AND o.region = 'world' AND o.member_id = f.followed_id
+                    WHERE f.member_id = r.member_id)
+       AND NOT EXISTS (SELECT 1 FROM member_follows f
+                         JOIN period_results o ON o.board_id = r.board_id AND o.period_key = r.period_key
+                                              AND o.category = 'all' AND o.region = 'world' AND o.member_id = f.followed_id
+                        WHERE f.member_id = r.member_id AND o.rank < r.rank)
+    ON CONFLICT DO NOTHING`.execute(db);
+}
+
+/**
+ * One period_report per ranked member of (all, world), inserted in rank order, with the
+ * member's most notable award: the (all, world) tier, else a region tier, else following_top1.
+ */
+export async function writeReports(db: Db, board: Board, key: string, label: string, now: Date): Promise<void> {
+  await sql`
+    INSERT INTO notifications (member_id, kind, board_id, period_key, rank, title, body, award, created_at)
+    SELECT r.member_id, 'period_report', r.board_id, r.period_key, r.rank,
+           ${label} || ' finished',
+           'You finished ' || r.rank ||
+             CASE WHEN r.rank % 100 BETWEEN 11 AND 13 THEN 'th'
+                  WHEN r.rank % 10 = 1 THEN 'st' WHEN r.rank % 10 = 2 THEN 'nd' WHEN r.rank % 10 = 3 THEN 'rd'
+                  ELSE 'th' END,
+           (SELECT w.award FROM awards w
+             WHERE w.board_id = r.board_id AND w.period_key = r.period_key AND w.member_id = r.member_id
+               AND (w.category = 'all' OR w.award = 'following_top1')
+             ORDER BY CASE WHEN w.award LIKE 'top%' THEN 0 WHEN w.award LIKE 'region_top%' THEN 1 ELSE 2 END,
+                      substring(w.award FROM '[0-9]+$')::int NULLS LAST
+             LIMIT 1),
+           ${now}
+      FROM period_results r
+     WHERE r.board_id = ${board.id} AND r.period_key = ${key} AND r.category = 'all' AND r.region = 'world'
+     ORDER BY r.position
+    ON CONFLICT DO NOTHING`.execute(db);
+}
+
+export async function markClosed(db: Db, boardId: string, key: string, now: Date): Promise<void> {
+  await sql`UPDATE periods SET state = 'closed', closed_at = ${now} WHERE board_id = ${boardId} AND key = ${key}`.execute(db);
+}
+
+/** Closed periods whose webhooks were not enqueued yet (a crash right after the close commit). */
+export async function periodsAwaitingWebhooks(db: Db): Promise<Array<{ boardId: string; key: string }>> {
+  const { rows } = await sql<{ board_id: string; key: string }>`
+    SELECT board_id, key FROM periods WHERE state = 'closed' AND webhooks_enqueued_at IS NULL ORDER BY closed_at`.execute(db);
+  return rows.map((r) => ({ boardId: r.board_id, key: r.key }));
+}
+
+export async function markWebhooksEnqueued(db: Db, boardId: string, key: string, now: Date): Promise<void> {
+  await sql`UPDATE periods SET webhooks_enqueued_at = ${now} WHERE board_id = ${boardId} AND key = ${key}`.execute(db);
+}
+
+export interface ReportRow {
+  id: number;
+  member: string;
+  rank: number;
+  title: string;
+  body: string;
+  award: string | null;
+}
+
+/** A period's reports in rank order, a page at a time. */
+export async function reportPage(db: Db, boardId: string, key: string, afterId: number, limit: number): Promise<ReportRow[]> {
+  const { rows } = await sql<{ id: number; member_id: string; rank: number; title: string; body: string; award: string | null }>`
+    SELECT id, member_id, rank, title, body, award FROM notifications
+     WHERE board_id = ${boardId} AND period_key = ${key} AND kind = 'period_report' AND id > ${afterId}
+     ORDER BY id LIMIT ${limit}`.execute(db);
+  return rows.map((r) => ({ id: r.id, member: r.member_id, rank: r.rank, title: r.title, body: r.body, award: r.award }));
+}
+
+/** Final standings of one scope of a closed period, a page at a time. */
+export async function finalStandings(db: Db, ref: { board: string; period: string; category: string; region: string }, page: { offset: number; limit: number }) {
+  const scope = db
+    .selectFrom('period_results')
+    .where('board_id', '=', ref.board)
+    .where('period_key', '=', ref.period)
+    .where('category', '=', ref.category)
+    .where('region', '=', ref.region);
+  const [rows, count] = await Promise.all([
+    scope.select(['rank', 'member_id', 'value']).orderBy('position').limit(page.limit).offset(page.offset).execute(),
+    scope.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { total: Number(count.n), entries: rows.map((r) => ({ rank: r.rank, member: r.member_id, scaled: r.value })) };
+}
+
+export async function scopeAwards(db: Db, ref: { board: string; period: string; category: string; region: string }) {
+  return db
+    .selectFrom('awards')
+    .select(['member_id', 'award', 'rank'])
+    .where('board_id', '=', ref.board)
+    .where('period_key', '=', ref.period)
+    .where('category', '=', ref.category)
+    .where('region', '=', ref.region)
+    .orderBy('rank')
+    .orderBy('member_id')
+    .execute();
+}
+
+export async function memberAwards(db: Db, memberId: string) {
+  return db.selectFrom('awards').selectAll().where('member_id', '=', memberId).orderBy('granted_at', 'desc').orderBy('board_id').limit(1000).execute();
+}
+
+export async function memberNotifications(db: Db, memberId: string, limit: number) {
+  return db.selectFrom('notifications').selectAll().where('member_id', '=', memberId).orderBy('id', 'desc').limit(limit).execute();
+}
