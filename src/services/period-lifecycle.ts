@@ -29,10 +29,18 @@ export async function runTick(ctx: AppContext): Promise<{ created: number; close
   const boards = await listBoards(ctx.db);
   const created = await createUpcomingPeriods(ctx, boards, now);
   const closed: string[] = [];
+  const failures: string[] = [];
   const byId = new Map(boards.map((b) => [b.id, b]));
   for (const due of await duePeriods(ctx.db, now)) {
     const board = byId.get(due.boardId);
-    if (board && (await closePeriod(ctx, board, due.key))) closed.push(`${due.boardId}/${due.key}`);
+    if (!board) continue;
+    // One period failing to close must not hold back the others; the job still fails after.
+    try {
+      if (await closePeriod(ctx, board, due.key)) closed.push(`${due.boardId}/${due.key}`);
+    } catch (err) {
+      ctx.log.error({ board: due.boardId, period: due.key, err: (err as Error).message }, 'closing failed; the next tick resumes it');
+      failures.push(`${due.boardId}/${due.key}: ${(err as Error).message}`);
+    }
   }
   if (ctx.env.WEBHOOK_URL) {
     for (const p of await periodsAwaitingWebhooks(ctx.db)) {
@@ -40,6 +48,7 @@ export async function runTick(ctx: AppContext): Promise<{ created: number; close
       if (board) await enqueueWebhooks(ctx, board, p.key);
     }
   }
+  if (failures.length > 0) throw new Error(`could not close ${failures.join('; ')}`);
   return { created, closed };
 }
 

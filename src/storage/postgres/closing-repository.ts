@@ -59,15 +59,19 @@ export async function writeFinalStandings(db: Db, board: Board, key: string): Pr
       FROM member_aggregates a JOIN members m ON m.id = a.member_id
      WHERE a.board_id = ${board.id} AND a.period_key = ${key} AND a.event_count > 0 AND m.excluded_at IS NULL
     ON CONFLICT DO NOTHING`.execute(db);
-  if (!board.regions) return;
-  await sql`
-    INSERT INTO period_results (board_id, period_key, category, region, position, rank, member_id, value)
-    SELECT a.board_id, a.period_key, a.category, a.region,
-           row_number() OVER (PARTITION BY a.category, a.region ORDER BY ${order.full}), ${regionRank}, a.member_id, a.value
-      FROM member_aggregates a JOIN members m ON m.id = a.member_id
-     WHERE a.board_id = ${board.id} AND a.period_key = ${key} AND a.event_count > 0 AND m.excluded_at IS NULL
-       AND a.region IS NOT NULL
-    ON CONFLICT DO NOTHING`.execute(db);
+  if (board.regions) {
+    await sql`
+      INSERT INTO period_results (board_id, period_key, category, region, position, rank, member_id, value)
+      SELECT a.board_id, a.period_key, a.category, a.region,
+             row_number() OVER (PARTITION BY a.category, a.region ORDER BY ${order.full}), ${regionRank}, a.member_id, a.value
+        FROM member_aggregates a JOIN members m ON m.id = a.member_id
+       WHERE a.board_id = ${board.id} AND a.period_key = ${key} AND a.event_count > 0 AND m.excluded_at IS NULL
+         AND a.region IS NOT NULL
+      ON CONFLICT DO NOTHING`.execute(db);
+  }
+  // The rows just written change the table a lot: fresh statistics keep the award and
+  // report statements on hash joins instead of nested loops over a "tiny" table.
+  await sql`ANALYZE period_results`.execute(db);
 }
 
 /**
@@ -95,18 +99,19 @@ export async function grantAwards(db: Db, board: Board, key: string, now: Date):
     ON CONFLICT DO NOTHING`.execute(db);
   if (!board.awards.followingTop1) return;
   await sql`
+    WITH ranked AS (
+      SELECT member_id, rank FROM period_results
+       WHERE board_id = ${board.id} AND period_key = ${key} AND category = 'all' AND region = 'world'
+    ),
+    best_followed AS (
+      SELECT f.member_id, min(o.rank) AS rank
+        FROM member_follows f JOIN ranked o ON o.member_id = f.followed_id
+       GROUP BY f.member_id
+    )
     INSERT INTO awards (board_id, period_key, category, region, member_id, award, rank, granted_at)
-    SELECT r.board_id, r.period_key, 'all', 'world', r.member_id, 'following_top1', r.rank, ${now}
-      FROM period_results r
-     WHERE r.board_id = ${board.id} AND r.period_key = ${key} AND r.category = 'all' AND r.region = 'world'
-       AND EXISTS (SELECT 1 FROM member_follows f
-                     JOIN period_results o ON o.board_id = r.board_id AND o.period_key = r.period_key
-                                          AND o.category = 'all' AND o.region = 'world' AND o.member_id = f.followed_id
-                    WHERE f.member_id = r.member_id)
-       AND NOT EXISTS (SELECT 1 FROM member_follows f
-                         JOIN period_results o ON o.board_id = r.board_id AND o.period_key = r.period_key
-                                              AND o.category = 'all' AND o.region = 'world' AND o.member_id = f.followed_id
-                        WHERE f.member_id = r.member_id AND o.rank < r.rank)
+    SELECT ${board.id}, ${key}, 'all', 'world', m.member_id, 'following_top1', m.rank, ${now}
+      FROM ranked m JOIN best_followed b ON b.member_id = m.member_id
+     WHERE m.rank <= b.rank
     ON CONFLICT DO NOTHING`.execute(db);
 }
 
