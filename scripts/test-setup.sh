@@ -11,3 +11,15 @@ ensure_node_modules
 DATABASE_URL=${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} \
 REDIS_URL=${TEST_REDIS_URL:-redis://127.0.0.1:6379/0} \
   bash scripts/ensure-services.sh
+
+# The Bull Board browser test drives Debian's Chromium (playwright-core never downloads a browser).
+if [ -z "${CHROMIUM_PATH:-}" ] && ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "chromium: not found; installing Debian's chromium for the browser test"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "chromium: not found; install it (apt-get install chromium) or set CHROMIUM_PATH" >&2
+    exit 1
+  fi
+fi

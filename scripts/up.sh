@@ -4,8 +4,9 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 . scripts/lib.sh
 
+DEMO=0
 if [ "${1:-}" = --demo ]; then
-  echo "up: --demo is not implemented yet; starting normally" >&2
+  DEMO=1
 fi
 
 ensure_node_modules
@@ -36,4 +37,15 @@ set +a
 
 bash scripts/ensure-services.sh
 npm run migrate
+
+if [ "$DEMO" = 1 ]; then
+  # Demo data streams in from a second process once Laurel answers; Laurel stays in front.
+  (
+    for _ in $(seq 1 120); do
+      curl -fsS "http://127.0.0.1:${PORT:-3000}/readyz" >/dev/null 2>&1 && break
+      sleep 0.5
+    done
+    npm run --silent laurel -- demo --seconds "${DEMO_SECONDS:-600}"
+  ) &
+fi
 exec npm start

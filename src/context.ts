@@ -13,6 +13,7 @@ import { createScoreEventsQueue, type ScoreJob, type ScoreJobResult } from './qu
 import { createRebuildFlowProducer, createRebuildQueue } from './queue/rebuild-queue.js';
 import { createPeriodsQueue } from './queue/periods-queue.js';
 import { createWebhooksQueue, type WebhookJob } from './queue/webhooks-queue.js';
+import { Metrics } from './observability/metrics.js';
 
 /**
  * Points where tests inject failures into the real pipeline (a crash between the Postgres
@@ -40,6 +41,7 @@ export interface AppContext {
   rebuildFlow: FlowProducer;
   periodsQueue: Queue;
   webhooksQueue: Queue<WebhookJob>;
+  metrics: Metrics;
   faults: FaultHooks;
   close(): Promise<void>;
 }
@@ -89,6 +91,7 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
     rebuildFlow,
     periodsQueue,
     webhooksQueue,
+    metrics: new Metrics(() => [scoreQueue, rebuildQueue, periodsQueue, webhooksQueue] as Queue[]),
     faults: options.faults ?? {},
     async close() {
       await scoreQueue.close().catch(() => undefined);

@@ -62,6 +62,7 @@ export async function processScopeRebuild(
     .insertInto('rebuild_log')
     .values({ board_id: job.board, period_key: job.period, category: job.category, members, duration_ms: result.durationMs, finished_at: ctx.clock.now() })
     .execute();
+  ctx.metrics.rebuildDuration.observe(result.durationMs / 1000);
   ctx.log.info({ ...result, trigger: job.trigger }, 'scope rebuilt');
   return result;
 }

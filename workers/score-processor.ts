@@ -52,10 +52,25 @@ export async function processScoreJob(ctx: AppContext, data: unknown, jobId?: st
     });
     // Redis lost (part of) these periods: reads already fall back to Postgres; refill them.
     requestScopeRebuilds(ctx, incomplete, 'projection');
+    recordOutcomes(ctx, outcome.results, routed);
     ctx.log.debug({ jobId, events: routed.length, aggregates: outcome.aggregates.length }, 'batch applied');
     return job.wantResults ? { results: await describeOutcomes(ctx, outcome.results, boards) } : {};
   }
   throw new Error('board definitions kept changing while the batch was applied');
+}
+
+function recordOutcomes(ctx: AppContext, results: readonly EventOutcome[], routed: readonly RoutedEvent[]): void {
+  const visibleAt = Date.now();
+  for (const r of results) {
+    if (r.outcome === 'applied') {
+      ctx.metrics.events.inc({ outcome: 'applied', reason: '' });
+      ctx.metrics.visibleLag.observe(Math.max(0, visibleAt - routed[r.ord]!.receivedAt.getTime()) / 1000);
+    } else if (r.outcome === 'duplicate') {
+      ctx.metrics.events.inc({ outcome: 'duplicate', reason: '' });
+    } else {
+      ctx.metrics.events.inc({ outcome: 'rejected', reason: r.outcome });
+    }
+  }
 }
 
 function routeEvent(event: ScoreJob['events'][number], ord: number, board: Board | undefined): RoutedEvent {

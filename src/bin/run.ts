@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { loadEnvOrExit } from '../config/env.js';
 import { createContext, type AppContext } from '../context.js';
 import { createWebApp } from '../http/app.js';
@@ -24,6 +24,17 @@ export async function run(parts: { web: boolean; worker: boolean }): Promise<voi
     closers.push(() => workers.close());
     ctx.log.info({ concurrency: env.WORKER_CONCURRENCY }, 'workers started');
     await rebuildIfLeaderboardLost(ctx).catch((err: Error) => ctx.log.error({ err: err.message }, 'start-up rebuild check failed'));
+  }
+  if (parts.worker && !parts.web) {
+    // Worker-only processes have no web side: their metrics get a port of their own.
+    const metrics = createServer((req, res) => {
+      if (req.url !== '/metrics') return void res.writeHead(404).end();
+      ctx.metrics.registry.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': ctx.metrics.registry.contentType }).end(text),
+        () => res.writeHead(500).end(),
+      );
+    }).listen(env.METRICS_PORT);
+    closers.push(() => new Promise<void>((resolve) => metrics.close(() => resolve())));
   }
   if (parts.web) {
     const web = createWebApp(ctx);

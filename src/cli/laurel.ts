@@ -8,6 +8,12 @@ import { migrateDatabase } from '../storage/postgres/migrator.js';
 import { waitUntilReady } from '../storage/redis/connections.js';
 import { rebuildStatus, requestRebuild } from '../services/rebuild-service.js';
 import { verifyLeaderboards } from '../services/verify-service.js';
+import { readFile } from 'node:fs/promises';
+import { parse as parseYaml } from 'yaml';
+import { createApiKey } from '../services/api-keys.js';
+import { revokeApiKey } from '../storage/postgres/api-keys-repository.js';
+import { putBoard } from '../services/boards-service.js';
+import { runDemo } from './demo.js';
 
 async function withContext<T>(fn: (ctx: AppContext) => Promise<T>): Promise<T> {
   const env = loadEnvOrExit();
@@ -76,6 +82,53 @@ program
       console.log(differences.length ? `${differences.length} difference(s) in ${scopes} scope(s)` : `no difference in ${scopes} scope(s)`);
       if (differences.length) process.exitCode = 1;
     });
+  });
+
+const keys = program.command('keys').description('manage API keys');
+keys
+  .command('create')
+  .description('create a key (printed once; stored hashed)')
+  .requiredOption('--name <name>', 'who uses it, for logs and audit')
+  .addOption(new Option('--role <role>', 'what it may do').choices(['ingest', 'read', 'admin']).makeOptionMandatory())
+  .action(async (opts: { name: string; role: 'ingest' | 'read' | 'admin' }) => {
+    await withContext(async (ctx) => {
+      const { key, record } = await createApiKey(ctx.db, opts.name, opts.role);
+      console.log(`id:   ${record.id}\nname: ${record.name}\nrole: ${record.role}\nkey:  ${key}`);
+    });
+  });
+keys
+  .command('revoke <id>')
+  .description('revoke a key by id')
+  .action(async (id: string) => {
+    await withContext(async (ctx) => {
+      if (!(await revokeApiKey(ctx.db, id))) throw new Error(`no active key with id ${id}`);
+      console.log(`revoked ${id}`);
+    });
+  });
+
+program
+  .command('boards')
+  .description('manage board definitions')
+  .command('apply <file>')
+  .description('create or update boards from a JSON or YAML file: { boards: [{ id, ...definition }] } or one board')
+  .action(async (file: string) => {
+    await withContext(async (ctx) => {
+      const parsed = parseYaml(await readFile(file, 'utf8')) as { boards?: unknown[] } & Record<string, unknown>;
+      const boards = (Array.isArray(parsed?.boards) ? parsed.boards : [parsed]) as Array<{ id?: unknown } & Record<string, unknown>>;
+      for (const { id, ...definition } of boards) {
+        const { created } = await putBoard(ctx, String(id ?? ''), definition);
+        console.log(`${created ? 'created' : 'updated'} ${String(id)}`);
+      }
+    });
+  });
+
+program
+  .command('demo')
+  .description('create demo boards and players, then stream realistic events into a running Laurel')
+  .option('--url <url>', 'where Laurel listens', `http://127.0.0.1:${process.env.PORT ?? 3000}`)
+  .option('--seconds <n>', 'how long to stream events', (v) => Number.parseInt(v, 10), 60)
+  .action(async (opts: { url: string; seconds: number }) => {
+    await withContext((ctx) => runDemo(ctx, { ...opts, log: (line) => console.log(line) }));
   });
 
 await program.parseAsync(process.argv).catch((err: Error) => {

@@ -16,6 +16,8 @@ const envSchema = z.object({
   ADMIN_API_KEY: z.string().min(16, 'must be at least 16 characters'),
   PUBLIC_READS: booleanFlag.default(false),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
+  /** A worker running without the web side serves its own /metrics on this port. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** How long an API key lookup is cached in memory; a revoked key stops working within this time. */
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(10),

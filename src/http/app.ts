@@ -15,6 +15,7 @@ import { healthRoutes } from './routes/health-routes.js';
 import { standingsRoutes } from './routes/standings-routes.js';
 import { memberRoutes } from './routes/member-routes.js';
 import { adminRebuildRoutes } from './routes/admin-rebuild-routes.js';
+import { operationsRoutes } from './routes/operations-routes.js';
 
 export const MAX_BODY = '1mb';
 
@@ -57,6 +58,15 @@ export function createWebApp(ctx: AppContext): WebApp {
       autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
     }),
   );
+  app.use((req, res, next) => {
+    const end = ctx.metrics.httpDuration.startTimer();
+    res.on('finish', () => {
+      // The route pattern, not the URL: member ids must not become label values.
+      const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched';
+      end({ method: req.method, route, status: String(res.statusCode) });
+    });
+    next();
+  });
   app.use(express.json({ limit: MAX_BODY, strict: false }));
   app.use(healthRoutes(ctx));
   app.use(boardRoutes(ctx, verifier));
@@ -65,6 +75,7 @@ export function createWebApp(ctx: AppContext): WebApp {
   app.use(memberRoutes(ctx, verifier));
   app.use(adminKeyRoutes(ctx, verifier));
   app.use(adminRebuildRoutes(ctx, verifier));
+  app.use(operationsRoutes(ctx, verifier));
   app.use((req, _res, next) => next(notFound(`no route for ${req.method} ${req.path}`)));
   app.use(errorHandler(ctx.log));
 

@@ -99,6 +99,7 @@ export async function closePeriod(ctx: AppContext, board: Board, key: string): P
     return true;
   });
   if (!finished) return false;
+  ctx.metrics.closeDuration.observe((Date.now() - started) / 1000);
   ctx.log.info({ board: board.id, period: key, durationMs: Date.now() - started }, 'period closed');
   if (webhooks) await enqueueWebhooks(ctx, board, key);
   return true;

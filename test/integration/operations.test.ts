@@ -1,0 +1,205 @@
+import { spawn, execFile } from 'node:child_process';
+import { existsSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { chromium } from 'playwright-core';
+import { ADMIN_KEY, createHarness, type Harness } from '../support/harness.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
+const run = promisify(execFile);
+
+let h: Harness;
+let readKey: string;
+beforeAll(async () => {
+  h = await createHarness();
+  readKey = (await h.api('POST', '/v1/admin/keys', { name: 'dashboard', role: 'read' })).body.key;
+});
+afterAll(() => h.close());
+
+function metricValue(text: string, name: string, labels = ''): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${name}${labels ? `{${labels}}` : ''} `));
+  return line ? Number(line.split(' ').pop()) : 0;
+}
+
+describe('metrics', () => {
+  it('exposes Laurel metrics to admins, and they move', async () => {
+    expect((await h.api('GET', '/metrics', undefined, null)).status).toBe(401);
+    expect((await h.api('GET', '/metrics', undefined, readKey)).status).toBe(403);
+    const before = (await h.api('GET', '/metrics')).body as string;
+    for (const name of [
+      'laurel_event_visible_lag_seconds',
+      'laurel_http_request_duration_seconds',
+      'laurel_events_total',
+      'laurel_queue_jobs',
+      'laurel_rebuild_scope_duration_seconds',
+      'laurel_period_close_duration_seconds',
+    ]) {
+      expect(before).toContain(`# TYPE ${name}`);
+    }
+    await h.api('PUT', '/v1/boards/metered', { aggregation: 'sum' });
+    const events = [1, 2, 3].map((i) => ({ board: 'metered', member: `m${i}`, value: i, idempotencyKey: `met-${i}` }));
+    await h.api('POST', '/v1/events?wait=true', { events });
+    await h.api('POST', '/v1/events?wait=true', { events: [events[0]] });
+    await h.api('GET', '/v1/boards/metered/standings');
+    const after = (await h.api('GET', '/metrics')).body as string;
+    expect(metricValue(after, 'laurel_events_total', 'outcome="applied",reason=""') - metricValue(before, 'laurel_events_total', 'outcome="applied",reason=""')).toBe(3);
+    expect(metricValue(after, 'laurel_events_total', 'outcome="duplicate",reason=""')).toBeGreaterThanOrEqual(1);
+    expect(metricValue(after, 'laurel_event_visible_lag_seconds_count') - metricValue(before, 'laurel_event_visible_lag_seconds_count')).toBe(3);
+    expect(after).toMatch(/laurel_http_request_duration_seconds_count\{method="GET",route="\/v1\/boards\/:boardId\/standings",status="200"\} [1-9]/);
+    expect(after).toMatch(/laurel_queue_jobs\{queue="score-events",state="waiting"\} \d+/);
+  });
+});
+
+describe('health', () => {
+  it('answers 503 on /readyz, naming the part, while Redis is down', async () => {
+    const down = await createHarness({ workers: false, redisReachable: false, env: { REDIS_URL: 'redis://127.0.0.1:1/0' } });
+    try {
+      const res = await down.api('GET', '/readyz', undefined, null);
+      expect(res.status).toBe(503);
+      expect(res.body.failing).toEqual(['redis', 'leaderboard-redis']);
+      expect((await down.api('GET', '/healthz', undefined, null)).status).toBe(200);
+    } finally {
+      await down.close();
+    }
+  });
+});
+
+describe('Bull Board', () => {
+  it('is served to admin keys only', async () => {
+    const basic = (key: string) => `Basic ${Buffer.from(`admin:${key}`).toString('base64')}`;
+    const page = (auth?: string) => fetch(`${h.baseUrl}/admin/queues`, { headers: auth ? { authorization: auth } : {} });
+    const anonymous = await page();
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toMatch(/^Basic/);
+    expect((await page(basic('wrong-key'))).status).toBe(401);
+    expect((await page(basic(readKey))).status).toBe(403);
+    expect((await page(basic(ADMIN_KEY))).status).toBe(200);
+    const api = await fetch(`${h.baseUrl}/admin/queues/api/queues`, { headers: { authorization: basic(ADMIN_KEY) } });
+    const names = ((await api.json()) as { queues: Array<{ name: string }> }).queues.map((q) => q.name).sort();
+    expect(names).toEqual(['periods', 'rebuild', 'score-events', 'webhooks']);
+  });
+
+  it('lets a browser log in with the admin key and see the queues, and refuses it without', async () => {
+    const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+    expect(existsSync(executablePath), `${executablePath} (Debian's chromium) must be installed; scripts/test-setup.sh installs it`).toBe(true);
+    const args = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+    const browser = await chromium.launch({ executablePath, args });
+    try {
+      // Without credentials the browser gets the 401 challenge and no page.
+      const refused = await browser.newContext();
+      const outcome = await (await refused.newPage()).goto(`${h.baseUrl}/admin/queues`).then(
+        (response) => `status ${response?.status()}`,
+        (err: Error) => err.message,
+      );
+      expect(outcome).toMatch(/status 401|ERR_INVALID_AUTH_CREDENTIALS/);
+      const admin = await browser.newContext({ httpCredentials: { username: 'admin', password: ADMIN_KEY } });
+      const page = await admin.newPage();
+      await page.goto(`${h.baseUrl}/admin/queues`);
+      await page.getByText('score-events').first().waitFor({ timeout: 20_000 });
+      expect(await page.getByText('rebuild').count()).toBeGreaterThan(0);
+    } finally {
+      await browser.close();
+    }
+  });
+});
+
+describe('OpenAPI', () => {
+  it('publishes the contract generated from the zod schemas, and a docs page', async () => {
+    const doc = (await h.api('GET', '/openapi.json', undefined, null)).body;
+    expect(doc.openapi).toBe('3.0.3');
+    for (const p of ['/v1/events', '/v1/boards/{boardId}', '/v1/boards/{boardId}/standings/{memberId}/following', '/v1/admin/rebuilds']) {
+      expect(Object.keys(doc.paths)).toContain(p);
+    }
+    const event = doc.paths['/v1/events'].post.requestBody.content['application/json'].schema;
+    expect(JSON.stringify(event)).toContain('idempotencyKey');
+    const docs = await fetch(`${h.baseUrl}/docs/`);
+    expect(docs.status).toBe(200);
+    expect(await docs.text()).toContain('swagger');
+  });
+});
+
+describe('the laurel CLI', () => {
+  const env = () => ({ ...process.env, ...Object.fromEntries(Object.entries(h.env).map(([k, v]) => [k, String(v)])), LOG_LEVEL: 'silent' });
+
+  it('has --help on every command', async () => {
+    for (const args of [[], ['migrate'], ['rebuild'], ['verify'], ['keys', 'create'], ['keys', 'revoke'], ['boards', 'apply'], ['demo']]) {
+      const { stdout } = await run(TSX, ['src/cli/laurel.ts', ...args, '--help'], { cwd: ROOT, env: env() });
+      expect(stdout).toMatch(/^Usage: laurel/);
+    }
+  });
+
+  it('applies boards from YAML and creates and revokes keys', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'laurel-'));
+    const file = path.join(dir, 'boards.yaml');
+    writeFileSync(file, 'boards:\n  - id: from-yaml\n    aggregation: best\n    period: week\n    categories: [a, b]\n');
+    const applied = await run(TSX, ['src/cli/laurel.ts', 'boards', 'apply', file], { cwd: ROOT, env: env() });
+    expect(applied.stdout).toContain('created from-yaml');
+    expect((await h.api('GET', '/v1/boards/from-yaml')).body).toMatchObject({ aggregation: 'best', period: 'week', categories: ['a', 'b'] });
+    const created = await run(TSX, ['src/cli/laurel.ts', 'keys', 'create', '--name', 'cli-key', '--role', 'read'], { cwd: ROOT, env: env() });
+    const key = /key:\s+(\S+)/.exec(created.stdout)![1]!;
+    const id = /id:\s+(\S+)/.exec(created.stdout)![1]!;
+    expect((await h.api('GET', '/v1/boards', undefined, key)).status).toBe(200);
+    await run(TSX, ['src/cli/laurel.ts', 'keys', 'revoke', id], { cwd: ROOT, env: env() });
+    const revoked = await h.ctx.db.selectFrom('api_keys').select('revoked_at').where('id', '=', id).executeTakeFirstOrThrow();
+    expect(revoked.revoked_at).not.toBeNull();
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('loses nothing when the process gets SIGTERM in the middle of a stream of batches', async () => {
+    await h.workers!.close(); // the child process below does the work
+    const port = 20000 + (process.pid % 20000);
+    const childEnv = {
+      ...process.env,
+      ...Object.fromEntries(Object.entries(h.env).map(([k, v]) => [k, String(v)])),
+      PORT: String(port),
+      METRICS_PORT: '0',
+      LOG_LEVEL: 'silent',
+    };
+    const start = () => spawn(TSX, ['src/bin/all-in-one.ts'], { cwd: ROOT, env: childEnv, stdio: 'ignore' });
+    const ready = async () => {
+      for (let i = 0; i < 200; i += 1) {
+        if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)) return;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error('child did not become ready');
+    };
+    await h.api('PUT', '/v1/boards/shutdown', { aggregation: 'sum' });
+    let child = start();
+    await ready();
+    let accepted = 0;
+    for (let b = 0; b < 20; b += 1) {
+      const events = Array.from({ length: 200 }, (_, i) => ({ board: 'shutdown', member: `s${i % 50}`, value: 1, idempotencyKey: `sd-${b}-${i}` }));
+      const res = await fetch(`http://127.0.0.1:${port}/v1/events`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ events }),
+      }).catch(() => null);
+      if (res?.status === 202) accepted += events.length;
+      if (b === 10) child.kill('SIGTERM');
+    }
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    expect(code).toBe(0);
+    child = start();
+    try {
+      await ready();
+      for (let i = 0; i < 300; i += 1) {
+        const counts = await h.ctx.scoreQueue.getJobCounts('waiting', 'active', 'delayed');
+        if (counts.waiting === 0 && counts.active === 0 && counts.delayed === 0) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const { rows } = await sql<{ events: number; total: number }>`
+        SELECT (SELECT count(*)::int FROM score_events WHERE board_id = 'shutdown') AS events,
+               (SELECT coalesce(sum(value), 0)::int FROM member_aggregates WHERE board_id = 'shutdown' AND category = 'all') AS total`.execute(h.ctx.db);
+      expect(accepted).toBeGreaterThan(0);
+      expect(rows[0]).toEqual({ events: accepted, total: accepted });
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.on('exit', resolve));
+    }
+  });
+});
