@@ -33,10 +33,12 @@ export async function processScopeRebuild(
   const token = randomUUID();
   const redis = ctx.leaderboard.redis;
 
-  await redis.laurelRebuildBegin(base, job.category, token, TEMP_TTL_SECONDS);
+  // Recompute first: any rebuild that begins later then reads the recomputed rows, and any
+  // that began earlier is superseded by this one's token before it can swap stale values in.
   if (job.fromEvents) {
     await recomputeAggregates(ctx.db, { board: job.board, period: job.period, member: null, category: job.category }, ctx.clock.now());
   }
+  await redis.laurelRebuildBegin(base, job.category, token, TEMP_TTL_SECONDS);
   const total = await countAggregates(ctx.db, ref);
   let members = 0;
   let after = '';

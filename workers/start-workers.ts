@@ -11,6 +11,7 @@ import { WEBHOOKS_QUEUE } from '../src/queue/webhooks-queue.js';
 import { runTick } from '../src/services/period-lifecycle.js';
 import { computeRollups } from '../src/services/rollups.js';
 import { deliverWebhook } from './webhook-processor.js';
+import { reprojectMember } from '../src/services/moderation-service.js';
 
 export interface RunningWorkers {
   workers: Worker[];
@@ -42,10 +43,11 @@ export function startWorkers(
 
   const rebuild = new Worker(
     REBUILD_QUEUE,
-    async (job) =>
-      job.name === 'request'
-        ? processRebuildRequest(job)
-        : processScopeRebuild(ctx, job.data, (progress) => job.updateProgress(progress)),
+    async (job) => {
+      if (job.name === 'request') return processRebuildRequest(job);
+      if (job.name === 'member') return reprojectMember(ctx, job.data);
+      return processScopeRebuild(ctx, job.data, (progress) => job.updateProgress(progress));
+    },
     {
       connection,
       prefix: queuePrefix(ctx.env.REDIS_PREFIX, REBUILD_QUEUE),

@@ -37,9 +37,10 @@ export interface Board {
 /**
  * Fields that decide where and how stored events count. SPEC §2 fixes aggregation, order,
  * tieBreak and period once a board has events; timezone (period boundaries) and decimals
- * (the scale of stored values) would silently reinterpret the ledger too, so they are fixed as well.
+ * (the scale of stored values) would silently reinterpret the ledger too, and `regions` decides
+ * which scopes the stored aggregates belong to, so they are fixed as well.
  */
-export const FIXED_FIELDS = ['aggregation', 'order', 'tieBreak', 'period', 'timezone', 'decimals'] as const;
+export const FIXED_FIELDS = ['aggregation', 'order', 'tieBreak', 'period', 'timezone', 'decimals', 'regions'] as const;
 
 const tier = z.number().int().min(1).max(1_000_000);
 

@@ -80,6 +80,11 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
       return body(415, 'unsupported_media_type', 'request body must be UTF-8 JSON');
     }
+    const status = (err as { status?: unknown }).status;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      // Malformed requests Express itself rejects (a badly encoded path, say).
+      return body(400, 'bad_request', err instanceof Error ? err.message : 'bad request');
+    }
     const pgCode = (err as { code?: unknown }).code;
     if (pgCode === '22P05' || pgCode === '22021') {
       // Defence in depth: validation refuses such text before it reaches Postgres.

@@ -21,6 +21,10 @@ export const scopeJobSchema = z.object({
 });
 export type ScopeJob = z.infer<typeof scopeJobSchema>;
 
+/** Re-projects one member's aggregates after a moderation change (the durable path). */
+export const memberJobSchema = z.object({ member: z.string(), openOnly: z.boolean() });
+export type MemberJob = z.infer<typeof memberJobSchema>;
+
 export const requestJobSchema = z.object({
   board: z.string().nullable(),
   period: z.string().nullable(),

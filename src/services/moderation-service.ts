@@ -4,6 +4,7 @@ import { IDEMPOTENCY_KEY, isSafeText, REGION_CODE, UNSAFE_TEXT_MESSAGE, WORLD } 
 import { conflict, HttpError, notFound, parseOrThrow } from '../http/errors.js';
 import type { AggregateState } from '../storage/postgres/events-repository.js';
 import { requestScopeRebuilds } from './rebuild-service.js';
+import { memberJobSchema, type MemberJob } from '../queue/rebuild-queue.js';
 import {
   bumpAllAggregates,
   exclusionHistory,
@@ -17,7 +18,7 @@ import {
   updateMember,
   voidEventAndRecompute,
 } from '../storage/postgres/moderation-repository.js';
-import { findPeriod } from '../storage/postgres/periods-repository.js';
+import { lockPeriodShared } from '../storage/postgres/periods-repository.js';
 import { assertMemberId } from './members-service.js';
 
 /**
@@ -33,6 +34,27 @@ async function project(ctx: AppContext, aggregates: AggregateState[]): Promise<v
     ctx.log.warn({ err: (err as Error).message }, 'moderation saved but not projected');
     throw new HttpError(503, 'unavailable', 'the change is saved, but rankings could not be updated now; repeat the request to update them');
   }
+}
+
+/**
+ * Queued before the change commits (the queue Redis is durable), run a few seconds later:
+ * if the process dies between the commit and its own projection, this still brings Redis
+ * level with Postgres. When the inline projection worked it is a no-op (same versions).
+ */
+async function queueReprojection(ctx: AppContext, member: string, openOnly: boolean): Promise<void> {
+  const data: MemberJob = { member, openOnly };
+  await ctx.rebuildQueue.add('member', data, { delay: REPROJECT_DELAY_MS, deduplication: { id: `member|${member}` } });
+}
+
+const REPROJECT_DELAY_MS = 5000;
+
+/** The job side of queueReprojection. */
+export async function reprojectMember(ctx: AppContext, data: unknown): Promise<number> {
+  const { member, openOnly } = memberJobSchema.parse(data);
+  const states = await memberProjection(ctx.db, member, { openOnly });
+  const boards = await ctx.boards.getMany(states.map((a) => a.board));
+  requestScopeRebuilds(ctx, await ctx.leaderboard.project(states, boards), 'moderation');
+  return states.length;
 }
 
 const memberSchema = z
@@ -60,6 +82,7 @@ export async function putMember(ctx: AppContext, memberId: string, body: unknown
     await updateMember(trx, memberId, changes);
     if (changes.region !== undefined && changes.region !== current.region) {
       await moveOpenAggregates(trx, memberId, changes.region);
+      await queueReprojection(ctx, memberId, true);
     }
     return { ...current, ...changes };
   });
@@ -71,10 +94,12 @@ function memberView(m: { id: string; displayName?: string | null; region?: strin
   return { member: m.id, displayName: m.displayName ?? null, region: m.region ?? null, excluded: m.excludedAt !== null };
 }
 
-export async function memberProfile(ctx: AppContext, memberId: string) {
+/** The profile; the exclusion history (reasons, who excluded) only for admins. */
+export async function memberProfile(ctx: AppContext, memberId: string, options: { admin: boolean }) {
   assertMemberId(memberId);
   const member = await findMember(ctx.db, memberId);
   if (!member) throw notFound(`member "${memberId}" not found`);
+  if (!options.admin) return memberView(member);
   const history = await exclusionHistory(ctx.db, memberId);
   return {
     ...memberView(member),
@@ -104,6 +129,7 @@ export async function excludeMember(ctx: AppContext, memberId: string, body: unk
     const at = ctx.clock.now();
     await recordExclusion(trx, memberId, reason, by, at);
     await bumpAllAggregates(trx, memberId);
+    await queueReprojection(ctx, memberId, false);
     ctx.log.info({ member: memberId, by }, 'member excluded');
     return { ...current, excludedAt: at };
   });
@@ -119,6 +145,7 @@ export async function restoreMember(ctx: AppContext, memberId: string, by: strin
     if (!current.excludedAt) return current; // not (or no longer) excluded: repeat the projection only
     await recordRestore(trx, memberId, by, ctx.clock.now());
     await bumpAllAggregates(trx, memberId);
+    await queueReprojection(ctx, memberId, false);
     ctx.log.info({ member: memberId, by }, 'member restored');
     return { ...current, excludedAt: null };
   });
@@ -136,7 +163,8 @@ export async function voidEvent(ctx: AppContext, key: string, body: unknown, by:
   const outcome = await ctx.db.transaction().execute(async (trx) => {
     const event = await lockEvent(trx, key);
     if (!event) throw notFound(`no applied event with idempotency key "${key}"`);
-    const period = await findPeriod(trx, event.board_id, event.period_key);
+    // FOR SHARE: closing and fromEvents recomputations wait for this void, and it for them.
+    const period = await lockPeriodShared(trx, event.board_id, event.period_key);
     if (period?.state !== 'open') {
       throw conflict(`period "${event.period_key}" of board "${event.board_id}" is ${period?.state}; its results are final`);
     }
@@ -146,6 +174,7 @@ export async function voidEvent(ctx: AppContext, key: string, body: unknown, by:
     const ref = { key, board: event.board_id, period: event.period_key, member: event.member_id };
     try {
       await voidEventAndRecompute(trx, ref, reason, ctx.clock.now());
+      await queueReprojection(ctx, event.member_id, true);
       ctx.log.info({ idempotencyKey: key, member: event.member_id, by }, 'event voided');
       return { member: event.member_id, reason };
     } catch (err) {

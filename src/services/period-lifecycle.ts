@@ -88,7 +88,8 @@ export async function closePeriod(ctx: AppContext, board: Board, key: string): P
   if (!stored) return false;
   const label = periodLabel(board.period, stored.startsAt, board.timezone);
   const webhooks = Boolean(ctx.env.WEBHOOK_URL);
-  const finished = await ctx.db.transaction().execute(async (trx) => {
+  // One snapshot for every scope: an exclusion committing mid-close cannot split them.
+  const finished = await ctx.db.transaction().setIsolationLevel('repeatable read').execute(async (trx) => {
     if (!(await lockClosing(trx, board.id, key))) return false;
     await writeFinalStandings(trx, board, key);
     await grantAwards(trx, board, key, now);

@@ -4,7 +4,7 @@ import type { Board } from '../domain/board.js';
 import { ALL_CATEGORIES, WORLD } from '../domain/ids.js';
 import { listBoards } from '../storage/postgres/boards-repository.js';
 import { listOpenPeriods } from '../storage/postgres/periods-repository.js';
-import { rankScope } from '../storage/postgres/standings-repository.js';
+import { streamScope } from '../storage/postgres/standings-repository.js';
 import { isMiss } from '../storage/redis/leaderboard-cache.js';
 
 export interface Difference {
@@ -64,26 +64,44 @@ async function compareScope(
 ): Promise<void> {
   const where = { board: board.id, ...scope };
   const ref = { board, ...scope };
-  for (let offset = 0; ; offset += PAGE) {
-    const [db, cache] = await Promise.all([
-      rankScope(ctx.db, board, scope, { offset, limit: PAGE }),
-      ctx.leaderboard.slice(ref, offset, PAGE),
-    ]);
-    if (isMiss(cache)) {
-      out.push({ ...where, problem: 'missing from Redis (category not complete)' });
-      return;
+  const show = (e: { rank: number; member: string; scaled: number } | undefined) => (e ? `#${e.rank} ${e.member} ${e.scaled}` : 'nothing');
+  // One pass: Postgres streams the scope through a cursor, Redis is read page by page alongside.
+  let position = 0;
+  let pending: Array<{ rank: number; member: string; scaled: number }> = [];
+  let cacheTotal: number | null = null;
+  const nextCachePage = async () => {
+    const page = await ctx.leaderboard.slice(ref, position + pending.length, PAGE);
+    if (isMiss(page)) return null;
+    cacheTotal ??= page.total;
+    return page.entries;
+  };
+  const compare = (d: (typeof pending)[number] | undefined, c: (typeof pending)[number] | undefined) => {
+    position += 1;
+    if (d?.member !== c?.member || d?.rank !== c?.rank || d?.scaled !== c?.scaled) {
+      out.push({ ...where, problem: `position ${position}: Postgres ${show(d)}, Redis ${show(c)}` });
     }
-    if (offset === 0 && db.total !== cache.total) out.push({ ...where, problem: `total: Postgres ${db.total}, Redis ${cache.total}` });
-    const n = Math.max(db.entries.length, cache.entries.length);
-    for (let i = 0; i < n; i += 1) {
-      const d = db.entries[i];
-      const c = cache.entries[i];
-      if (d?.member !== c?.member || d?.rank !== c?.rank || d?.scaled !== c?.scaled) {
-        const show = (e: typeof d) => (e ? `#${e.rank} ${e.member} ${e.scaled}` : 'nothing');
-        out.push({ ...where, problem: `position ${offset + i + 1}: Postgres ${show(d)}, Redis ${show(c)}` });
-        if (out.length >= MAX_DIFFERENCES) return;
-      }
-    }
-    if (db.entries.length < PAGE && cache.entries.length < PAGE) return;
+  };
+  const first = await nextCachePage();
+  if (first === null) {
+    out.push({ ...where, problem: 'missing from Redis (category not complete)' });
+    return;
   }
+  pending = first;
+  let dbTotal = 0;
+  for await (const rows of streamScope(ctx.postgres.pool, ctx.db, board, scope, PAGE)) {
+    dbTotal += rows.length;
+    for (const d of rows) {
+      if (pending.length === 0) pending = (await nextCachePage()) ?? [];
+      compare(d, pending.shift());
+      if (out.length >= MAX_DIFFERENCES) return;
+    }
+  }
+  // Whatever Redis has beyond the end of Postgres is extra.
+  for (;;) {
+    if (pending.length === 0) pending = (await nextCachePage()) ?? [];
+    if (pending.length === 0) break;
+    compare(undefined, pending.shift());
+    if (out.length >= MAX_DIFFERENCES) return;
+  }
+  if (cacheTotal !== dbTotal) out.push({ ...where, problem: `total: Postgres ${dbTotal}, Redis ${cacheTotal}` });
 }

@@ -130,7 +130,7 @@ describe('the laurel CLI', () => {
       const { stdout } = await run(TSX, ['src/cli/laurel.ts', ...args, '--help'], { cwd: ROOT, env: env() });
       expect(stdout).toMatch(/^Usage: laurel/);
     }
-  });
+  }, 180000);
 
   it('applies boards from YAML and creates and revokes keys', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'laurel-'));
@@ -146,7 +146,7 @@ describe('the laurel CLI', () => {
     await run(TSX, ['src/cli/laurel.ts', 'keys', 'revoke', id], { cwd: ROOT, env: env() });
     const revoked = await h.ctx.db.selectFrom('api_keys').select('revoked_at').where('id', '=', id).executeTakeFirstOrThrow();
     expect(revoked.revoked_at).not.toBeNull();
-  });
+  }, 120000);
 });
 
 describe('graceful shutdown', () => {
@@ -201,5 +201,5 @@ describe('graceful shutdown', () => {
       child.kill('SIGTERM');
       await new Promise((resolve) => child.on('exit', resolve));
     }
-  });
+  }, 180000);
 });

@@ -176,7 +176,7 @@ describe('rebuilding', () => {
     const top = await h.api('GET', '/v1/boards/huge/standings?limit=3');
     expect(top.body).toMatchObject({ source: 'cache', total: 200500 });
     expect(top.body.entries[0]).toMatchObject({ rank: 1, score: 100999 });
-  });
+  }, 240000);
 
   it('fromEvents recomputes every aggregation and tie rule exactly as live ingestion did', async () => {
     const rand = prng(21);

@@ -35,6 +35,13 @@ export async function updateMember(db: Db, memberId: string, changes: { displayN
 
 /** Moves the member's aggregates of open periods on region boards to a new region. */
 export async function moveOpenAggregates(db: Db, memberId: string, region: string | null): Promise<void> {
+  // Hold the member's open periods FOR SHARE, so a close in progress cannot read half a move.
+  await sql`
+    SELECT 1 FROM periods p
+     WHERE p.state = 'open'
+       AND (p.board_id, p.key) IN (SELECT board_id, period_key FROM member_aggregates WHERE member_id = ${memberId})
+     ORDER BY p.board_id, p.key
+       FOR SHARE`.execute(db);
   await sql`
     UPDATE member_aggregates a
        SET region = ${region}, version = a.version + 1, updated_at = now()

@@ -74,3 +74,15 @@ export async function listOpenPeriods(db: Db, boardId: string): Promise<StoredPe
     .execute();
   return rows.map(toPeriod);
 }
+
+/** Reads a period and holds it FOR SHARE until the transaction ends (closing waits). */
+export async function lockPeriodShared(db: Db, boardId: string, key: string): Promise<StoredPeriod | undefined> {
+  const row = await db
+    .selectFrom('periods')
+    .selectAll()
+    .where('board_id', '=', boardId)
+    .where('key', '=', key)
+    .forShare()
+    .executeTakeFirst();
+  return row && toPeriod(row);
+}

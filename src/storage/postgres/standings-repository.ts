@@ -1,3 +1,5 @@
+import type pg from 'pg';
+import Cursor from 'pg-cursor';
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from './database.js';
 import type { Board } from '../../domain/board.js';
@@ -129,4 +131,33 @@ export async function countAggregates(db: Db, ref: { board: string; period: stri
     SELECT count(*)::int AS n FROM member_aggregates
      WHERE board_id = ${ref.board} AND period_key = ${ref.period} AND category = ${ref.category}`.execute(db);
   return rows[0]!.n;
+}
+
+/**
+ * The whole ranking of one scope, streamed through a server-side cursor in chunks: one
+ * pass over Postgres however large the scope, with memory bounded by the chunk.
+ */
+export async function* streamScope(
+  pool: pg.Pool,
+  db: Db,
+  board: Board,
+  scope: DbScope,
+  chunk = 5000,
+): AsyncGenerator<DbStanding[]> {
+  const compiled = sql<RankedRow>`SELECT * FROM (${ranked(board, scope)}) t ORDER BY position`.compile(db);
+  const client = await pool.connect();
+  try {
+    const cursor = client.query(new Cursor<RankedRow>(compiled.sql, [...compiled.parameters]));
+    try {
+      for (;;) {
+        const rows = await cursor.read(chunk);
+        if (rows.length === 0) return;
+        yield rows.map((r) => toStanding(board, r));
+      }
+    } finally {
+      await cursor.close();
+    }
+  } finally {
+    client.release();
+  }
 }

@@ -57,7 +57,18 @@ for i = 2, #ARGV, 6 do
   local score, entry, region = ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
   apply(base, cat, member, version, score, entry, region)
   local token = redis.call('HGET', base .. ':rb', cat)
-  if token then apply(base .. ':t:' .. token, cat, member, version, score, entry, region) end
+  if token then
+    local fam = base .. ':t:' .. token
+    local ttl = redis.call('PTTL', fam .. ':alive')
+    -- Only a live rebuild gets the write, and its temp keys expire with it.
+    if ttl > 0 then
+      apply(fam, cat, member, version, score, entry, region)
+      for _, key in ipairs({fam .. ':s:' .. cat, fam .. ':z:' .. cat .. ':world', fam .. ':rg:' .. cat}) do
+        redis.call('PEXPIRE', key, ttl)
+      end
+      if region ~= '' then redis.call('PEXPIRE', fam .. ':z:' .. cat .. ':' .. region, ttl) end
+    end
+  end
   if not seen[cat] and redis.call('HEXISTS', base .. ':ok', cat) == 0 and not rebuilding(base, cat) then
     missing[#missing + 1] = cat
   end
