@@ -11,25 +11,11 @@ import {
 } from '../storage/postgres/boards-repository.js';
 import { currentPeriods, type PeriodView } from './periods.js';
 
-export interface BoardView {
-  id: string;
-  displayName: string;
-  aggregation: Board['aggregation'];
-  order: Board['order'];
-  tieBreak: Board['tieBreak'];
-  period: Board['period'];
-  timezone: string;
-  decimals: number;
-  minValue: number | null;
-  maxValue: number | null;
-  categories: string[];
-  regions: boolean;
-  graceSeconds: number;
-  awards: Board['awards'];
+export type BoardView = Omit<Board, 'revision' | 'createdAt' | 'updatedAt'> & {
   createdAt: string;
   updatedAt: string;
   currentPeriod: PeriodView;
-}
+};
 
 async function views(ctx: AppContext, boards: readonly Board[]): Promise<BoardView[]> {
   const current = await currentPeriods(ctx, boards);
