@@ -1,0 +1,330 @@
+/**
+ * npm run bench: ingest, queries and rebuild of Laurel beside the raw limit and a naive
+ * design, in one run on the local Postgres and Redis. Writes bench/results/latest.json and
+ * bench/results/latest.md. Never part of the tests.
+ */
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import pg from 'pg';
+import Cursor from 'pg-cursor';
+import { Redis } from 'ioredis';
+import { Queue, Worker } from 'bullmq';
+import { migrateDatabase } from '../src/storage/postgres/migrator.js';
+import { ROOT, closedLoop, histogramQuantile, openLoop, parseHistogram, peakRssMiB, round, startProcess, stopProcess, waitFor } from './support.js';
+
+const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
+const QUICK = process.env.BENCH_QUICK === '1';
+const BIG = QUICK ? 100_000 : 1_000_000;
+const ADMIN_KEY = randomBytes(24).toString('hex');
+const tag = `bench${Date.now().toString(36)}`;
+const dbUrl = (() => {
+  const u = new URL(ADMIN_URL);
+  u.pathname = `/laurel_${tag}`;
+  return u.toString();
+})();
+const WEB_PORT = 21000 + (process.pid % 5000);
+const WORKER_METRICS_PORT = WEB_PORT + 1;
+const env = {
+  DATABASE_URL: dbUrl,
+  REDIS_URL,
+  ADMIN_API_KEY: ADMIN_KEY,
+  REDIS_PREFIX: tag,
+  PORT: String(WEB_PORT),
+  METRICS_PORT: String(WORKER_METRICS_PORT),
+  LOG_LEVEL: 'warn',
+};
+const base = `http://127.0.0.1:${WEB_PORT}`;
+const admin = new pg.Pool({ connectionString: ADMIN_URL, max: 1 });
+const db = new pg.Pool({ connectionString: dbUrl, max: 8 });
+const redis = new Redis(REDIS_URL);
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+async function api(method: string, p: string, body?: unknown) {
+  const res = await fetch(base + p, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status >= 400) throw new Error(`${method} ${p}: ${res.status} ${text.slice(0, 200)}`);
+  return text ? JSON.parse(text) : null;
+}
+
+const scoreQueue = new Queue('score-events', { connection: redis, prefix: `{${tag}:score-events}` });
+async function drained() {
+  const c = await scoreQueue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
+  return (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0) + (c.prioritized ?? 0) === 0;
+}
+
+let web: ChildProcess | undefined;
+let worker: ChildProcess | undefined;
+async function startWorker(concurrency: number) {
+  if (worker) await stopProcess(worker);
+  worker = startProcess('workers/main.ts', { ...env, WORKER_CONCURRENCY: String(concurrency) });
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${WORKER_METRICS_PORT}/metrics`)).ok, 30_000, 'worker');
+}
+
+let seq = 0;
+function events(board: string, n: number, members: number) {
+  return Array.from({ length: n }, () => {
+    seq += 1;
+    return { board, member: `m${seq % members}`, value: seq % 1000, idempotencyKey: `${tag}-${seq}` };
+  });
+}
+
+/** End to end: HTTP -> queue -> Postgres -> Redis, until every event is visible. */
+async function ingest(batch: number, concurrency: number) {
+  await startWorker(concurrency);
+  const total = batch === 1 ? 3000 : 30_000;
+  const requests = Math.ceil(total / batch);
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (next < requests) {
+        next += 1;
+        const list = events('ingest', batch, 50_000);
+        await api('POST', '/v1/events', batch === 1 ? list[0] : { events: list });
+      }
+    }),
+  );
+  await waitFor(drained, 600_000, 'ingest to drain');
+  const seconds = (performance.now() - started) / 1000;
+  return { batch, concurrency, events: requests * batch, seconds: round(seconds), eventsPerSec: round((requests * batch) / seconds, 0) };
+}
+
+/** Lag at a fixed arrival rate (open loop), from the worker's received -> projected histogram. */
+async function lagAtRate(rate: number, concurrency: number) {
+  await startWorker(concurrency);
+  const metrics = async () => (await fetch(`http://127.0.0.1:${WORKER_METRICS_PORT}/metrics`)).text();
+  const before = parseHistogram(await metrics(), 'laurel_event_visible_lag_seconds');
+  const perRequest = 100;
+  await openLoop(10, rate / perRequest, async () => {
+    await api('POST', '/v1/events', { events: events('lag', perRequest, 20_000) });
+  });
+  await waitFor(drained, 120_000, 'lag run to drain');
+  const after = parseHistogram(await metrics(), 'laurel_event_visible_lag_seconds');
+  const delta = after.map((b, i) => ({ le: b.le, count: b.count - (before[i]?.count ?? 0) }));
+  return { rate, p50Ms: round(histogramQuantile(delta, 0.5) * 1000, 1), p99Ms: round(histogramQuantile(delta, 0.99) * 1000, 1) };
+}
+
+/** The raw limit: the same writes straight into Postgres (1000 rows a statement) and Redis (1000 a pipeline). */
+async function rawIngest(n: number) {
+  await db.query('CREATE TABLE IF NOT EXISTS bench_raw (key text PRIMARY KEY, member text, value bigint)');
+  const list = events('raw', n, 50_000);
+  const started = performance.now();
+  for (let i = 0; i < n; i += 1000) {
+    const chunk = list.slice(i, i + 1000);
+    await db.query('INSERT INTO bench_raw SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])', [
+      chunk.map((e) => e.idempotencyKey),
+      chunk.map((e) => e.member),
+      chunk.map((e) => e.value),
+    ]);
+    const p = redis.pipeline();
+    for (const e of chunk) p.zadd(`${tag}:raw`, e.value, e.member);
+    await p.exec();
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return round(n / seconds, 0);
+}
+
+/** The naive design: one job per event, one INSERT and one ZINCRBY per job. */
+async function naiveIngest(n: number) {
+  await db.query('CREATE TABLE IF NOT EXISTS bench_naive (key text PRIMARY KEY, member text, value bigint)');
+  const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const queue = new Queue('naive', { connection, prefix: `{${tag}:naive}` });
+  const w = new Worker(
+    'naive',
+    async (job) => {
+      await db.query('INSERT INTO bench_naive VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [job.data.key, job.data.member, job.data.value]);
+      await redis.zincrby(`${tag}:naive`, job.data.value, job.data.member);
+    },
+    { connection, prefix: `{${tag}:naive}`, concurrency: 16 },
+  );
+  const list = events('naive', n, 50_000);
+  const started = performance.now();
+  for (let i = 0; i < n; i += 1000) {
+    await queue.addBulk(list.slice(i, i + 1000).map((e) => ({ name: 'e', data: { key: e.idempotencyKey, member: e.member, value: e.value }, opts: { removeOnComplete: true } })));
+  }
+  await waitFor(async () => (await queue.getJobCounts('waiting', 'active')).waiting === 0 && (await queue.getJobCounts('active')).active === 0, 600_000, 'naive');
+  const seconds = (performance.now() - started) / 1000;
+  await w.close();
+  await queue.obliterate({ force: true });
+  await queue.close();
+  connection.disconnect();
+  return round(n / seconds, 0);
+}
+
+/** A BIG-member board written straight into Postgres, then rebuilt into Redis by Laurel. */
+async function seedBigBoard() {
+  await api('PUT', '/v1/boards/big', { aggregation: 'best', tieBreak: 'first', period: 'all' });
+  await db.query("INSERT INTO periods (board_id, key, starts_at) VALUES ('big', 'all', '2000-01-01') ON CONFLICT DO NOTHING");
+  await db.query(`INSERT INTO members (id) SELECT 'u' || g FROM generate_series(1, ${BIG}) g ON CONFLICT DO NOTHING`);
+  await db.query(`
+    INSERT INTO member_aggregates (board_id, period_key, category, member_id, value, reached_at, last_key, event_count)
+    SELECT 'big', 'all', 'all', 'u' || g, (g * 7919) % 1000000, timestamptz '2026-01-01' + make_interval(secs => g % 86400), 'k' || g, 1
+      FROM generate_series(1, ${BIG}) g`);
+  await db.query('ANALYZE member_aggregates');
+}
+
+async function rebuildBig() {
+  await startWorker(4); // a fresh process, so its peak RSS is the rebuild's
+  const started = performance.now();
+  const { rebuildId } = await api('POST', '/v1/admin/rebuilds', { board: 'big' });
+  await waitFor(async () => (await api('GET', `/v1/admin/rebuilds/${rebuildId}`)).state === 'completed', 1_800_000, 'rebuild');
+  return { seconds: round((performance.now() - started) / 1000), workerPeakRssMiB: peakRssMiB(worker!.pid!) };
+}
+
+/** Raw limit of a rebuild: a cursor out of Postgres, pipelined ZADDs into a plain key. */
+async function rawRebuild() {
+  const started = performance.now();
+  const client = await db.connect();
+  const cursor = client.query(new Cursor("SELECT member_id, value FROM member_aggregates WHERE board_id = 'big' ORDER BY member_id"));
+  for (;;) {
+    const rows = await cursor.read(5000);
+    if (rows.length === 0) break;
+    const p = redis.pipeline();
+    for (const r of rows) p.zadd(`${tag}:rawbig`, -Number(r.value), r.member_id);
+    await p.exec();
+  }
+  await cursor.close();
+  client.release();
+  return round((performance.now() - started) / 1000);
+}
+
+async function queries() {
+  const member = (i: number) => `u${1 + ((i * 104729) % BIG)}`;
+  const me = member(7);
+  await api('PUT', `/v1/members/${me}/following`, { memberIds: Array.from({ length: 200 }, (_, i) => member(1000 + i * 13)) });
+  const get = (p: string) => fetch(base + p, { headers: { authorization: `Bearer ${ADMIN_KEY}` } }).then((r) => r.arrayBuffer()).then(() => undefined);
+  const zset = `${tag}:lb:{big|all}:z:all:world`;
+  const state = `${tag}:lb:{big|all}:s:all`;
+  // The bare limit: the same answer (a member's rank) with one plain Redis command from Node.
+  const entries = (await redis.hmget(state, ...Array.from({ length: 1000 }, (_, i) => member(i)))).map((s) => s!.split('|')[2]!);
+  const bare = (i: number) => redis.zrank(zset, entries[i % 1000]!).then(() => undefined);
+  const rank = (i: number) => get(`/v1/boards/big/standings/${member(i % 1000)}?period=all`);
+  const around = (i: number) => get(`/v1/boards/big/standings/${member(i % 1000)}/around?period=all&radius=5`);
+  const out = {
+    top50: await closedLoop(5, 32, () => get('/v1/boards/big/standings?period=all&limit=50')),
+    rank: await closedLoop(5, 32, rank),
+    bareRank: await closedLoop(5, 32, bare),
+    around: await closedLoop(5, 32, around),
+    following200: await closedLoop(5, 16, () => get(`/v1/boards/big/standings/${me}/following?period=all&limit=201`)),
+    rankAt2000: await openLoop(5, 2000, rank),
+    aroundAt2000: await openLoop(5, 2000, around),
+    bareAt2000: await openLoop(5, 2000, bare),
+  };
+  const bytes = Number(await redis.memory('USAGE', zset)) + Number(await redis.memory('USAGE', state));
+  return { ...out, redisBytesPerMember: round(bytes / BIG, 1) };
+}
+
+async function main() {
+  await admin.query(`CREATE DATABASE "laurel_${tag}"`);
+  await migrateDatabase(dbUrl);
+  web = startProcess('src/bin/web.ts', env);
+  await waitFor(async () => (await fetch(`${base}/readyz`)).ok, 30_000, 'web');
+  await api('PUT', '/v1/boards/ingest', { aggregation: 'sum', period: 'all' });
+  await api('PUT', '/v1/boards/lag', { aggregation: 'sum', period: 'all' });
+
+  log('ingest: batch x worker concurrency');
+  const grid = [];
+  for (const batch of [1, 100, 1000]) {
+    for (const concurrency of [1, 4, 16]) {
+      const r = await ingest(batch, concurrency);
+      log(`  batch ${batch} x ${concurrency}: ${r.eventsPerSec} events/s`);
+      grid.push(r);
+    }
+  }
+  const ingestPeak = { webPeakRssMiB: peakRssMiB(web!.pid!), workerPeakRssMiB: peakRssMiB(worker!.pid!) };
+  const best = grid.reduce((a, b) => (b.eventsPerSec > a.eventsPerSec ? b : a));
+  const lag = await lagAtRate(2000, best.concurrency);
+  log(`  lag at 2000 events/s: p50 ${lag.p50Ms} ms, p99 ${lag.p99Ms} ms`);
+  const raw = await rawIngest(30_000);
+  const naive = await naiveIngest(QUICK ? 2000 : 5000);
+  log(`  raw limit ${raw} events/s, naive ${naive} events/s`);
+
+  log(`rebuild and queries on a ${BIG}-member board`);
+  await seedBigBoard();
+  const rebuild = await rebuildBig();
+  const rawRebuildSeconds = await rawRebuild();
+  log(`  rebuild ${rebuild.seconds}s (raw ${rawRebuildSeconds}s), worker peak ${rebuild.workerPeakRssMiB} MiB`);
+  const q = await queries();
+  log(`  rank ${q.rank.rps} req/s p99 ${q.rank.p99Ms} ms; bare ${q.bareRank.rps} req/s p99 ${q.bareRank.p99Ms} ms`);
+
+  const result = {
+    date: new Date().toISOString(),
+    machine: { cores: os.cpus().length, memoryGiB: round(os.totalmem() / 2 ** 30, 1), node: process.version },
+    ingest: {
+      eventsPerSec: best.eventsPerSec,
+      best: { batch: best.batch, concurrency: best.concurrency },
+      grid,
+      rawLimitEventsPerSec: raw,
+      naiveEventsPerSec: naive,
+      lagP50Ms: lag.p50Ms,
+      lagP99Ms: lag.p99Ms,
+      lagRateEventsPerSec: 2000,
+      ...ingestPeak,
+    },
+    query: {
+      members: BIG,
+      top50Rps: q.top50.rps,
+      top50P99Ms: q.top50.p99Ms,
+      rankRps: q.rank.rps,
+      bareRankRps: q.bareRank.rps,
+      rankP50Ms: q.rank.p50Ms,
+      rankP99Ms: q.rank.p99Ms,
+      bareRankP99Ms: q.bareRank.p99Ms,
+      aroundRps: q.around.rps,
+      aroundP99Ms: q.around.p99Ms,
+      following200Rps: q.following200.rps,
+      following200P99Ms: q.following200.p99Ms,
+      atFixedRate: { rate: 2000, rankP99Ms: q.rankAt2000.p99Ms, aroundP99Ms: q.aroundAt2000.p99Ms, bareRankP99Ms: q.bareAt2000.p99Ms },
+      redisBytesPerMember: q.redisBytesPerMember,
+    },
+    rebuild: { members: BIG, seconds: rebuild.seconds, rawLimitSeconds: rawRebuildSeconds, workerPeakRssMiB: rebuild.workerPeakRssMiB },
+  };
+  const ratio = (a: number, b: number) => `${round(a / b, 2)}x`;
+  const md = [
+    `| measure | Laurel | limit / naive | ratio | target |`,
+    `|---|---|---|---|---|`,
+    `| ingest, events/s (best: batch ${best.batch}, ${best.concurrency} jobs at once) | ${best.eventsPerSec} | raw ${raw} | ${ratio(best.eventsPerSec, raw)} of raw | >= 0.25x |`,
+    `| ingest vs naive (one job per event), events/s | ${best.eventsPerSec} | naive ${naive} | ${ratio(best.eventsPerSec, naive)} | >= 10x |`,
+    `| event-to-visible lag at 2000 events/s, p50 / p99 ms | ${lag.p50Ms} / ${lag.p99Ms} | | | p99 <= 50 |`,
+    `| member rank, req/s (32 clients) | ${q.rank.rps} | bare ZRANK ${q.bareRank.rps} | ${ratio(q.rank.rps, q.bareRank.rps)} | >= 0.5x |`,
+    `| rank p99 at 2000 req/s, ms | ${q.rankAt2000.p99Ms} | bare ${q.bareAt2000.p99Ms} | ${ratio(q.rankAt2000.p99Ms, q.bareAt2000.p99Ms)} | <= 2x |`,
+    `| around (radius 5) p99 at 2000 req/s, ms | ${q.aroundAt2000.p99Ms} | bare ${q.bareAt2000.p99Ms} | ${ratio(q.aroundAt2000.p99Ms, q.bareAt2000.p99Ms)} | <= 2x |`,
+    `| top-50 req/s / p99 ms | ${q.top50.rps} / ${q.top50.p99Ms} | | | |`,
+    `| following (200) req/s / p99 ms | ${q.following200.rps} / ${q.following200.p99Ms} | | | |`,
+    `| rebuild of ${BIG} members, s | ${rebuild.seconds} | raw ${rawRebuildSeconds} | ${ratio(rebuild.seconds, rawRebuildSeconds)} | <= 2x |`,
+    `| peak RSS MiB: web / worker (ingest) / worker (rebuild) | ${ingestPeak.webPeakRssMiB} / ${ingestPeak.workerPeakRssMiB} / ${rebuild.workerPeakRssMiB} | | | flat |`,
+    `| Redis bytes per member (sorted set + state hash) | ${q.redisBytesPerMember} | | | |`,
+  ].join('\n');
+  const dir = path.join(ROOT, 'bench/results');
+  writeFileSync(path.join(dir, 'latest.json'), `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(path.join(dir, 'latest.md'), `Measured ${result.date} on ${result.machine.cores} cores, ${result.machine.memoryGiB} GiB, Node ${process.version}.\n\n${md}\n`);
+  log(`\n${md}\n\nwritten: bench/results/latest.json, bench/results/latest.md`);
+}
+
+try {
+  await main();
+} finally {
+  if (worker) await stopProcess(worker);
+  if (web) await stopProcess(web);
+  await scoreQueue.close().catch(() => undefined);
+  for (const pattern of [`${tag}:*`, `{${tag}:*`]) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 5000);
+      if (keys.length) await redis.unlink(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  }
+  redis.disconnect();
+  await db.end();
+  await admin.query(`DROP DATABASE IF EXISTS "laurel_${tag}" WITH (FORCE)`).catch(() => undefined);
+  await admin.end();
+}

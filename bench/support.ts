@@ -1,0 +1,101 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+export const ROOT = path.resolve(import.meta.dirname, '..');
+
+/** Starts a Laurel entry point as its own Node process (tsx as an import hook, so the pid is Node's). */
+export function startProcess(entry: string, env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+export async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** Peak resident set size of a process so far (VmHWM), in MiB. */
+export function peakRssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return Math.round((kb / 1024) * 10) / 10;
+}
+
+export async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+export function quantile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[i]!;
+}
+
+export const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/** Closed loop: `concurrency` callers, each sending the next request when the last answers. */
+export async function closedLoop(seconds: number, concurrency: number, call: (i: number) => Promise<void>) {
+  const latencies: number[] = [];
+  const until = Date.now() + seconds * 1000;
+  let n = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < until) {
+        const t = performance.now();
+        await call(n++);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  return { rps: round(latencies.length / seconds, 0), p50Ms: round(quantile(latencies, 0.5), 3), p99Ms: round(quantile(latencies, 0.99), 3) };
+}
+
+/** Open loop: requests start at a fixed rate whatever the answers do (no coordinated omission). */
+export async function openLoop(seconds: number, ratePerSec: number, call: (i: number) => Promise<void>) {
+  const latencies: number[] = [];
+  const total = Math.round(seconds * ratePerSec);
+  const start = performance.now();
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < total; i += 1) {
+    const due = start + (i * 1000) / ratePerSec;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    pending.push(call(i).then(() => void latencies.push(performance.now() - due)));
+  }
+  await Promise.all(pending);
+  latencies.sort((a, b) => a - b);
+  return { rate: ratePerSec, p50Ms: round(quantile(latencies, 0.5), 3), p99Ms: round(quantile(latencies, 0.99), 3) };
+}
+
+/** p-quantile of a Prometheus histogram given cumulative bucket counts (as histogram_quantile does). */
+export function histogramQuantile(buckets: Array<{ le: number; count: number }>, q: number): number {
+  const total = buckets[buckets.length - 1]!.count;
+  const rank = q * total;
+  let prevLe = 0;
+  let prevCount = 0;
+  for (const b of buckets) {
+    if (b.count >= rank) {
+      if (!Number.isFinite(b.le)) return prevLe;
+      return prevLe + ((b.le - prevLe) * (rank - prevCount)) / Math.max(1, b.count - prevCount);
+    }
+    prevLe = b.le;
+    prevCount = b.count;
+  }
+  return prevLe;
+}
+
+export function parseHistogram(text: string, name: string): Array<{ le: number; count: number }> {
+  const out: Array<{ le: number; count: number }> = [];
+  for (const line of text.split('\n')) {
+    const m = new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)`).exec(line);
+    if (m) out.push({ le: m[1] === '+Inf' ? Number.POSITIVE_INFINITY : Number(m[1]), count: Number(m[2]) });
+  }
+  return out;
+}
