@@ -5,6 +5,7 @@ import { systemClock, type Clock } from './clock.js';
 import { createLogger, type Logger } from './logger.js';
 import { createPostgres, type Db, type PostgresHandle } from './storage/postgres/database.js';
 import { BoardCatalog } from './storage/board-catalog.js';
+import { PeriodCache } from './storage/period-cache.js';
 import { createFailFastRedis } from './storage/redis/connections.js';
 import { LeaderboardKeys } from './storage/redis/leaderboard-keys.js';
 import { LeaderboardCache } from './storage/redis/leaderboard-cache.js';
@@ -33,6 +34,7 @@ export interface AppContext {
   postgres: PostgresHandle;
   db: Db;
   boards: BoardCatalog;
+  periods: PeriodCache;
   /** Queue Redis for producers: fail-fast, so intake answers 503 when it is down. */
   queueRedis: Redis;
   leaderboard: LeaderboardCache;
@@ -84,6 +86,7 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
     postgres,
     db: postgres.db,
     boards: new BoardCatalog(postgres.db),
+    periods: new PeriodCache(postgres.db),
     queueRedis,
     leaderboard: new LeaderboardCache(leaderboardRedis, keys),
     scoreQueue,

@@ -83,6 +83,7 @@ export async function closePeriod(ctx: AppContext, board: Board, key: string): P
   const started = Date.now();
   const now = ctx.clock.now();
   await beginClosing(ctx.db, board.id, key, now);
+  ctx.periods.forget(board.id, key);
   await ctx.faults.midClose?.(board.id, key);
   const stored = await findPeriod(ctx.db, board.id, key);
   if (!stored) return false;
@@ -99,6 +100,7 @@ export async function closePeriod(ctx: AppContext, board: Board, key: string): P
     if (!webhooks) await markWebhooksEnqueued(trx, board.id, key, now);
     return true;
   });
+  ctx.periods.forget(board.id, key);
   if (!finished) return false;
   ctx.metrics.closeDuration.observe((Date.now() - started) / 1000);
   ctx.log.info({ board: board.id, period: key, durationMs: Date.now() - started }, 'period closed');

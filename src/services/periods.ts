@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.js';
 import type { Board } from '../domain/board.js';
 import { periodContaining, periodForKey, type PeriodWindow } from '../domain/period.js';
-import { findPeriods, type PeriodState, type StoredPeriod } from '../storage/postgres/periods-repository.js';
+import type { PeriodState, StoredPeriod } from '../storage/postgres/periods-repository.js';
 
 export interface PeriodView {
   key: string;
@@ -42,7 +42,7 @@ export async function resolvePeriods(
         : periodForKey(board.period, board.timezone, requested);
     return window ? [{ board, boardId: board.id, ...window }] : [];
   });
-  const stored = await findPeriods(ctx.db, windows);
+  const stored = await ctx.periods.getMany(windows);
   const byRef = new Map(stored.map((p) => [`${p.boardId}|${p.key}`, p]));
   return windows.flatMap((w) => {
     const row = byRef.get(`${w.boardId}|${w.key}`);

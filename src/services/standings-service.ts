@@ -165,8 +165,7 @@ export async function memberStanding(ctx: AppContext, boardId: string, memberId:
   const { source, placed } = scope.periodStored
     ? await readPlace(ctx, ref(scope), memberId)
     : { source: 'cache' as const, placed: { total: 0, rank: null, scaled: null } };
-  const names = await displayNames(ctx.db, [memberId]);
-  const base = { ...header(scope, placed.total, source), member: memberId, displayName: names.get(memberId) ?? null };
+  const base = { ...header(scope, placed.total, source), member: memberId };
   if (placed.rank === null || placed.scaled === null) {
     return { ...base, rank: null, score: null, percentile: null, topPercent: null };
   }
