@@ -13,7 +13,7 @@ import Cursor from 'pg-cursor';
 import { Redis } from 'ioredis';
 import { Queue, Worker } from 'bullmq';
 import { migrateDatabase } from '../src/storage/postgres/migrator.js';
-import { ROOT, closedLoop, histogramQuantile, openLoop, parseHistogram, peakRssMiB, round, startProcess, stopProcess, waitFor } from './support.js';
+import { ROOT, closedLoop, histogramQuantile, http, openLoop, parseHistogram, peakRssMiB, round, startProcess, stopProcess, waitFor } from './support.js';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
@@ -200,22 +200,23 @@ async function queries() {
   const member = (i: number) => `u${1 + ((i * 104729) % BIG)}`;
   const me = member(7);
   await api('PUT', `/v1/members/${me}/following`, { memberIds: Array.from({ length: 200 }, (_, i) => member(1000 + i * 13)) });
-  const get = (p: string) => fetch(base + p, { headers: { authorization: `Bearer ${ADMIN_KEY}` } }).then((r) => r.arrayBuffer()).then(() => undefined);
+  const load = (paths: string[], connections: number, rate?: number) =>
+    http({ url: base, paths, headers: { authorization: `Bearer ${ADMIN_KEY}` }, seconds: 5, connections, ...(rate ? { rate } : {}) });
+  const rankPaths = Array.from({ length: 1000 }, (_, i) => `/v1/boards/big/standings/${member(i)}?period=all`);
+  const aroundPaths = Array.from({ length: 1000 }, (_, i) => `/v1/boards/big/standings/${member(i)}/around?period=all&radius=5`);
   const zset = `${tag}:lb:{big|all}:z:all:world`;
   const state = `${tag}:lb:{big|all}:s:all`;
   // The bare limit: the same answer (a member's rank) with one plain Redis command from Node.
   const entries = (await redis.hmget(state, ...Array.from({ length: 1000 }, (_, i) => member(i)))).map((s) => s!.split('|')[2]!);
   const bare = (i: number) => redis.zrank(zset, entries[i % 1000]!).then(() => undefined);
-  const rank = (i: number) => get(`/v1/boards/big/standings/${member(i % 1000)}?period=all`);
-  const around = (i: number) => get(`/v1/boards/big/standings/${member(i % 1000)}/around?period=all&radius=5`);
   const out = {
-    top50: await closedLoop(5, 32, () => get('/v1/boards/big/standings?period=all&limit=50')),
-    rank: await closedLoop(5, 32, rank),
+    top50: await load(['/v1/boards/big/standings?period=all&limit=50'], 32),
+    rank: await load(rankPaths, 32),
     bareRank: await closedLoop(5, 32, bare),
-    around: await closedLoop(5, 32, around),
-    following200: await closedLoop(5, 16, () => get(`/v1/boards/big/standings/${me}/following?period=all&limit=201`)),
-    rankAt2000: await openLoop(5, 2000, rank),
-    aroundAt2000: await openLoop(5, 2000, around),
+    around: await load(aroundPaths, 32),
+    following200: await load([`/v1/boards/big/standings/${me}/following?period=all&limit=201`], 16),
+    rankAt2000: await load(rankPaths, 64, 2000),
+    aroundAt2000: await load(aroundPaths, 64, 2000),
     bareAt2000: await openLoop(5, 2000, bare),
   };
   const bytes = Number(await redis.memory('USAGE', zset)) + Number(await redis.memory('USAGE', state));

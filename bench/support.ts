@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
 import path from 'node:path';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
@@ -72,6 +73,24 @@ export async function openLoop(seconds: number, ratePerSec: number, call: (i: nu
   await Promise.all(pending);
   latencies.sort((a, b) => a - b);
   return { rate: ratePerSec, p50Ms: round(quantile(latencies, 0.5), 3), p99Ms: round(quantile(latencies, 0.99), 3) };
+}
+
+/**
+ * HTTP load with autocannon (a load generator far lighter than fetch, so the client is not
+ * what is measured): closed loop with `connections`, or open loop at `rate` requests/s.
+ */
+export async function http(options: { url: string; paths: string[]; headers: Record<string, string>; seconds: number; connections: number; rate?: number }) {
+  let i = 0;
+  const result = await autocannon({
+    url: options.url,
+    connections: options.connections,
+    duration: options.seconds,
+    headers: options.headers,
+    ...(options.rate ? { overallRate: options.rate } : {}),
+    requests: [{ setupRequest: (req: any) => ({ ...req, path: options.paths[i++ % options.paths.length] }) }],
+  });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`load run had ${result.non2xx} non-2xx answers and ${result.errors} errors`);
+  return { rps: round(result.requests.average, 0), p50Ms: result.latency.p50, p99Ms: result.latency.p99 };
 }
 
 /** p-quantile of a Prometheus histogram given cumulative bucket counts (as histogram_quantile does). */
