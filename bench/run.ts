@@ -13,6 +13,7 @@ import Cursor from 'pg-cursor';
 import { Redis } from 'ioredis';
 import { Queue, Worker } from 'bullmq';
 import { migrateDatabase } from '../src/storage/postgres/migrator.js';
+import { keysOfPrefix, unlinkMatching } from '../src/storage/redis/maintenance.js';
 import { ROOT, closedLoop, histogramQuantile, http, openLoop, parseHistogram, peakRssMiB, round, startProcess, stopProcess, waitFor } from './support.js';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -316,14 +317,7 @@ try {
   if (worker) await stopProcess(worker);
   if (web) await stopProcess(web);
   await scoreQueue.close().catch(() => undefined);
-  for (const pattern of [`${tag}:*`, `{${tag}:*`]) {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 5000);
-      if (keys.length) await redis.unlink(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  }
+  await unlinkMatching(redis, keysOfPrefix(tag));
   redis.disconnect();
   await db.end();
   await admin.query(`DROP DATABASE IF EXISTS "laurel_${tag}" WITH (FORCE)`).catch(() => undefined);

@@ -8,6 +8,7 @@ import { createContext, type AppContext, type FaultHooks } from '../../src/conte
 import { createWebApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/logger.js';
 import { waitUntilReady } from '../../src/storage/redis/connections.js';
+import { keysOfPrefix, unlinkMatching } from '../../src/storage/redis/maintenance.js';
 import { startWorkers, type RunningWorkers } from '../../workers/start-workers.js';
 import { databaseUrl, dropDatabase, TEST_REDIS_URL, withAdminClient } from './databases.js';
 import { ManualClock } from './manual-clock.js';
@@ -142,14 +143,7 @@ async function cloneTemplate(name: string): Promise<void> {
 async function deleteKeys(prefix: string): Promise<void> {
   const redis = new Redis(TEST_REDIS_URL);
   try {
-    for (const pattern of [`${prefix}:*`, `{${prefix}:*`]) {
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-        if (keys.length) await redis.unlink(...keys);
-        cursor = next;
-      } while (cursor !== '0');
-    }
+    await unlinkMatching(redis, keysOfPrefix(prefix));
   } finally {
     redis.disconnect();
   }
