@@ -18,7 +18,25 @@ export async function run(parts: { web: boolean; worker: boolean }): Promise<voi
   const ctx: AppContext = createContext(env, { name: parts.web && parts.worker ? 'laurel' : parts.web ? 'laurel-web' : 'laurel-worker' });
   await waitUntilReady(ctx.queueRedis, 30_000).catch((err: Error) => ctx.log.warn({ err: err.message }, 'queue Redis not ready yet'));
 
+  // Closers are added as parts start; signals are handled from the first moment, so a
+  // SIGTERM during start-up still shuts down in order instead of killing the process.
   const closers: Array<() => Promise<void>> = [];
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    ctx.log.info({ signal }, 'shutting down');
+    const timer = setTimeout(() => {
+      ctx.log.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, SHUTDOWN_TIMEOUT_MS);
+    for (const close of closers) await close().catch((err: Error) => ctx.log.error({ err: err.message }, 'close failed'));
+    await ctx.close();
+    clearTimeout(timer);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
   if (parts.worker) {
     const workers = startWorkers(ctx);
     closers.push(() => workers.close());
@@ -45,20 +63,5 @@ export async function run(parts: { web: boolean; worker: boolean }): Promise<voi
     });
   }
 
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    ctx.log.info({ signal }, 'shutting down');
-    const timer = setTimeout(() => {
-      ctx.log.error('shutdown took too long; exiting');
-      process.exit(1);
-    }, SHUTDOWN_TIMEOUT_MS);
-    for (const close of closers) await close().catch((err: Error) => ctx.log.error({ err: err.message }, 'close failed'));
-    await ctx.close();
-    clearTimeout(timer);
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+
 }

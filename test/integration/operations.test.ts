@@ -160,7 +160,8 @@ describe('graceful shutdown', () => {
       METRICS_PORT: '0',
       LOG_LEVEL: 'silent',
     };
-    const start = () => spawn(TSX, ['src/bin/all-in-one.ts'], { cwd: ROOT, env: childEnv, stdio: 'ignore' });
+    // Node itself (tsx as an import hook), so the signal reaches the process under test directly.
+    const start = () => spawn(process.execPath, ['--import', 'tsx', 'src/bin/all-in-one.ts'], { cwd: ROOT, env: childEnv, stdio: 'ignore' });
     const ready = async () => {
       for (let i = 0; i < 200; i += 1) {
         if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)) return;
