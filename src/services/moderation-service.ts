@@ -122,32 +122,31 @@ const reasonSchema = z.object({ reason: z.string().trim().min(1).max(500).refine
 export async function excludeMember(ctx: AppContext, memberId: string, body: unknown, by: string) {
   assertMemberId(memberId);
   const { reason } = parseOrThrow(reasonSchema, body, 'exclusion');
-  const member = await ctx.db.transaction().execute(async (trx) => {
-    const current = await lockMember(trx, memberId, false);
-    if (!current) throw notFound(`member "${memberId}" not found`);
-    if (current.excludedAt) return current; // already excluded: repeat the projection only
-    const at = ctx.clock.now();
-    await recordExclusion(trx, memberId, reason, by, at);
-    await bumpAllAggregates(trx, memberId);
-    await queueReprojection(ctx, memberId, false);
-    ctx.log.info({ member: memberId, by }, 'member excluded');
-    return { ...current, excludedAt: at };
-  });
-  await project(ctx, await memberProjection(ctx.db, memberId, { openOnly: false }));
-  return memberView(member);
+  return setExcluded(ctx, memberId, by, { exclude: true, reason });
 }
 
 export async function restoreMember(ctx: AppContext, memberId: string, by: string) {
   assertMemberId(memberId);
+  return setExcluded(ctx, memberId, by, { exclude: false });
+}
+
+/**
+ * Excludes or restores under the member lock, bumps every aggregate of the member so the
+ * new visibility wins in Redis, and projects it. Asking for the state the member is
+ * already in changes nothing and only repeats the projection.
+ */
+async function setExcluded(ctx: AppContext, memberId: string, by: string, change: { exclude: true; reason: string } | { exclude: false }) {
   const member = await ctx.db.transaction().execute(async (trx) => {
     const current = await lockMember(trx, memberId, false);
     if (!current) throw notFound(`member "${memberId}" not found`);
-    if (!current.excludedAt) return current; // not (or no longer) excluded: repeat the projection only
-    await recordRestore(trx, memberId, by, ctx.clock.now());
+    if ((current.excludedAt !== null) === change.exclude) return current;
+    const at = ctx.clock.now();
+    if (change.exclude) await recordExclusion(trx, memberId, change.reason, by, at);
+    else await recordRestore(trx, memberId, by, at);
     await bumpAllAggregates(trx, memberId);
     await queueReprojection(ctx, memberId, false);
-    ctx.log.info({ member: memberId, by }, 'member restored');
-    return { ...current, excludedAt: null };
+    ctx.log.info({ member: memberId, by }, change.exclude ? 'member excluded' : 'member restored');
+    return { ...current, excludedAt: change.exclude ? at : null };
   });
   await project(ctx, await memberProjection(ctx.db, memberId, { openOnly: false }));
   return memberView(member);
