@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withAdminClient } from '../support/databases.js';
 import { shuffle, prng } from '../support/reference.js';
-import { CONSISTENT, createSumBoard, makeBatches, postSteadily, settleAndCheck, startDeployment, type Deployment } from './deployment.js';
+import { CONSISTENT, createSumBoard, makeBatches, postSteadily, settleAndCheck, startDeployment, type Deployment } from '../support/deployment.js';
 
 let d: Deployment;
 beforeAll(async () => {

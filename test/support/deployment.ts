@@ -3,53 +3,60 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { cloneTemplate, databaseUrl, dropDatabase } from '../support/databases.js';
-import { freePort, startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
-import { startLaurel, waitForHttp, type LaurelProcess } from '../support/laurel-process.js';
-import { referenceStandings, prng, type RefEvent } from '../support/reference.js';
+import { cloneTemplate, databaseUrl, dropDatabase } from './databases.js';
+import { freePort, startPrivateRedis, type PrivateRedis } from './redis-server.js';
+import { startLaurel, waitForHttp, type LaurelProcess } from './laurel-process.js';
+import { referenceStandings, prng, type RefEvent } from './reference.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const run = promisify(execFile);
 export const ADMIN_KEY = 'chaos-admin-key-0123456789abcdef';
 
 /**
- * One Laurel deployment of the test's own, run as production runs it: a web process and
- * worker processes (real entry points), a persistent (AOF) queue Redis and a volatile
- * leaderboard Redis that the test may crash, and a database cloned for it alone.
+ * One Laurel deployment of the test's own, run as production runs it: web processes and
+ * worker processes (real entry points; or one all-in-one process), a persistent (AOF)
+ * queue Redis and a volatile leaderboard Redis that the test may crash, and a database
+ * cloned for it alone.
  */
 export interface Deployment {
   env: Record<string, string>;
+  /** The first web process; `baseUrls` lists them all. */
   baseUrl: string;
+  baseUrls: string[];
   queueRedis: PrivateRedis;
   leaderboardRedis: PrivateRedis;
   pg: pg.Pool;
-  web: LaurelProcess;
+  webs: LaurelProcess[];
   workers: LaurelProcess[];
   startWorker(extraEnv?: Record<string, string>, name?: string): Promise<LaurelProcess>;
   api(method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: any }>;
   close(): Promise<void>;
 }
 
-export async function startDeployment(options: { workers?: number } = {}): Promise<Deployment> {
+export interface DeploymentOptions {
+  webs?: number;
+  workers?: number;
+  /** One process doing both (SPEC's development mode) instead of separate webs and workers. */
+  allInOne?: boolean;
+}
+
+export async function startDeployment(options: DeploymentOptions = {}): Promise<Deployment> {
   const suffix = `${process.pid}_${randomBytes(3).toString('hex')}`;
   const dbName = `laurel_chaos_${suffix}`;
   await cloneTemplate(dbName);
   const queueRedis = await startPrivateRedis({ persistent: true });
   const leaderboardRedis = await startPrivateRedis();
-  const port = await freePort();
   const env: Record<string, string> = {
     DATABASE_URL: databaseUrl(dbName),
     REDIS_URL: queueRedis.url,
     LEADERBOARD_REDIS_URL: leaderboardRedis.url,
     REDIS_PREFIX: 'chaos',
     ADMIN_API_KEY: ADMIN_KEY,
-    PORT: String(port),
     METRICS_PORT: '0',
     WORKER_CONCURRENCY: '4',
     // A dead worker's jobs are taken over after this long (30 s in production).
     JOB_LOCK_MS: '2000',
   };
-  const baseUrl = `http://127.0.0.1:${port}`;
   const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: 2 });
   const workers: LaurelProcess[] = [];
   const startWorker = async (extraEnv: Record<string, string> = {}, name = `worker-${workers.length + 1}`) => {
@@ -58,17 +65,27 @@ export async function startDeployment(options: { workers?: number } = {}): Promi
     await worker.waitForLog((l) => l.msg === 'workers started');
     return worker;
   };
-  const web = startLaurel('web', env, 'web');
-  await waitForHttp(`${baseUrl}/readyz`);
-  for (let i = 0; i < (options.workers ?? 2); i += 1) await startWorker();
+  const webs: LaurelProcess[] = [];
+  const baseUrls: string[] = [];
+  for (let i = 0; i < (options.allInOne ? 1 : (options.webs ?? 1)); i += 1) {
+    const port = await freePort();
+    const name = options.allInOne ? 'all-in-one' : `web-${i + 1}`;
+    webs.push(startLaurel(options.allInOne ? 'all' : 'web', { ...env, PORT: String(port) }, name));
+    baseUrls.push(`http://127.0.0.1:${port}`);
+    await waitForHttp(`${baseUrls[i]}/readyz`);
+  }
+  const baseUrl = baseUrls[0]!;
+  if (options.allInOne) await webs[0]!.waitForLog((l) => l.msg === 'workers started');
+  else for (let i = 0; i < (options.workers ?? 2); i += 1) await startWorker();
 
   return {
     env,
     baseUrl,
+    baseUrls,
     queueRedis,
     leaderboardRedis,
     pg: pool,
-    web,
+    webs,
     workers,
     startWorker,
     async api(method, urlPath, body) {
@@ -81,7 +98,7 @@ export async function startDeployment(options: { workers?: number } = {}): Promi
       return { status: res.status, body: text ? JSON.parse(text) : null };
     },
     async close() {
-      await Promise.all([web, ...workers].map((p) => p.stop('SIGKILL')));
+      await Promise.all([...webs, ...workers].map((p) => p.stop('SIGKILL')));
       await pool.end();
       await queueRedis.stop();
       await leaderboardRedis.stop();
@@ -149,10 +166,10 @@ export async function postSteadily(
   return { retries, statuses };
 }
 
-/** Runs `laurel verify` (the real CLI) against the deployment: Redis compared with Postgres. */
-export async function verifyCli(d: Deployment, board: string): Promise<{ ok: boolean; output: string }> {
+/** Runs `laurel verify` (the real CLI) against the deployment: Redis compared with Postgres (every board by default). */
+export async function verifyCli(d: Deployment, board?: string): Promise<{ ok: boolean; output: string }> {
   try {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/laurel.ts', 'verify', '--board', board], {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/laurel.ts', 'verify', ...(board ? ['--board', board] : [])], {
       cwd: ROOT,
       env: { ...process.env, ...d.env, LOG_LEVEL: 'silent' },
     });
