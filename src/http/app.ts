@@ -4,7 +4,7 @@ import { pinoHttp } from 'pino-http';
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../context.js';
 import { ApiKeyVerifier } from '../services/api-keys.js';
-import { createWorkerRedis } from '../storage/redis/connections.js';
+import { createWorkerRedis, onConnectionError, queueTarget } from '../storage/redis/connections.js';
 import { SCORE_EVENTS_QUEUE, queuePrefix } from '../queue/score-events-queue.js';
 import { principalOf } from './auth.js';
 import { errorHandler, notFound } from './errors.js';
@@ -35,8 +35,8 @@ export function createWebApp(ctx: AppContext): WebApp {
   let queueEvents: QueueEvents | undefined;
   const getQueueEvents = () => {
     if (!queueEvents) {
-      const connection = createWorkerRedis(ctx.env.REDIS_URL, 'laurel-queue-events');
-      connection.on('error', () => undefined);
+      const connection = createWorkerRedis(queueTarget(ctx.env), 'laurel-queue-events');
+      onConnectionError(connection, () => undefined);
       queueEvents = new QueueEvents(SCORE_EVENTS_QUEUE, {
         connection,
         prefix: queuePrefix(ctx.env.REDIS_PREFIX, SCORE_EVENTS_QUEUE),
