@@ -1,8 +1,10 @@
-import { isCluster, mastersOf, type RedisClient } from './connections.js';
+import { isCluster, mastersOf, waitUntilReady, type RedisClient } from './connections.js';
 import { keysBySlot } from './slots.js';
 
 /** Every key matching the patterns, walking each master's keyspace with SCAN (never KEYS). */
 export async function scanMatching(redis: RedisClient, patterns: readonly string[]): Promise<string[]> {
+  // A cluster knows its masters only once connected.
+  if (isCluster(redis)) await waitUntilReady(redis);
   const found = new Set<string>();
   for (const node of mastersOf(redis)) {
     for (const pattern of patterns) {
