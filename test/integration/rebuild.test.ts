@@ -14,11 +14,11 @@ import type { RedisClient } from '../../src/storage/redis/connections.js';
 // Redis is losing every leaderboard key of this harness on every master, one slot at a time,
 // so that each (board, period) vanishes at once, as in a flush; the queues stay.
 const LEADERBOARD_DB = 5;
-const leaderboardUrl = (() => {
+function leaderboardUrl(): string {
   const url = new URL(TEST_REDIS_URL);
   url.pathname = `/${LEADERBOARD_DB}`;
   return url.toString();
-})();
+}
 const NOW = new Date('2026-12-02T12:00:00Z');
 
 let h: Harness;
@@ -32,9 +32,9 @@ beforeAll(async () => {
     flusher = testRedis();
     h = await createHarness({ concurrency: 4 });
   } else {
-    flusher = new Redis(leaderboardUrl);
+    flusher = new Redis(leaderboardUrl());
     await flusher.flushdb();
-    h = await createHarness({ concurrency: 4, env: { LEADERBOARD_REDIS_URL: leaderboardUrl } });
+    h = await createHarness({ concurrency: 4, env: { LEADERBOARD_REDIS_URL: leaderboardUrl() } });
   }
   h.clock.set(NOW);
 });
