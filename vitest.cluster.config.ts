@@ -12,6 +12,7 @@ export default defineConfig({
     ...base.test,
     include: [
       'test/integration/exactly-once.test.ts',
+      'test/integration/multi-board-batch.test.ts',
       'test/integration/ranking-semantics.test.ts',
       'test/integration/scopes.test.ts',
       'test/integration/moderation.test.ts',
