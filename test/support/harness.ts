@@ -74,9 +74,6 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const server: Server = await new Promise((resolve) => {
     const s = web.app.listen(0, '127.0.0.1', () => resolve(s));
   });
-  // fetch reuses idle keep-alive sockets; on a loaded machine its timer to drop them can fire
-  // after the server closed them (5 s by default), and a request sent on one fails with ECONNRESET.
-  server.keepAliveTimeout = 30_000;
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   // Job schedulers stay off: tests drive the period tick themselves, with their own clock.
   const workers = options.workers === false ? null : startWorkers(ctx, { concurrency: options.concurrency ?? 2, schedulers: false });
