@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -99,6 +100,13 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
     },
     async close() {
       await Promise.all([...webs, ...workers].map((p) => p.stop('SIGKILL')));
+      // LAUREL_TEST_LOG_DIR keeps each process's log lines for a post-mortem.
+      const logDir = process.env.LAUREL_TEST_LOG_DIR;
+      if (logDir) {
+        for (const p of [...webs, ...workers]) {
+          writeFileSync(path.join(logDir, `${dbName}-${p.name}.log`), p.logs.map((l) => JSON.stringify(l)).join('\n'));
+        }
+      }
       await pool.end();
       await queueRedis.stop();
       await leaderboardRedis.stop();

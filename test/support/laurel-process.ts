@@ -55,7 +55,13 @@ export function startLaurel(kind: keyof typeof ENTRY, env: Record<string, string
   });
   const stderr: string[] = [];
   child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
-  const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+  const exited = new Promise<number | string | null>((resolve) =>
+    child.once('exit', (code, signal) => {
+      // Kept with the logs, so a post-mortem shows a crash and what it printed.
+      logs.push({ level: 60, msg: 'process exited', code, signal, stderr: stderr.join('').slice(-4000) });
+      resolve(code ?? signal);
+    }),
+  );
 
   return {
     name,

@@ -27,6 +27,10 @@ export function createPostgres(connectionString: string, options: { max?: number
   });
   // An idle client that loses its connection emits here; without a listener it would crash the process.
   pool.on('error', () => undefined);
+  // So does a checked-out client between two queries (inside a transaction, a cursor, a
+  // session): the pool listens only to idle ones. Its user sees the failure on its next
+  // query, and the pool drops the dead client when it is released.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, pool };
 }
