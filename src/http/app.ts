@@ -24,13 +24,19 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
 /**
- * A body Laurel cannot read as JSON is refused (415) before anything reads it, rather than
- * silently ignored and then reported as a missing field.
+ * Refuses, before anything reads the body: a declared length over the limit (413, answered
+ * at once instead of after the upload), and a body that is not JSON (415, rather than
+ * ignored and then reported as missing fields). A chunked body over the limit is stopped by
+ * the JSON parser once it has read just past the limit.
  */
-const requireJsonBodies: RequestHandler = (req, _res, next) => {
+const checkBody: RequestHandler = (req, _res, next) => {
   const length = req.headers['content-length'];
   const hasBody = req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-  if (hasBody && !req.is(JSON_TYPES)) {
+  if (!hasBody) return next();
+  if (length !== undefined && Number(length) > MAX_BODY_BYTES) {
+    throw new HttpError(413, 'payload_too_large', `request body is larger than ${MAX_BODY_BYTES / 1024 / 1024} MB`);
+  }
+  if (!req.is(JSON_TYPES)) {
     throw new HttpError(415, 'unsupported_media_type', 'request body must be JSON: send Content-Type: application/json');
   }
   next();
@@ -104,7 +110,7 @@ export function createWebApp(ctx: AppContext): WebApp {
     ),
   );
   app.use(rejectInvalidKeys);
-  app.use(requireJsonBodies);
+  app.use(checkBody);
   app.use(express.json({ limit: MAX_BODY_BYTES, strict: false, type: JSON_TYPES }));
   app.use(boardRoutes(ctx, verifier));
   app.use(eventRoutes(ctx, verifier, getQueueEvents));
