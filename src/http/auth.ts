@@ -30,7 +30,7 @@ function presentedKey(req: Request): string | undefined | null {
 
 /** A 401 with the challenge a client of that path understands (RFC 6750 / RFC 7617). */
 export function unauthorized(req: Request, message: string): HttpError {
-  const challenge = req.path.startsWith(BULL_BOARD_PATH)
+  const challenge = req.originalUrl.startsWith(BULL_BOARD_PATH)
     ? 'Basic realm="Laurel queues", charset="UTF-8"'
     : 'Bearer realm="laurel"';
   return new HttpError(401, 'unauthorized', message, undefined, { 'WWW-Authenticate': challenge });
