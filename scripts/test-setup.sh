@@ -16,8 +16,9 @@ REDIS_URL=${TEST_REDIS_URL:-redis://127.0.0.1:6379/0} \
 if [ -z "${CHROMIUM_PATH:-}" ] && ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "chromium: not found; installing Debian's chromium for the browser test"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    # Another run may be installing it right now: wait for the package lock rather than fail.
+    apt-get -o DPkg::Lock::Timeout=600 update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq chromium >/dev/null
   else
     echo "chromium: not found; install it (apt-get install chromium) or set CHROMIUM_PATH" >&2
     exit 1

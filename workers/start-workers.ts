@@ -25,6 +25,9 @@ export function startWorkers(
 ): RunningWorkers {
   const connection = createWorkerRedis(ctx.env.REDIS_URL, 'laurel-worker');
   connection.on('error', (err: Error) => ctx.log.warn({ err: err.message }, 'worker redis connection error'));
+  // Every job here is safe to run again, so a job whose worker died is taken over as often as
+  // that happens (BullMQ would fail it after one stall by default, leaving a 202 unapplied).
+  const takeOver = { lockDuration: ctx.env.JOB_LOCK_MS, stalledInterval: ctx.env.JOB_LOCK_MS, maxStalledCount: 1000 };
 
   const score = new Worker<ScoreJob, ScoreJobResult>(
     SCORE_EVENTS_QUEUE,
@@ -33,6 +36,7 @@ export function startWorkers(
       connection,
       prefix: queuePrefix(ctx.env.REDIS_PREFIX, SCORE_EVENTS_QUEUE),
       concurrency: options.concurrency ?? ctx.env.WORKER_CONCURRENCY,
+      ...takeOver,
       settings: { backoffStrategy: cappedExponentialBackoff },
     },
   );
@@ -52,6 +56,7 @@ export function startWorkers(
       connection,
       prefix: queuePrefix(ctx.env.REDIS_PREFIX, REBUILD_QUEUE),
       concurrency: options.rebuildConcurrency ?? 2,
+      ...takeOver,
       settings: { backoffStrategy: cappedExponentialBackoff },
     },
   );
@@ -61,7 +66,7 @@ export function startWorkers(
   const periods = new Worker(
     PERIODS_QUEUE,
     async (job) => (job.name === 'tick' ? runTick(ctx) : computeRollups(ctx)),
-    { connection, prefix: queuePrefix(ctx.env.REDIS_PREFIX, PERIODS_QUEUE), concurrency: 1 },
+    { connection, prefix: queuePrefix(ctx.env.REDIS_PREFIX, PERIODS_QUEUE), concurrency: 1, ...takeOver },
   );
   periods.on('failed', (job, err) => ctx.log.warn({ jobId: job?.id, name: job?.name, err: err.message }, 'periods job failed'));
   periods.on('error', (err) => ctx.log.error({ err: err.message }, 'periods worker error'));
@@ -70,6 +75,7 @@ export function startWorkers(
     connection,
     prefix: queuePrefix(ctx.env.REDIS_PREFIX, WEBHOOKS_QUEUE),
     concurrency: 8,
+    ...takeOver,
     settings: { backoffStrategy: cappedExponentialBackoff },
   });
   webhooks.on('failed', (job, err) => ctx.log.warn({ jobId: job?.id, attemptsMade: job?.attemptsMade, err: err.message }, 'webhook delivery failed; it will be retried'));

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { loadEnvOrExit } from '../config/env.js';
+import { faultHooksFromEnvironment } from '../config/fault-injection.js';
 import { createContext, type AppContext } from '../context.js';
 import { createWebApp } from '../http/app.js';
 import { waitUntilReady } from '../storage/redis/connections.js';
@@ -16,6 +17,7 @@ const SHUTDOWN_TIMEOUT_MS = 15_000;
 export async function run(parts: { web: boolean; worker: boolean }): Promise<void> {
   const env = loadEnvOrExit();
   const ctx: AppContext = createContext(env, { name: parts.web && parts.worker ? 'laurel' : parts.web ? 'laurel-web' : 'laurel-worker' });
+  Object.assign(ctx.faults, faultHooksFromEnvironment(process.env, ctx.log));
   await waitUntilReady(ctx.queueRedis, 30_000).catch((err: Error) => ctx.log.warn({ err: err.message }, 'queue Redis not ready yet'));
 
   // Closers are added as parts start; signals are handled from the first moment, so a

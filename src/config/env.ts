@@ -16,6 +16,11 @@ const envSchema = z.object({
   ADMIN_API_KEY: z.string().min(16, 'must be at least 16 characters'),
   PUBLIC_READS: booleanFlag.default(false),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
+  /**
+   * How long a worker's hold on a job lasts without renewal. A worker that dies (SIGKILL,
+   * OOM, lost host) stops renewing; after this long another worker takes its jobs over.
+   */
+  JOB_LOCK_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   /** A worker running without the web side serves its own /metrics on this port. */
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { inject } from 'vitest';
 
 /** Connection used to create and drop per-test databases (never one the tests write to). */
 export const ADMIN_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -22,4 +23,19 @@ export async function withAdminClient<T>(fn: (client: pg.Client) => Promise<T>):
 
 export async function dropDatabase(name: string): Promise<void> {
   await withAdminClient((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+}
+
+/** A fresh database cloned from the run's migrated template (see global-setup). */
+export async function cloneTemplate(name: string): Promise<void> {
+  const template = inject('templateDatabase');
+  // Two clones of one template at the same instant can collide; a short retry settles it.
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      await withAdminClient((c) => c.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`));
+      return;
+    } catch (err) {
+      if (attempt >= 10) throw err;
+      await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+    }
+  }
 }

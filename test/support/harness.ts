@@ -2,7 +2,6 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { inject } from 'vitest';
 import { parseEnv, type Env } from '../../src/config/env.js';
 import { createContext, type AppContext, type FaultHooks } from '../../src/context.js';
 import { createWebApp } from '../../src/http/app.js';
@@ -10,7 +9,7 @@ import { createLogger } from '../../src/logger.js';
 import { waitUntilReady } from '../../src/storage/redis/connections.js';
 import { keysOfPrefix, unlinkMatching } from '../../src/storage/redis/maintenance.js';
 import { startWorkers, type RunningWorkers } from '../../workers/start-workers.js';
-import { databaseUrl, dropDatabase, TEST_REDIS_URL, withAdminClient } from './databases.js';
+import { cloneTemplate, databaseUrl, dropDatabase, TEST_REDIS_URL } from './databases.js';
 import { ManualClock } from './manual-clock.js';
 
 export const ADMIN_KEY = 'test-admin-key-0123456789abcdef';
@@ -126,20 +125,6 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       await dropDatabase(dbName);
     },
   };
-}
-
-async function cloneTemplate(name: string): Promise<void> {
-  const template = inject('templateDatabase');
-  // Two clones of one template at the same instant can collide; a short retry settles it.
-  for (let attempt = 0; ; attempt += 1) {
-    try {
-      await withAdminClient((c) => c.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`));
-      return;
-    } catch (err) {
-      if (attempt >= 10) throw err;
-      await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
-    }
-  }
 }
 
 async function deleteKeys(prefix: string): Promise<void> {
