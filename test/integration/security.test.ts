@@ -1,10 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { Redis } from 'ioredis';
 import { chromium } from 'playwright-core';
@@ -15,6 +12,7 @@ import { createWebApp } from '../../src/http/app.js';
 import { createApiKey } from '../../src/services/api-keys.js';
 import { waitUntilReady } from '../../src/storage/redis/connections.js';
 import { ADMIN_KEY, createHarness, type ApiResponse, type Harness } from '../support/harness.js';
+import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
 
 type Access = 'probe' | 'public' | 'read' | 'ingest' | 'admin';
 
@@ -272,36 +270,6 @@ describe('security headers', () => {
   });
 });
 
-/** A Redis of this test's own, so it can be stopped without touching the shared one. */
-async function startRedis(): Promise<{ url: string; stop(): Promise<void> }> {
-  const port = await new Promise<number>((resolve) => {
-    const probe = createNetServer().listen(0, '127.0.0.1', () => {
-      const { port: free } = probe.address() as AddressInfo;
-      probe.close(() => resolve(free));
-    });
-  });
-  const dir = mkdtempSync(path.join(tmpdir(), 'laurel-rl-redis-'));
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
-  const url = `redis://127.0.0.1:${port}/0`;
-  const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => 50 });
-  probe.on('error', () => undefined); // refused until the server has started
-  await probe.connect().catch(() => undefined);
-  await waitUntilReady(probe, 10_000);
-  probe.disconnect();
-  let stopped = false;
-  return {
-    url,
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGKILL');
-      await exited;
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
 function commandCalls(info: string): Record<string, number> {
   const calls: Record<string, number> = {};
   for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls[match[1]!] = Number(match[2]);
@@ -310,14 +278,14 @@ function commandCalls(info: string): Record<string, number> {
 
 describe('rate limits', () => {
   let h: Harness;
-  let redis: Awaited<ReturnType<typeof startRedis>>;
+  let redis: PrivateRedis;
   let watcher: Redis;
   const newKey = async (role: 'ingest' | 'read' | 'admin') => (await createApiKey(h.ctx.db, `rl-${role}-${randomBytes(3).toString('hex')}`, role)).key;
   const get = (url: string, key?: string, base = h.baseUrl) => fetch(base + url, { headers: key ? { authorization: `Bearer ${key}` } : {} });
 
   beforeAll(async () => {
     // The counters live in the leaderboard Redis: here one of the test's own, so it can be stopped.
-    redis = await startRedis();
+    redis = await startPrivateRedis();
     h = await createHarness({
       workers: false,
       env: { LEADERBOARD_REDIS_URL: redis.url, RATE_LIMIT_PER_KEY: '5', RATE_LIMIT_PER_IP: '3', RATE_LIMIT_WINDOW_SECONDS: '60' },
@@ -408,7 +376,7 @@ describe('rate limits', () => {
 
   it('fails open to a per-process budget when its Redis is down: events are still accepted', async () => {
     const key = await newKey('ingest');
-    await redis.stop();
+    await redis.crash();
     const post = (i: number) =>
       fetch(`${h.baseUrl}/v1/events`, {
         method: 'POST',
