@@ -192,7 +192,7 @@ ensure_database() {
 # ---------------------------------------------------------------- Redis
 
 if [ -n "${REDIS_URL:-}" ]; then
-  parse_url "$REDIS_URL"
+  parse_url "${REDIS_URL%%,*}"   # a cluster's seed list: check the first node
   R_HOST=${URL_HOST:-127.0.0.1}
   R_PORT=${URL_PORT:-6379}
 else

@@ -1,12 +1,11 @@
 import type { FlowProducer, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Env } from './config/env.js';
 import { systemClock, type Clock } from './clock.js';
 import { createLogger, type Logger } from './logger.js';
 import { createPostgres, type Db, type PostgresHandle } from './storage/postgres/database.js';
 import { BoardCatalog } from './storage/board-catalog.js';
 import { PeriodCache } from './storage/period-cache.js';
-import { createFailFastRedis } from './storage/redis/connections.js';
+import { createFailFastRedis, onConnectionError, leaderboardTarget, queueTarget, type RedisClient } from './storage/redis/connections.js';
 import { LeaderboardKeys } from './storage/redis/leaderboard-keys.js';
 import { LeaderboardCache } from './storage/redis/leaderboard-cache.js';
 import { withLeaderboardScripts } from './storage/redis/scripts.js';
@@ -36,7 +35,7 @@ export interface AppContext {
   boards: BoardCatalog;
   periods: PeriodCache;
   /** Queue Redis for producers: fail-fast, so intake answers 503 when it is down. */
-  queueRedis: Redis;
+  queueRedis: RedisClient;
   leaderboard: LeaderboardCache;
   scoreQueue: Queue<ScoreJob, ScoreJobResult>;
   rebuildQueue: Queue;
@@ -59,13 +58,10 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
   const name = options.name ?? 'laurel';
   const log = options.log ?? createLogger(env.LOG_LEVEL);
   const postgres = createPostgres(env.DATABASE_URL, { applicationName: name, max: 10 });
-  const queueRedis = createFailFastRedis(env.REDIS_URL, `${name}-queue`);
-  const leaderboardRedis = withLeaderboardScripts(
-    createFailFastRedis(env.LEADERBOARD_REDIS_URL ?? env.REDIS_URL, `${name}-leaderboard`),
-  );
+  const queueRedis = createFailFastRedis(queueTarget(env), `${name}-queue`);
+  const leaderboardRedis = withLeaderboardScripts(createFailFastRedis(leaderboardTarget(env), `${name}-leaderboard`));
   for (const [label, redis] of [['queue', queueRedis], ['leaderboard', leaderboardRedis]] as const) {
-    // ioredis reconnects by itself; without a listener an error event would crash the process.
-    redis.on('error', (err: Error) => log.warn({ err: err.message, redis: label }, 'redis connection error'));
+    onConnectionError(redis, (err) => log.warn({ err: err.message, redis: label }, 'redis connection error'));
   }
   const keys = new LeaderboardKeys(env.REDIS_PREFIX);
   const scoreQueue = createScoreEventsQueue(queueRedis, env.REDIS_PREFIX);

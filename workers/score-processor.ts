@@ -48,7 +48,7 @@ export async function processScoreJob(ctx: AppContext, data: unknown, jobId?: st
     const pendingKeys = job.events.map((e) => e.posted.idempotencyKey);
     const incomplete = await ctx.leaderboard.project(outcome.aggregates, boards, {
       createdPeriods: outcome.createdPeriods,
-      extraWrite: (pipeline) => pipeline.hdel(ctx.leaderboard.keys.pending(), ...pendingKeys),
+      extraWrite: { key: ctx.leaderboard.keys.pending(), add: (pipeline) => pipeline.hdel(ctx.leaderboard.keys.pending(), ...pendingKeys) },
     });
     // Redis lost (part of) these periods: reads already fall back to Postgres; refill them.
     requestScopeRebuilds(ctx, incomplete, 'projection');

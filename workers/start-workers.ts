@@ -1,6 +1,6 @@
 import { Worker } from 'bullmq';
 import type { AppContext } from '../src/context.js';
-import { createWorkerRedis } from '../src/storage/redis/connections.js';
+import { createWorkerRedis, onConnectionError, queueTarget } from '../src/storage/redis/connections.js';
 import { SCORE_EVENTS_QUEUE, queuePrefix, type ScoreJob, type ScoreJobResult } from '../src/queue/score-events-queue.js';
 import { cappedExponentialBackoff } from './backoff.js';
 import { processScoreJob } from './score-processor.js';
@@ -23,8 +23,8 @@ export function startWorkers(
   ctx: AppContext,
   options: { concurrency?: number; rebuildConcurrency?: number; schedulers?: boolean } = {},
 ): RunningWorkers {
-  const connection = createWorkerRedis(ctx.env.REDIS_URL, 'laurel-worker');
-  connection.on('error', (err: Error) => ctx.log.warn({ err: err.message }, 'worker redis connection error'));
+  const connection = createWorkerRedis(queueTarget(ctx.env), 'laurel-worker');
+  onConnectionError(connection, (err) => ctx.log.warn({ err: err.message }, 'worker redis connection error'));
   // Every job here is safe to run again, so a job whose worker died is taken over as often as
   // that happens (BullMQ would fail it after one stall by default, leaving a 202 unapplied).
   const takeOver = { lockDuration: ctx.env.JOB_LOCK_MS, stalledInterval: ctx.env.JOB_LOCK_MS, maxStalledCount: 1000 };

@@ -43,6 +43,7 @@ export async function run(parts: { web: boolean; worker: boolean }): Promise<voi
     const workers = startWorkers(ctx);
     closers.push(() => workers.close());
     ctx.log.info({ concurrency: env.WORKER_CONCURRENCY }, 'workers started');
+    await waitUntilReady(ctx.leaderboard.redis, 30_000).catch((err: Error) => ctx.log.warn({ err: err.message }, 'leaderboard Redis not ready yet'));
     await rebuildIfLeaderboardLost(ctx).catch((err: Error) => ctx.log.error({ err: err.message }, 'start-up rebuild check failed'));
   }
   if (parts.worker && !parts.web) {

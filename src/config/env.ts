@@ -6,10 +6,33 @@ const booleanFlag = z
 
 const redisUrl = z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL');
 
+/**
+ * A Redis URL, or with the matching *_CLUSTER flag a comma-separated list of cluster seed
+ * nodes (any reachable master or replica; the rest are discovered). Checked in the refine below,
+ * where the flag is known.
+ */
+const redisUrls = z.string();
+
+/** Problems of a Redis URL setting, given whether it names a cluster; null when valid. */
+export function redisUrlProblem(value: string, cluster: boolean): string | null {
+  const urls = value.split(',').map((u) => u.trim());
+  if (urls.length > 1 && !cluster) return 'holds several URLs; set the matching *_CLUSTER=true for a Redis Cluster';
+  for (const url of urls) {
+    if (!redisUrl.safeParse(url).success) return 'must be a redis:// or rediss:// URL';
+    // A cluster has database 0 only.
+    if (cluster && !/^rediss?:\/\/[^/]*(\/0?)?$/.test(url)) return 'must not name a database (a Redis Cluster has database 0 only)';
+  }
+  return null;
+}
+
 const envSchema = z.object({
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
-  REDIS_URL: redisUrl,
-  LEADERBOARD_REDIS_URL: redisUrl.optional(),
+  REDIS_URL: redisUrls,
+  /** REDIS_URL lists the seed nodes of a Redis Cluster. */
+  REDIS_CLUSTER: booleanFlag.default(false),
+  LEADERBOARD_REDIS_URL: redisUrls.optional(),
+  /** LEADERBOARD_REDIS_URL lists the seed nodes of a Redis Cluster. */
+  LEADERBOARD_REDIS_CLUSTER: booleanFlag.optional(),
   /** Namespace of every Redis key Laurel writes (queues and leaderboards). */
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'letters, digits, _ or -, at most 32').default('laurel'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -54,6 +77,19 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
     Object.entries(source).filter(([, v]) => v !== undefined && v !== ''),
   );
   const result = envSchema
+    .superRefine((e, check) => {
+      const queueProblem = redisUrlProblem(e.REDIS_URL, e.REDIS_CLUSTER);
+      if (queueProblem) check.addIssue({ code: 'custom', path: ['REDIS_URL'], message: queueProblem });
+      if (e.LEADERBOARD_REDIS_URL === undefined) {
+        // Without a URL of its own the leaderboard shares REDIS_URL, cluster or not.
+        if (e.LEADERBOARD_REDIS_CLUSTER !== undefined) {
+          check.addIssue({ code: 'custom', path: ['LEADERBOARD_REDIS_CLUSTER'], message: 'needs LEADERBOARD_REDIS_URL (without it the leaderboards share REDIS_URL and REDIS_CLUSTER)' });
+        }
+        return;
+      }
+      const problem = redisUrlProblem(e.LEADERBOARD_REDIS_URL, e.LEADERBOARD_REDIS_CLUSTER ?? false);
+      if (problem) check.addIssue({ code: 'custom', path: ['LEADERBOARD_REDIS_URL'], message: problem });
+    })
     .refine((e) => !e.WEBHOOK_URL || e.WEBHOOK_SECRET, { path: ['WEBHOOK_SECRET'], message: 'is required when WEBHOOK_URL is set' })
     .safeParse(cleaned);
   if (!result.success) {

@@ -1,10 +1,10 @@
 import express, { type Express, type RequestHandler } from 'express';
-import { QueueEvents } from 'bullmq';
+import { QueueEvents, QueueKeys } from 'bullmq';
 import { pinoHttp } from 'pino-http';
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../context.js';
 import { ApiKeyVerifier } from '../services/api-keys.js';
-import { createWorkerRedis } from '../storage/redis/connections.js';
+import { createWorkerRedis, onConnectionError, queueTarget } from '../storage/redis/connections.js';
 import { SCORE_EVENTS_QUEUE, queuePrefix } from '../queue/score-events-queue.js';
 import { authenticate, principalOf, rejectInvalidKeys } from './auth.js';
 import { errorHandler, HttpError, notFound } from './errors.js';
@@ -56,19 +56,29 @@ export function createWebApp(ctx: AppContext): WebApp {
   const verifier = new ApiKeyVerifier(ctx.db, ctx.env.ADMIN_API_KEY, ctx.env.API_KEY_CACHE_SECONDS * 1000);
 
   // Created on the first ?wait=true: it holds a blocking Redis connection of its own.
-  let queueEvents: QueueEvents | undefined;
-  const getQueueEvents = () => {
-    if (!queueEvents) {
-      const connection = createWorkerRedis(ctx.env.REDIS_URL, 'laurel-queue-events');
-      connection.on('error', () => undefined);
-      queueEvents = new QueueEvents(SCORE_EVENTS_QUEUE, {
-        connection,
-        prefix: queuePrefix(ctx.env.REDIS_PREFIX, SCORE_EVENTS_QUEUE),
+  let queueEvents: Promise<QueueEvents> | undefined;
+  const openQueueEvents = async () => {
+    const connection = createWorkerRedis(queueTarget(ctx.env), 'laurel-queue-events');
+    onConnectionError(connection, () => undefined);
+    const prefix = queuePrefix(ctx.env.REDIS_PREFIX, SCORE_EVENTS_QUEUE);
+    // Read on from the stream's end as it is now, not from wherever it is when the blocking
+    // read reaches Redis (later, on a cluster's lazily connected node): a job finishing in
+    // between would otherwise be missed and its ?wait=true time out.
+    const last = await connection
+      .xrevrange(new QueueKeys(prefix).toKey(SCORE_EVENTS_QUEUE, 'events'), '+', '-', 'COUNT', 1)
+      .catch((err: unknown) => {
+        connection.disconnect();
+        throw err;
       });
-      queueEvents.on('error', (err) => ctx.log.warn({ err: err.message }, 'queue events error'));
-    }
-    return queueEvents;
+    const events = new QueueEvents(SCORE_EVENTS_QUEUE, { connection, prefix, lastEventId: last[0]?.[0] ?? '0-0' });
+    events.on('error', (err) => ctx.log.warn({ err: err.message }, 'queue events error'));
+    return events;
   };
+  const getQueueEvents = () =>
+    (queueEvents ??= openQueueEvents().catch((err: unknown) => {
+      queueEvents = undefined;
+      throw err;
+    }));
 
   app.use(apiHeaders);
   app.use(
@@ -125,7 +135,7 @@ export function createWebApp(ctx: AppContext): WebApp {
   return {
     app,
     async close() {
-      await queueEvents?.close().catch(() => undefined);
+      await queueEvents?.then((events) => events.close()).catch(() => undefined);
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
-import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from '../logger.js';
+import type { RedisClient } from '../storage/redis/connections.js';
 import { principalOf } from './auth.js';
 import { HttpError } from './errors.js';
 
@@ -17,7 +17,7 @@ export interface RateLimitSettings {
 
 type Limiter = RateLimiterRedis;
 
-function limiter(redis: Redis, settings: RateLimitSettings, kind: string, points: number): Limiter | null {
+function limiter(redis: RedisClient, settings: RateLimitSettings, kind: string, points: number): Limiter | null {
   if (points <= 0) return null;
   return new RateLimiterRedis({
     storeClient: redis,
@@ -40,7 +40,7 @@ function limiter(redis: Redis, settings: RateLimitSettings, kind: string, points
  * refusing traffic: a rate limit protects capacity, and turning a cache outage into
  * rejected score events would be the worse failure for a game studio.
  */
-export function rateLimit(redis: Redis, settings: RateLimitSettings, log: Logger): RequestHandler {
+export function rateLimit(redis: RedisClient, settings: RateLimitSettings, log: Logger): RequestHandler {
   const byKey = limiter(redis, settings, 'key', settings.perKey);
   const byIp = limiter(redis, settings, 'ip', settings.perIp);
   let degraded = false;

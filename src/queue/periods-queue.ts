@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../storage/redis/connections.js';
 import { queuePrefix } from './score-events-queue.js';
 
 /**
@@ -12,7 +12,7 @@ export const ROLLUPS_SCHEDULER = 'rollups';
 export const TICK_EVERY_MS = 30_000;
 export const ROLLUPS_EVERY_MS = 5 * 60_000;
 
-export function createPeriodsQueue(connection: Redis, redisPrefix: string): Queue {
+export function createPeriodsQueue(connection: RedisClient, redisPrefix: string): Queue {
   return new Queue(PERIODS_QUEUE, {
     connection,
     prefix: queuePrefix(redisPrefix, PERIODS_QUEUE),

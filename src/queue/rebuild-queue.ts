@@ -1,5 +1,5 @@
 import { FlowProducer, Queue, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../storage/redis/connections.js';
 import { z } from 'zod';
 import { queuePrefix } from './score-events-queue.js';
 
@@ -50,7 +50,7 @@ export const rebuildJobOptions: JobsOptions = {
   removeOnFail: { age: 14 * 24 * 3600 },
 };
 
-export function createRebuildQueue(connection: Redis, redisPrefix: string): Queue {
+export function createRebuildQueue(connection: RedisClient, redisPrefix: string): Queue {
   return new Queue(REBUILD_QUEUE, {
     connection,
     prefix: queuePrefix(redisPrefix, REBUILD_QUEUE),
@@ -58,7 +58,7 @@ export function createRebuildQueue(connection: Redis, redisPrefix: string): Queu
   });
 }
 
-export function createRebuildFlowProducer(connection: Redis, redisPrefix: string): FlowProducer {
+export function createRebuildFlowProducer(connection: RedisClient, redisPrefix: string): FlowProducer {
   return new FlowProducer({ connection, prefix: queuePrefix(redisPrefix, REBUILD_QUEUE) });
 }
 

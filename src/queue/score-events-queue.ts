@@ -1,5 +1,5 @@
 import { Queue, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../storage/redis/connections.js';
 import { z } from 'zod';
 import { scoreEventSchema } from '../domain/event.js';
 
@@ -54,7 +54,7 @@ export function queuePrefix(redisPrefix: string, queue: string): string {
   return `{${redisPrefix}:${queue}}`;
 }
 
-export function createScoreEventsQueue(connection: Redis, redisPrefix: string): Queue<ScoreJob, ScoreJobResult> {
+export function createScoreEventsQueue(connection: RedisClient, redisPrefix: string): Queue<ScoreJob, ScoreJobResult> {
   return new Queue<ScoreJob, ScoreJobResult>(SCORE_EVENTS_QUEUE, {
     connection,
     prefix: queuePrefix(redisPrefix, SCORE_EVENTS_QUEUE),

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Queue, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../storage/redis/connections.js';
 import { z } from 'zod';
 import { queuePrefix } from './score-events-queue.js';
 
@@ -23,7 +23,7 @@ export const webhookJobOptions: JobsOptions = {
   removeOnFail: { age: 14 * 24 * 3600 },
 };
 
-export function createWebhooksQueue(connection: Redis, redisPrefix: string): Queue<WebhookJob> {
+export function createWebhooksQueue(connection: RedisClient, redisPrefix: string): Queue<WebhookJob> {
   return new Queue<WebhookJob>(WEBHOOKS_QUEUE, { connection, prefix: queuePrefix(redisPrefix, WEBHOOKS_QUEUE), defaultJobOptions: webhookJobOptions });
 }
 

@@ -48,7 +48,7 @@ function eventsOf(body: unknown): { events: unknown[]; batch: boolean } {
 export async function acceptEvents(
   ctx: AppContext,
   body: unknown,
-  options: { wait: boolean; queueEvents?: () => QueueEvents },
+  options: { wait: boolean; queueEvents?: () => Promise<QueueEvents> },
 ): Promise<IntakeAnswer> {
   const { events: raw, batch } = eventsOf(body);
   const details: ErrorDetail[] = [];
@@ -83,7 +83,8 @@ export async function acceptEvents(
 
   if (!options.wait || !options.queueEvents) return { status: 202, body: { accepted: parsed.length } };
   try {
-    const result = (await job.waitUntilFinished(options.queueEvents(), WAIT_TIMEOUT_MS)) as ScoreJobResult;
+    const events = await withTimeout(options.queueEvents(), ENQUEUE_TIMEOUT_MS);
+    const result = (await job.waitUntilFinished(events, WAIT_TIMEOUT_MS)) as ScoreJobResult;
     return { status: 200, body: { results: result.results ?? [] } };
   } catch (err) {
     // Not applied within the wait: the batch is safely queued all the same.

@@ -2,31 +2,45 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { Redis } from 'ioredis';
 import { createHarness, type Harness } from '../support/harness.js';
-import { TEST_REDIS_URL } from '../support/databases.js';
+import { TEST_REDIS_CLUSTER, TEST_REDIS_URL, testRedis } from '../support/databases.js';
 import { prng, referenceStandings, shuffle, type RefEvent } from '../support/reference.js';
 import { verifyLeaderboards } from '../../src/services/verify-service.js';
 import { rebuildIfLeaderboardLost } from '../../src/services/rebuild-service.js';
+import { leaderboardKeysOfPrefix, unlinkMatching } from '../../src/storage/redis/maintenance.js';
+import type { RedisClient } from '../../src/storage/redis/connections.js';
 
-// This file owns Redis database 5 for its leaderboards, so that it can FLUSHDB it.
+// Standalone: this file owns Redis database 5 for its leaderboards, so that it can FLUSHDB it.
+// Cluster (database 0 only, the queues in the same private cluster): losing the leaderboard
+// Redis is losing every leaderboard key of this harness on every master, one slot at a time,
+// so that each (board, period) vanishes at once, as in a flush; the queues stay.
 const LEADERBOARD_DB = 5;
-const leaderboardUrl = (() => {
+function leaderboardUrl(): string {
   const url = new URL(TEST_REDIS_URL);
   url.pathname = `/${LEADERBOARD_DB}`;
   return url.toString();
-})();
+}
 const NOW = new Date('2026-12-02T12:00:00Z');
 
 let h: Harness;
-let flusher: Redis;
+let flusher: RedisClient;
+async function loseLeaderboardRedis(): Promise<void> {
+  if (TEST_REDIS_CLUSTER) await unlinkMatching(flusher, leaderboardKeysOfPrefix(h.env.REDIS_PREFIX));
+  else await flusher.flushdb();
+}
 beforeAll(async () => {
-  flusher = new Redis(leaderboardUrl);
-  await flusher.flushdb();
-  h = await createHarness({ concurrency: 4, env: { LEADERBOARD_REDIS_URL: leaderboardUrl } });
+  if (TEST_REDIS_CLUSTER) {
+    flusher = testRedis();
+    h = await createHarness({ concurrency: 4 });
+  } else {
+    flusher = new Redis(leaderboardUrl());
+    await flusher.flushdb();
+    h = await createHarness({ concurrency: 4, env: { LEADERBOARD_REDIS_URL: leaderboardUrl() } });
+  }
   h.clock.set(NOW);
 });
 afterAll(async () => {
   await h.close();
-  await flusher.flushdb();
+  if (!TEST_REDIS_CLUSTER) await flusher.flushdb();
   flusher.disconnect();
 });
 
@@ -68,7 +82,7 @@ describe('losing the leaderboard Redis', () => {
       category: rand() < 0.5 ? 'kills' : undefined,
     }));
     for (let i = 0; i < events.length; i += 100) {
-      if (i === 1500) await flusher.flushdb();
+      if (i === 1500) await loseLeaderboardRedis();
       if (i > 1500 && i % 500 === 0) {
         // Reads meanwhile are answered (from Postgres while the scope is missing).
         const read = await h.api('GET', '/v1/boards/stream/standings');
@@ -94,7 +108,7 @@ describe('losing the leaderboard Redis', () => {
     const rebuildWorker = h.workers!.workers[1]!;
     await rebuildWorker.pause();
     try {
-      await flusher.flushdb();
+      await loseLeaderboardRedis();
       const reads = await Promise.all(
         Array.from({ length: 1000 }, (_, i) => {
           const who = expected[i % expected.length]!;
@@ -128,7 +142,7 @@ describe('losing the leaderboard Redis', () => {
   });
 
   it('a worker starting against an empty leaderboard Redis rebuilds every open period', async () => {
-    await flusher.flushdb();
+    await loseLeaderboardRedis();
     const rebuildId = await rebuildIfLeaderboardLost(h.ctx);
     expect(rebuildId).not.toBeNull();
     const status = await waitForRebuild(rebuildId!);

@@ -338,7 +338,7 @@ describe('rate limits', () => {
     const before = commandCalls(await watcher.info('commandstats'));
     // What the web process itself sends to that Redis, counted on its connection.
     const sent: string[] = [];
-    const connection = h.ctx.leaderboard.redis;
+    const connection = h.ctx.leaderboard.redis as unknown as Redis;
     const original = connection.sendCommand.bind(connection);
     const spy = vi.spyOn(connection, 'sendCommand').mockImplementation((command, ...rest) => {
       sent.push(command.name);

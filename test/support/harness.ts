@@ -1,7 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { parseEnv, type Env } from '../../src/config/env.js';
 import { createContext, type AppContext, type FaultHooks } from '../../src/context.js';
 import { createWebApp } from '../../src/http/app.js';
@@ -9,7 +8,7 @@ import { createLogger } from '../../src/logger.js';
 import { waitUntilReady } from '../../src/storage/redis/connections.js';
 import { keysOfPrefix, unlinkMatching } from '../../src/storage/redis/maintenance.js';
 import { startWorkers, type RunningWorkers } from '../../workers/start-workers.js';
-import { cloneTemplate, databaseUrl, dropDatabase, TEST_REDIS_URL } from './databases.js';
+import { cloneTemplate, databaseUrl, dropDatabase, TEST_REDIS_CLUSTER, TEST_REDIS_URL, testRedis } from './databases.js';
 import { ManualClock } from './manual-clock.js';
 
 export const ADMIN_KEY = 'test-admin-key-0123456789abcdef';
@@ -59,6 +58,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const env = parseEnv({
     DATABASE_URL: databaseUrl(dbName),
     REDIS_URL: TEST_REDIS_URL,
+    REDIS_CLUSTER: String(TEST_REDIS_CLUSTER),
     ADMIN_API_KEY: ADMIN_KEY,
     REDIS_PREFIX: prefix,
     LOG_LEVEL: 'silent',
@@ -128,7 +128,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
 }
 
 async function deleteKeys(prefix: string): Promise<void> {
-  const redis = new Redis(TEST_REDIS_URL);
+  const redis = testRedis();
   try {
     await unlinkMatching(redis, keysOfPrefix(prefix));
   } finally {

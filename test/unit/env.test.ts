@@ -29,4 +29,17 @@ describe('parseEnv', () => {
     expect(() => parseEnv({ ...base, RATE_LIMIT_PER_KEY: '-1' })).toThrow(/^invalid environment: RATE_LIMIT_PER_KEY /);
     expect(() => parseEnv({ ...base, RATE_LIMIT_WINDOW_SECONDS: '0' })).toThrow(/^invalid environment: RATE_LIMIT_WINDOW_SECONDS /);
   });
+
+  it('takes a comma-separated list of seed nodes only for a Redis Cluster, on database 0', () => {
+    const seeds = 'redis://10.0.0.1:7000,redis://10.0.0.2:7000';
+    expect(parseEnv({ ...base, REDIS_URL: seeds, REDIS_CLUSTER: 'true' })).toMatchObject({ REDIS_URL: seeds, REDIS_CLUSTER: true });
+    expect(parseEnv(base)).toMatchObject({ REDIS_CLUSTER: false });
+    expect(() => parseEnv({ ...base, REDIS_URL: seeds })).toThrow(/^invalid environment: REDIS_URL holds several URLs; set the matching \*_CLUSTER=true/);
+    expect(() => parseEnv({ ...base, REDIS_URL: 'redis://h:7000/3', REDIS_CLUSTER: 'true' })).toThrow(/^invalid environment: REDIS_URL must not name a database/);
+    expect(() => parseEnv({ ...base, REDIS_URL: 'redis://h:7000,http://x', REDIS_CLUSTER: 'true' })).toThrow(/^invalid environment: REDIS_URL must be a redis:\/\//);
+    expect(parseEnv({ ...base, LEADERBOARD_REDIS_URL: seeds, LEADERBOARD_REDIS_CLUSTER: 'yes' })).toMatchObject({ LEADERBOARD_REDIS_CLUSTER: true, REDIS_CLUSTER: false });
+    expect(() => parseEnv({ ...base, LEADERBOARD_REDIS_URL: seeds })).toThrow(/^invalid environment: LEADERBOARD_REDIS_URL holds several URLs/);
+    expect(() => parseEnv({ ...base, LEADERBOARD_REDIS_CLUSTER: 'true' })).toThrow(/^invalid environment: LEADERBOARD_REDIS_CLUSTER needs LEADERBOARD_REDIS_URL/);
+    expect(() => parseEnv({ ...base, REDIS_CLUSTER: 'sometimes' })).toThrow(/^invalid environment: REDIS_CLUSTER /);
+  });
 });

@@ -9,7 +9,7 @@ import { principalOf, requireRole } from '../auth.js';
 import { voidEvent } from '../../services/moderation-service.js';
 import { validationFailed } from '../errors.js';
 
-export function eventRoutes(ctx: AppContext, verifier: ApiKeyVerifier, queueEvents: () => QueueEvents): Router {
+export function eventRoutes(ctx: AppContext, verifier: ApiKeyVerifier, queueEvents: () => Promise<QueueEvents>): Router {
   const router = Router();
   const ingest = requireRole(verifier, 'ingest');
 

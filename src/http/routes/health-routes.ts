@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { sql } from 'kysely';
 import type { AppContext } from '../../context.js';
 import { pendingMigrations } from '../../storage/postgres/migrator.js';
+import { pingAll } from '../../storage/redis/connections.js';
 
 async function check(name: string, probe: () => Promise<unknown>): Promise<{ name: string; ok: boolean; error?: string }> {
   try {
@@ -20,8 +21,8 @@ export function healthRoutes(ctx: AppContext): Router {
   router.get('/readyz', async (_req, res) => {
     const checks = await Promise.all([
       check('postgres', () => sql`SELECT 1`.execute(ctx.db)),
-      check('redis', () => ctx.queueRedis.ping()),
-      check('leaderboard-redis', () => ctx.leaderboard.redis.ping()),
+      check('redis', () => pingAll(ctx.queueRedis)),
+      check('leaderboard-redis', () => pingAll(ctx.leaderboard.redis)),
       check('migrations', async () => {
         const pending = await pendingMigrations(ctx.db);
         if (pending.length > 0) throw new Error(`pending: ${pending.join(', ')}`);

@@ -3,8 +3,12 @@ import { decodeEntry, encodeEntry, scaledFromSortScore, sortScore } from '../../
 import type { AggregateState } from '../postgres/events-repository.js';
 import type { LeaderboardKeys } from './leaderboard-keys.js';
 import type { LeaderboardRedis } from './scripts.js';
+import { execBySlot, type KeyedCommand, type Pipeline } from './slots.js';
 
-type Pipeline = ReturnType<LeaderboardRedis['pipeline']>;
+type ScriptPipeline = Pipeline & {
+  laurelProject(base: string, complete: string, ...args: string[]): void;
+  laurelPlace(...args: string[]): void;
+};
 
 export interface ScopeRef {
   board: Board;
@@ -45,15 +49,17 @@ export class LeaderboardCache {
 
   /**
    * Projects aggregates into their scopes, one script call per (board, period), all in one
-   * pipeline. Each aggregate carries its version and the script keeps the highest, so
-   * projecting in any order, twice, or concurrently ends in the same state.
+   * round trip (on a cluster, one per hash slot, sent at once). Each aggregate carries its
+   * version and the script keeps the highest, so projecting in any order, twice, or
+   * concurrently ends in the same state.
    * `createdPeriods` are periods that did not exist before this batch: Redis holds all of
-   * them by construction. Returns the categories that need a rebuild.
+   * them by construction. `extraWrite` rides along in the same round trip (its slot's, on a
+   * cluster). Returns the categories that need a rebuild.
    */
   async project(
     aggregates: readonly AggregateState[],
     boards: ReadonlyMap<string, Board>,
-    options: { createdPeriods?: ReadonlyArray<{ board: string; period: string }>; extraWrite?: (pipeline: Pipeline) => void } = {},
+    options: { createdPeriods?: ReadonlyArray<{ board: string; period: string }>; extraWrite?: KeyedCommand } = {},
   ): Promise<IncompleteCategory[]> {
     const byPeriod = new Map<string, { board: string; period: string; complete: string; args: string[] }>();
     const group = (board: string, period: string) => {
@@ -72,12 +78,13 @@ export class LeaderboardCache {
       const entry = a.hidden ? '' : encodeEntry(board.tieBreak, a.reachedSec, a.member);
       group(a.board, a.period).args.push(a.category, a.member, String(a.version), sortScore(board.order, BigInt(a.value)), entry, a.region ?? '');
     }
-    if (byPeriod.size === 0 && !options.extraWrite) return [];
-    const pipeline = this.redis.pipeline() as Pipeline & { laurelProject(base: string, complete: string, ...a: string[]): void };
     const groups = [...byPeriod.entries()];
-    for (const [base, g] of groups) pipeline.laurelProject(base, g.complete, ...g.args);
-    options.extraWrite?.(pipeline);
-    const results = (await pipeline.exec()) ?? [];
+    const commands: KeyedCommand[] = groups.map(([base, g]) => ({
+      key: base,
+      add: (pipeline) => (pipeline as ScriptPipeline).laurelProject(base, g.complete, ...g.args),
+    }));
+    if (options.extraWrite) commands.push(options.extraWrite);
+    const results = await execBySlot(this.redis, commands);
     const incomplete: IncompleteCategory[] = [];
     groups.forEach(([, g], i) => {
       const [err, missing] = results[i]!;
@@ -135,15 +142,16 @@ export class LeaderboardCache {
     return placed!;
   }
 
-  /** Placements of many members, possibly on many boards, in one pipeline. */
+  /** Placements of many members, possibly on many boards, in one round trip (one per slot on a cluster). */
   async placeMany(queries: ReadonlyArray<ScopeRef & { member: string }>): Promise<Array<Placed | Miss>> {
     if (queries.length === 0) return [];
-    const pipeline = this.redis.pipeline() as unknown as {
-      laurelPlace(...args: string[]): void;
-      exec(): Promise<Array<[Error | null, unknown]> | null>;
-    };
-    for (const q of queries) pipeline.laurelPlace(...this.readKeys(q), q.member, sharedFlag(q.board));
-    const replies = (await pipeline.exec()) ?? [];
+    const replies = await execBySlot(
+      this.redis,
+      queries.map((q) => {
+        const keys = this.readKeys(q);
+        return { key: keys[0], add: (pipeline) => (pipeline as ScriptPipeline).laurelPlace(...keys, q.member, sharedFlag(q.board)) };
+      }),
+    );
     return replies.map(([err, reply], i) => {
       if (err) throw err;
       const r = reply as NonNullable<Awaited<ReturnType<LeaderboardRedis['laurelPlace']>>>;

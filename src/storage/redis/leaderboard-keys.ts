@@ -11,6 +11,9 @@ import { WORLD } from '../../domain/ids.js';
  *   <prefix>:lb:{board|period}:rb                      hash category -> token of a running rebuild
  *   <prefix>:lb:{board|period}:t:<token>:...           a rebuild's temp keys, same layout
  *
+ * Outside any period, each in a slot of its own: <prefix>:pending (see pending()) and the
+ * "Laurel was here" markers <prefix>:lb:instance (one per master on a cluster).
+ *
  * The state hash remembers, per member, the aggregate version last projected and the
  * sorted-set entry it wrote, so a stale write is dropped and an old entry can be removed.
  */

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connections.js';
 
 /**
  * Lua scripts of the leaderboard Redis. Each runs atomically, so a reader never sees a
@@ -250,10 +250,13 @@ export interface LeaderboardCommands {
   laurelPick(scope: string, state: string, ok: string, category: string, ...members: string[]): Promise<NotReady | [1, string[]]>;
 }
 
-export type LeaderboardRedis = Redis & LeaderboardCommands;
+export type LeaderboardRedis = RedisClient & LeaderboardCommands;
 
-/** Registers the scripts on a connection (ioredis sends EVALSHA and falls back to EVAL). */
-export function withLeaderboardScripts(redis: Redis): LeaderboardRedis {
+/**
+ * Registers the scripts on a connection (ioredis sends EVALSHA and falls back to EVAL; on a
+ * cluster, to the node serving the first key's slot).
+ */
+export function withLeaderboardScripts(redis: RedisClient): LeaderboardRedis {
   redis.defineCommand('laurelProject', { numberOfKeys: 1, lua: PROJECT });
   redis.defineCommand('laurelRebuildBegin', { numberOfKeys: 1, lua: REBUILD_BEGIN });
   redis.defineCommand('laurelRebuildFill', { numberOfKeys: 1, lua: REBUILD_FILL });
