@@ -37,6 +37,9 @@ const env = {
   PORT: String(WEB_PORT),
   METRICS_PORT: String(WORKER_METRICS_PORT),
   LOG_LEVEL: 'warn',
+  // The benchmark drives thousands of requests a second with one key: no budget applies.
+  RATE_LIMIT_PER_KEY: '0',
+  RATE_LIMIT_PER_IP: '0',
 };
 const base = `http://127.0.0.1:${WEB_PORT}`;
 const admin = new pg.Pool({ connectionString: ADMIN_URL, max: 1 });

@@ -49,6 +49,17 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** How long an API key lookup is cached in memory; a revoked key stops working within this time. */
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(10),
+  /** Fixed window of the rate limits below, in seconds. */
+  RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
+  /** Requests one API key may make per window, across all web processes; 0 turns the limit off. */
+  RATE_LIMIT_PER_KEY: z.coerce.number().int().min(0).default(5000),
+  /** Requests without a valid key (public reads, failed logins) per client IP and window; 0 = off. */
+  RATE_LIMIT_PER_IP: z.coerce.number().int().min(0).default(600),
+  /** Express "trust proxy": hops (a number), true, or addresses of the proxies in front; decides the client IP. */
+  TRUST_PROXY: z
+    .string()
+    .default('false')
+    .transform((v): boolean | number | string => (v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v)),
   WEBHOOK_URL: z.string().url().optional(),
   WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
 });

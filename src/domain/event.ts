@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import stringify from 'safe-stable-stringify';
 import { z } from 'zod';
-import { BOARD_ID, CATEGORY_ID, IDEMPOTENCY_KEY, MEMBER_ID, isSafeJson, UNSAFE_TEXT_MESSAGE } from './ids.js';
+import { BOARD_ID, CATEGORY_ID, IDEMPOTENCY_KEY, MEMBER_ID, isSafeJson, jsonDepth, UNSAFE_TEXT_MESSAGE } from './ids.js';
 import type { Board } from './board.js';
 import { scaleNumber } from './decimal.js';
 
 export const MAX_BATCH = 1000;
 export const MAX_METADATA_BYTES = 2048;
+export const MAX_METADATA_DEPTH = 16;
 export const MAX_FUTURE_MS = 5 * 60 * 1000;
 /** Events before this are refused: tie encoding needs a non-negative reached second. */
 export const EARLIEST_OCCURRED_AT = new Date(Date.UTC(2000, 0, 1));
@@ -22,11 +23,21 @@ export const scoreEventSchema = z
     source: z.string().regex(/^[\x20-\x7e]{1,128}$/, 'must be 1-128 printable ASCII characters').optional(),
     metadata: z
       .record(z.string(), z.unknown())
-      .refine(isSafeJson, UNSAFE_TEXT_MESSAGE)
-      .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= MAX_METADATA_BYTES, `must be at most ${MAX_METADATA_BYTES} bytes as JSON`)
+      .superRefine((metadata, check) => {
+        const problem = metadataProblem(metadata);
+        if (problem) check.addIssue({ code: 'custom', message: problem });
+      })
       .optional(),
   })
   .strict();
+
+/** Why metadata is refused, if it is; depth is checked first, so nothing below can overflow the stack. */
+function metadataProblem(metadata: Record<string, unknown>): string | undefined {
+  if (jsonDepth(metadata) > MAX_METADATA_DEPTH) return `must nest at most ${MAX_METADATA_DEPTH} levels deep`;
+  if (!isSafeJson(metadata)) return UNSAFE_TEXT_MESSAGE;
+  if (Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES) return `must be at most ${MAX_METADATA_BYTES} bytes as JSON`;
+  return undefined;
+}
 
 export type ScoreEventInput = z.infer<typeof scoreEventSchema>;
 

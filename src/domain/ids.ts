@@ -18,14 +18,40 @@ export function isSafeText(text: string): boolean {
   return !text.includes('\u0000') && text.isWellFormed();
 }
 
-/** isSafeText for every string (keys included) inside a JSON value. */
+/**
+ * isSafeText for every string (keys included) inside a JSON value. Iterative, so that a
+ * hostile nesting depth cannot overflow the stack.
+ */
 export function isSafeJson(value: unknown): boolean {
-  if (typeof value === 'string') return isSafeText(value);
-  if (Array.isArray(value)) return value.every(isSafeJson);
-  if (value && typeof value === 'object') {
-    return Object.entries(value).every(([k, v]) => isSafeText(k) && isSafeJson(v));
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const item = pending.pop();
+    if (typeof item === 'string') {
+      if (!isSafeText(item)) return false;
+    } else if (Array.isArray(item)) {
+      pending.push(...item);
+    } else if (item && typeof item === 'object') {
+      for (const [k, v] of Object.entries(item)) {
+        if (!isSafeText(k)) return false;
+        pending.push(v);
+      }
+    }
   }
   return true;
+}
+
+/** How deeply arrays and objects nest in a JSON value (a scalar is 0), counted without recursion. */
+export function jsonDepth(value: unknown): number {
+  let deepest = 0;
+  const pending: Array<[unknown, number]> = [[value, 0]];
+  while (pending.length > 0) {
+    const [item, depth] = pending.pop()!;
+    if (item && typeof item === 'object') {
+      deepest = Math.max(deepest, depth + 1);
+      for (const child of Object.values(item)) pending.push([child, depth + 1]);
+    }
+  }
+  return deepest;
 }
 
 export const UNSAFE_TEXT_MESSAGE = 'must not contain NUL characters or unpaired surrogates';

@@ -1,4 +1,4 @@
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import { QueueEvents, QueueKeys } from 'bullmq';
 import { pinoHttp } from 'pino-http';
 import { randomUUID } from 'node:crypto';
@@ -6,8 +6,10 @@ import type { AppContext } from '../context.js';
 import { ApiKeyVerifier } from '../services/api-keys.js';
 import { createWorkerRedis, onConnectionError, queueTarget } from '../storage/redis/connections.js';
 import { SCORE_EVENTS_QUEUE, queuePrefix } from '../queue/score-events-queue.js';
-import { principalOf } from './auth.js';
-import { errorHandler, notFound } from './errors.js';
+import { authenticate, principalOf, rejectInvalidKeys } from './auth.js';
+import { errorHandler, HttpError, notFound } from './errors.js';
+import { rateLimit } from './rate-limit.js';
+import { apiHeaders } from './security-headers.js';
 import { adminKeyRoutes } from './routes/admin-key-routes.js';
 import { boardRoutes } from './routes/board-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
@@ -17,7 +19,28 @@ import { memberRoutes } from './routes/member-routes.js';
 import { adminRebuildRoutes } from './routes/admin-rebuild-routes.js';
 import { operationsRoutes } from './routes/operations-routes.js';
 
-export const MAX_BODY = '1mb';
+/** Largest request body read; a larger one is a 413 before it is parsed. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+const JSON_TYPES = ['application/json', 'application/*+json'];
+
+/**
+ * Refuses, before anything reads the body: a declared length over the limit (413, answered
+ * at once instead of after the upload), and a body that is not JSON (415, rather than
+ * ignored and then reported as missing fields). A chunked body over the limit is stopped by
+ * the JSON parser once it has read just past the limit.
+ */
+const checkBody: RequestHandler = (req, _res, next) => {
+  const length = req.headers['content-length'];
+  const hasBody = req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+  if (!hasBody) return next();
+  if (length !== undefined && Number(length) > MAX_BODY_BYTES) {
+    throw new HttpError(413, 'payload_too_large', `request body is larger than ${MAX_BODY_BYTES / 1024 / 1024} MB`);
+  }
+  if (!req.is(JSON_TYPES)) {
+    throw new HttpError(415, 'unsupported_media_type', 'request body must be JSON: send Content-Type: application/json');
+  }
+  next();
+};
 
 export interface WebApp {
   app: Express;
@@ -29,6 +52,7 @@ export function createWebApp(ctx: AppContext): WebApp {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  app.set('trust proxy', ctx.env.TRUST_PROXY);
   const verifier = new ApiKeyVerifier(ctx.db, ctx.env.ADMIN_API_KEY, ctx.env.API_KEY_CACHE_SECONDS * 1000);
 
   // Created on the first ?wait=true: it holds a blocking Redis connection of its own.
@@ -56,6 +80,7 @@ export function createWebApp(ctx: AppContext): WebApp {
       throw err;
     }));
 
+  app.use(apiHeaders);
   app.use(
     pinoHttp({
       logger: ctx.log,
@@ -77,8 +102,26 @@ export function createWebApp(ctx: AppContext): WebApp {
     });
     next();
   });
-  app.use(express.json({ limit: MAX_BODY, strict: false }));
+  // Probes need no key and spend no budget.
   app.use(healthRoutes(ctx));
+  // Key, then budget, then body: an unknown key or an exhausted budget is refused before
+  // the body is read.
+  app.use(authenticate(verifier));
+  app.use(
+    rateLimit(
+      ctx.leaderboard.redis,
+      {
+        windowSeconds: ctx.env.RATE_LIMIT_WINDOW_SECONDS,
+        perKey: ctx.env.RATE_LIMIT_PER_KEY,
+        perIp: ctx.env.RATE_LIMIT_PER_IP,
+        keyPrefix: ctx.env.REDIS_PREFIX,
+      },
+      ctx.log,
+    ),
+  );
+  app.use(rejectInvalidKeys);
+  app.use(checkBody);
+  app.use(express.json({ limit: MAX_BODY_BYTES, strict: false, type: JSON_TYPES }));
   app.use(boardRoutes(ctx, verifier));
   app.use(eventRoutes(ctx, verifier, getQueueEvents));
   app.use(standingsRoutes(ctx, verifier));

@@ -30,11 +30,14 @@ export const conflict = (message: string, details?: ErrorDetail[]) => new HttpEr
 export class DependencyUnavailable extends Error {}
 
 export function zodDetails(error: ZodError, index?: number, pathPrefix: readonly (string | number)[] = []): ErrorDetail[] {
-  return error.issues.map((issue) => {
-    const path = [...pathPrefix, ...issue.path].map(String).join('.') || '(root)';
-    const message = issue.code === 'unrecognized_keys' ? `unknown field(s): ${issue.keys.join(', ')}` : issue.message;
-    return index === undefined ? { path, message } : { index, path, message };
-  });
+  const at = (path: readonly PropertyKey[], message: string): ErrorDetail => {
+    const joined = [...pathPrefix, ...path].map(String).join('.') || '(root)';
+    return index === undefined ? { path: joined, message } : { index, path: joined, message };
+  };
+  // An unknown field is named by its own path, so a client sees which one to drop.
+  return error.issues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys' ? issue.keys.map((key) => at([...issue.path, key], 'unknown field')) : [at(issue.path, issue.message)],
+  );
 }
 
 /** Parses with a zod schema or throws a 400 naming every field at fault. */
@@ -75,7 +78,11 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
       return body(err.status, err.code, err.message, err.details);
     }
     const type = (err as { type?: unknown }).type;
-    if (type === 'entity.too.large') return body(413, 'payload_too_large', 'request body is larger than 1 MB');
+    if (type === 'entity.too.large') {
+      const limit = (err as { limit?: unknown }).limit;
+      const mb = typeof limit === 'number' ? ` ${Math.round((limit / 1024 / 1024) * 100) / 100} MB` : ' the limit';
+      return body(413, 'payload_too_large', `request body is larger than${mb}`);
+    }
     if (type === 'entity.parse.failed') return body(400, 'invalid_json', 'request body is not valid JSON');
     if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
       return body(415, 'unsupported_media_type', 'request body must be UTF-8 JSON');

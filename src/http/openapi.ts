@@ -20,6 +20,7 @@ const errors = {
   401: json(errorSchema, 'no or bad API key'),
   403: json(errorSchema, 'the key lacks the role'),
   404: json(errorSchema, 'unknown board, period, category, region, member or event'),
+  429: json(errorSchema, 'rate limited: retry after the Retry-After header (seconds)'),
   503: json(errorSchema, 'a dependency is down; nothing was accepted'),
 };
 

@@ -5,6 +5,8 @@ import { findActiveKeyByHash, insertApiKey, type ApiKeyRecord, type Role } from 
 export type { Role };
 
 export interface Principal {
+  /** Stable key id (rate-limit budgets are per id); `admin` for ADMIN_API_KEY. */
+  id: string;
   /** Key name for logs and audit; never the key itself. */
   name: string;
   role: Role;
@@ -42,7 +44,7 @@ export class ApiKeyVerifier {
 
   async verify(presented: string): Promise<Principal | null> {
     const hash = hashKey(presented);
-    if (timingSafeEqual(Buffer.from(hash, 'hex'), this.adminHash)) return { name: 'admin (ADMIN_API_KEY)', role: 'admin' };
+    if (timingSafeEqual(Buffer.from(hash, 'hex'), this.adminHash)) return { id: 'admin', name: 'admin (ADMIN_API_KEY)', role: 'admin' };
     const hit = this.cache.get(hash);
     if (hit && hit.until > Date.now()) return hit.principal;
     const record = await findActiveKeyByHash(this.db, hash);
@@ -50,7 +52,7 @@ export class ApiKeyVerifier {
       this.cache.delete(hash);
       return null;
     }
-    const principal = { name: record.name, role: record.role };
+    const principal = { id: record.id, name: record.name, role: record.role };
     if (this.cacheMs > 0) this.cache.set(hash, { principal, until: Date.now() + this.cacheMs });
     return principal;
   }

@@ -41,7 +41,7 @@ describe('board definitions', () => {
     const bad = await h.api('PUT', '/v1/boards/x', { aggregation: 'median', timezone: 'Mars/Base', decimals: 9, colour: 'red' });
     expect(bad.status).toBe(400);
     const paths = bad.body.details.map((d: any) => d.path);
-    expect(paths).toEqual(expect.arrayContaining(['aggregation', 'timezone', 'decimals', '(root)']));
+    expect(paths).toEqual(expect.arrayContaining(['aggregation', 'timezone', 'decimals', 'colour']));
     expect((await h.api('PUT', '/v1/boards/Bad!Id', { aggregation: 'sum' })).status).toBe(400);
     expect((await h.api('PUT', '/v1/boards/mm', { aggregation: 'sum', minValue: 5, maxValue: 1 })).body.details[0].path).toBe('minValue');
     expect((await h.api('GET', '/v1/boards/unknown')).status).toBe(404);

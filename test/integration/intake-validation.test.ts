@@ -36,7 +36,7 @@ describe('validation of a batch', () => {
     const byIndex = (i: number) => res.body.details.filter((d: any) => d.index === i).map((d: any) => d.path);
     expect(byIndex(0)).toEqual([]);
     expect(byIndex(1)).toEqual(['value']);
-    expect(byIndex(6)).toEqual(['(root)']);
+    expect(byIndex(6)).toEqual(['extra']);
     expect(byIndex(7)).toEqual(['member']);
     // Events with a valid shape are then checked against their board, in the same answer round.
     expect(await queued()).toBe(before);

@@ -42,6 +42,8 @@ export interface HarnessOptions {
   env?: Partial<Record<keyof Env, string>>;
   /** False when the test points Laurel at a Redis that is down on purpose. */
   redisReachable?: boolean;
+  /** Where the pino logger writes (set env.LOG_LEVEL too); by default logs are discarded. */
+  logDestination?: NodeJS.WritableStream;
 }
 
 /**
@@ -64,7 +66,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   });
   const clock = new ManualClock();
   const faults: FaultHooks = {};
-  const ctx = createContext(env, { clock, faults, log: createLogger(env.LOG_LEVEL), name: 'laurel-test' });
+  const ctx = createContext(env, { clock, faults, log: createLogger(env.LOG_LEVEL, options.logDestination), name: 'laurel-test' });
   if (options.redisReachable !== false) {
     await waitUntilReady(ctx.queueRedis);
     await waitUntilReady(ctx.leaderboard.redis);

@@ -68,7 +68,8 @@ export async function startPrivateRedis(options: { persistent?: boolean } = {}):
   };
   const crash = async () => {
     const running = child;
-    if (!running || running.exitCode !== null) return;
+    // A process killed by a signal has signalCode set and exitCode null: it is gone all the same.
+    if (!running || running.exitCode !== null || running.signalCode !== null) return;
     const exited = new Promise((resolve) => running.once('exit', resolve));
     running.kill('SIGKILL');
     await exited;

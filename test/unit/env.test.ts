@@ -20,6 +20,16 @@ describe('parseEnv', () => {
     expect(() => parseEnv({ ...base, ADMIN_API_KEY: 'short' })).toThrow('invalid environment: ADMIN_API_KEY must be at least 16 characters');
   });
 
+  it('reads rate limits and the proxy setting, 0 turning a limit off', () => {
+    expect(parseEnv(base)).toMatchObject({ RATE_LIMIT_PER_KEY: 5000, RATE_LIMIT_PER_IP: 600, RATE_LIMIT_WINDOW_SECONDS: 10, TRUST_PROXY: false });
+    expect(parseEnv({ ...base, RATE_LIMIT_PER_KEY: '0', RATE_LIMIT_PER_IP: '0' })).toMatchObject({ RATE_LIMIT_PER_KEY: 0, RATE_LIMIT_PER_IP: 0 });
+    expect(parseEnv({ ...base, TRUST_PROXY: '2' }).TRUST_PROXY).toBe(2);
+    expect(parseEnv({ ...base, TRUST_PROXY: 'true' }).TRUST_PROXY).toBe(true);
+    expect(parseEnv({ ...base, TRUST_PROXY: 'loopback, 10.0.0.0/8' }).TRUST_PROXY).toBe('loopback, 10.0.0.0/8');
+    expect(() => parseEnv({ ...base, RATE_LIMIT_PER_KEY: '-1' })).toThrow(/^invalid environment: RATE_LIMIT_PER_KEY /);
+    expect(() => parseEnv({ ...base, RATE_LIMIT_WINDOW_SECONDS: '0' })).toThrow(/^invalid environment: RATE_LIMIT_WINDOW_SECONDS /);
+  });
+
   it('takes a comma-separated list of seed nodes only for a Redis Cluster, on database 0', () => {
     const seeds = 'redis://10.0.0.1:7000,redis://10.0.0.2:7000';
     expect(parseEnv({ ...base, REDIS_URL: seeds, REDIS_CLUSTER: 'true' })).toMatchObject({ REDIS_URL: seeds, REDIS_CLUSTER: true });

@@ -6,33 +6,21 @@ import swaggerUi from 'swagger-ui-express';
 import type { AppContext } from '../../context.js';
 import { roleAllows, type ApiKeyVerifier } from '../../services/api-keys.js';
 import { openApiDocument } from '../openapi.js';
-import { requireRole } from '../auth.js';
+import { BULL_BOARD_PATH, principalOf, requireRole, unauthorized } from '../auth.js';
+import { HttpError } from '../errors.js';
+import { htmlPageHeaders } from '../security-headers.js';
 
-export const BULL_BOARD_PATH = '/admin/queues';
+export { BULL_BOARD_PATH };
 
 /**
- * Browsers cannot send a bearer header, so Bull Board also accepts HTTP basic auth with
- * the admin key as password (any user name); without it the browser is asked to log in.
+ * Bull Board for admins. Browsers cannot send a bearer header, so `authenticate` also reads
+ * HTTP basic auth (the admin key as password); without a key the browser is asked to log in.
  */
-function browserAdmin(verifier: ApiKeyVerifier): RequestHandler {
-  return async (req, res, next) => {
-    const header = req.get('authorization') ?? '';
-    let key: string | undefined;
-    const basic = /^Basic\s+(\S+)$/i.exec(header);
-    if (basic) key = Buffer.from(basic[1]!, 'base64').toString('utf8').split(':').slice(1).join(':');
-    const bearer = /^Bearer\s+(\S+)$/i.exec(header);
-    if (bearer) key = bearer[1];
-    const principal = key ? await verifier.verify(key) : null;
-    if (!principal) {
-      res.set('WWW-Authenticate', 'Basic realm="Laurel queues", charset="UTF-8"');
-      res.status(401).json({ error: 'unauthorized', message: 'log in with the admin API key as password' });
-      return;
-    }
-    if (!roleAllows(principal.role, 'admin')) {
-      res.status(403).json({ error: 'forbidden', message: `the key "${principal.name}" is not an admin key` });
-      return;
-    }
-    res.locals.principal = principal;
+function browserAdmin(): RequestHandler {
+  return (req, res, next) => {
+    const principal = principalOf(res);
+    if (!principal) throw unauthorized(req, 'log in with the admin API key as password');
+    if (!roleAllows(principal.role, 'admin')) throw new HttpError(403, 'forbidden', `the key "${principal.name}" is not an admin key`);
     next();
   };
 }
@@ -50,7 +38,7 @@ export function operationsRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Rou
   router.get('/openapi.json', (_req, res) => {
     res.json(document);
   });
-  router.use('/docs', swaggerUi.serve, swaggerUi.setup(undefined, { swaggerOptions: { url: '/openapi.json' } }));
+  router.use('/docs', htmlPageHeaders, swaggerUi.serve, swaggerUi.setup(undefined, { swaggerOptions: { url: '/openapi.json' } }));
 
   const board = new ExpressAdapter();
   board.setBasePath(BULL_BOARD_PATH);
@@ -58,6 +46,6 @@ export function operationsRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Rou
     queues: [ctx.scoreQueue, ctx.rebuildQueue, ctx.periodsQueue, ctx.webhooksQueue].map((q) => new BullMQAdapter(q)),
     serverAdapter: board,
   });
-  router.use(BULL_BOARD_PATH, browserAdmin(verifier), board.getRouter());
+  router.use(BULL_BOARD_PATH, browserAdmin(), htmlPageHeaders, board.getRouter());
   return router;
 }
