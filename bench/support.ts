@@ -7,7 +7,10 @@ export const ROOT = path.resolve(import.meta.dirname, '..');
 
 /** Starts a Laurel entry point as its own Node process (tsx as an import hook, so the pid is Node's). */
 export function startProcess(entry: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  // BENCH_CPU_PROF=1: each process writes a V8 CPU profile on exit (bench/results/profiles/,
+  // summarised by `npx tsx bench/profile-summary.ts <file>`).
+  const profile = process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(ROOT, 'bench/results/profiles')}`] : [];
+  return spawn(process.execPath, [...profile, '--import', 'tsx', entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 export async function stopProcess(child: ChildProcess): Promise<void> {

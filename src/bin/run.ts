@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { loadEnvOrExit } from '../config/env.js';
 import { createContext, type AppContext } from '../context.js';
 import { createWebApp } from '../http/app.js';
+import { joinClusterMetrics } from '../observability/cluster-metrics.js';
 import { waitUntilReady } from '../storage/redis/connections.js';
 import { startWorkers } from '../../workers/start-workers.js';
 import { rebuildIfLeaderboardLost } from '../services/rebuild-service.js';
@@ -55,6 +56,7 @@ export async function run(parts: { web: boolean; worker: boolean }): Promise<voi
     closers.push(() => new Promise<void>((resolve) => metrics.close(() => resolve())));
   }
   if (parts.web) {
+    joinClusterMetrics(ctx.metrics.registry);
     const web = createWebApp(ctx);
     const server: Server = web.app.listen(env.PORT, () => ctx.log.info({ port: env.PORT }, 'http listening'));
     closers.unshift(async () => {

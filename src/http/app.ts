@@ -1,12 +1,10 @@
 import express, { type Express } from 'express';
 import { QueueEvents } from 'bullmq';
-import { pinoHttp } from 'pino-http';
-import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../context.js';
 import { ApiKeyVerifier } from '../services/api-keys.js';
 import { createWorkerRedis } from '../storage/redis/connections.js';
 import { SCORE_EVENTS_QUEUE, queuePrefix } from '../queue/score-events-queue.js';
-import { principalOf } from './auth.js';
+import { accessLog } from './access-log.js';
 import { errorHandler, notFound } from './errors.js';
 import { adminKeyRoutes } from './routes/admin-key-routes.js';
 import { boardRoutes } from './routes/board-routes.js';
@@ -46,27 +44,7 @@ export function createWebApp(ctx: AppContext): WebApp {
     return queueEvents;
   };
 
-  app.use(
-    pinoHttp({
-      logger: ctx.log,
-      genReqId: (req, res) => {
-        const id = (req.headers['x-request-id'] as string | undefined)?.slice(0, 64) || randomUUID();
-        res.setHeader('x-request-id', id);
-        return id;
-      },
-      customProps: (_req, res) => ({ keyName: principalOf(res as express.Response)?.name }),
-      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
-    }),
-  );
-  app.use((req, res, next) => {
-    const end = ctx.metrics.httpDuration.startTimer();
-    res.on('finish', () => {
-      // The route pattern, not the URL: member ids must not become label values.
-      const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched';
-      end({ method: req.method, route, status: String(res.statusCode) });
-    });
-    next();
-  });
+  app.use(accessLog(ctx.log, ctx.metrics));
   app.use(express.json({ limit: MAX_BODY, strict: false }));
   app.use(healthRoutes(ctx));
   app.use(boardRoutes(ctx, verifier));
