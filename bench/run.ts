@@ -279,6 +279,10 @@ async function bigPart() {
   log(`  rebuild ${small}: ${rebuildSmall.seconds}s, worker peak ${rebuildSmall.workerPeakRssMiB} MiB (idle ${rebuildSmall.workerIdleRssMiB})`);
   log(`  rebuild ${BIG}: ${rebuildBig.seconds}s, worker peak ${rebuildBig.workerPeakRssMiB} MiB (idle ${rebuildBig.workerIdleRssMiB}); raw ${raw.seconds}s, peak ${raw.peakRssMiB} MiB`);
   const q = await queries();
+  // The web side's metrics answer for every web process (the cluster primary aggregates them).
+  const metrics = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+  const served = /laurel_http_request_duration_seconds_count\{[^}]*route="\/v1\/boards\/:boardId\/standings\/:memberId"[^}]*\} (\d+)/.exec(await metrics.text());
+  log(`  /metrics: ${metrics.status}, member-rank requests counted ${served?.[1] ?? 'none'}`);
   log(`  rank ${q.rank.rps} req/s p99 ${q.rank.p99Ms} ms; bare ${q.bareRank.rps} req/s p99 ${q.bareRank.p99Ms} ms`);
   log(`  at 2000 req/s p99: rank ${q.rankAt2000.p99Ms} ms, around ${q.aroundAt2000.p99Ms} ms; bare rank ${q.bareAt2000.p99Ms} ms, bare around ${q.bareAroundAt2000.p99Ms} ms`);
   log(`  around ${q.around.rps} req/s, top-50 ${q.top50.rps} req/s, following ${q.following200.rps} req/s`);

@@ -22,6 +22,8 @@ interface Message {
 /** In a cluster worker: makes this process's registry the one the primary aggregates. */
 export function joinClusterMetrics(registry: Registry): void {
   if (!cluster.isWorker) return;
+  // Constructing one installs prom-client's listener that answers the primary's requests.
+  new AggregatorRegistry();
   AggregatorRegistry.setRegistries([registry]);
 }
 
