@@ -6,7 +6,10 @@
  * Usage: npx tsx bench/apply-cost.ts [batches]
  */
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import pg from 'pg';
+import { Kysely, PostgresDialect } from 'kysely';
+import type { Database } from '../src/storage/postgres/schema.js';
 import { migrateDatabase } from '../src/storage/postgres/migrator.js';
 import { createContext } from '../src/context.js';
 import { parseEnv } from '../src/config/env.js';
@@ -57,12 +60,28 @@ try {
     ]);
     insert.push(performance.now() - t);
   }
+  // One more batch with auto_explain on one session: where the time goes inside the function.
+  const explained = new pg.Client({ connectionString: dbUrl });
+  await explained.connect();
+  const plans: string[] = [];
+  explained.on('notice', (n) => plans.push(n.message ?? ''));
+  await explained.query("LOAD 'auto_explain'");
+  await explained.query("SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; SET auto_explain.log_analyze = on; SET auto_explain.log_timing = on; SET auto_explain.log_level = 'notice'");
+  const one = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: async () => Object.assign(explained, { release: () => undefined }), end: async () => undefined } as unknown as pg.Pool }) });
+  await applyBatch(one, batch(), [{ id: 'cost', revision: board.revision }], new Date());
+  await explained.end();
+  const statements = plans
+    .map((p) => ({ ms: Number(/duration: ([\d.]+) ms/.exec(p)?.[1] ?? 0), text: (/Query Text: ([\s\S]*?)\n(?:\S|\s{2}\S)/.exec(p)?.[1] ?? p).replace(/\s+/g, ' ').slice(0, 110) }))
+    .sort((a, b) => b.ms - a.ms);
+  // APPLY_COST_PLANS=<file>: every plan of that batch, in full.
+  if (process.env.APPLY_COST_PLANS) writeFileSync(process.env.APPLY_COST_PLANS, plans.join('\n\n'));
   const { rows } = await raw.query("SELECT funcname, calls, round(total_time::numeric, 1) AS total_ms, round(self_time::numeric, 1) AS self_ms FROM pg_stat_user_functions ORDER BY self_time DESC");
   apply.sort((a, b) => a - b);
   insert.sort((a, b) => a - b);
   const line = (name: string, xs: number[]) => `${name}: median ${round(quantile(xs, 0.5), 1)} ms, p90 ${round(quantile(xs, 0.9), 1)} ms per 1000 events (${xs.length} batches)`;
   process.stdout.write(`${line('laurel_apply_batch via applyBatch', apply)}\n${line('raw INSERT of the same 1000 rows', insert)}\n`);
   process.stdout.write(`Postgres function times (pg_stat_user_functions):\n${rows.map((r) => `  ${r.funcname}: ${r.calls} calls, total ${r.total_ms} ms, self ${r.self_ms} ms`).join('\n')}\n`);
+  process.stdout.write(`Statements of one batch by duration (auto_explain, nested):\n${statements.slice(0, 12).map((st) => `  ${st.ms.toFixed(1)} ms  ${st.text}`).join('\n')}\n`);
   await raw.end();
   await ctx.close();
 } finally {

@@ -229,7 +229,17 @@ async function queries() {
     const index = (await redis.zrank(zset, entries[i % 1000]!)) ?? 0;
     await redis.zrange(zset, String(Math.max(0, index - 5)), String(index + 5), 'WITHSCORES');
   };
+  // The HTTP floor: bare node:http + one ZRANK per request, in a process of its own.
+  const barePort = WEB_PORT + 2;
+  const bareHttp = startProcess('bench/bare-http.ts', { BARE_PORT: String(barePort), BARE_REDIS_URL: REDIS_URL, BARE_KEY: zset, BARE_ENTRIES: entries.join(',') });
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${barePort}/1`)).ok, 30_000, 'bare http');
+  const bareHttpPaths = Array.from({ length: 1000 }, (_, i) => `/${i}`);
+  const bareHttpLoad = (rate?: number) => http({ url: `http://127.0.0.1:${barePort}`, paths: bareHttpPaths, headers: {}, seconds: 5, connections: rate ? 64 : 32, ...(rate ? { rate } : {}) });
+  const floor = { closed: await bareHttpLoad(), at2000: await bareHttpLoad(2000) };
+  await stopProcess(bareHttp);
   const out = {
+    bareHttp: floor.closed,
+    bareHttpAt2000: floor.at2000,
     top50: await load(['/v1/boards/big/standings?period=all&limit=50'], 32),
     rank: await load(rankPaths, 32),
     bareRank: await closedLoop(5, 32, bare),
@@ -285,6 +295,7 @@ async function bigPart() {
   log(`  /metrics: ${metrics.status}, member-rank requests counted ${served?.[1] ?? 'none'}`);
   log(`  rank ${q.rank.rps} req/s p99 ${q.rank.p99Ms} ms; bare ${q.bareRank.rps} req/s p99 ${q.bareRank.p99Ms} ms`);
   log(`  at 2000 req/s p99: rank ${q.rankAt2000.p99Ms} ms, around ${q.aroundAt2000.p99Ms} ms; bare rank ${q.bareAt2000.p99Ms} ms, bare around ${q.bareAroundAt2000.p99Ms} ms`);
+  log(`  HTTP floor (node:http + ZRANK): ${q.bareHttp.rps} req/s, p99 at 2000 req/s ${q.bareHttpAt2000.p99Ms} ms`);
   log(`  around ${q.around.rps} req/s, top-50 ${q.top50.rps} req/s, following ${q.following200.rps} req/s`);
   return { small, rebuildSmall, rebuildBig, raw, q };
 }
@@ -336,6 +347,7 @@ async function main() {
       top50P99Ms: q.top50.p99Ms,
       rankRps: q.rank.rps,
       bareRankRps: q.bareRank.rps,
+      bareHttpRankRps: q.bareHttp.rps,
       rankP50Ms: q.rank.p50Ms,
       rankP99Ms: q.rank.p99Ms,
       bareRankP99Ms: q.bareRank.p99Ms,
@@ -349,6 +361,7 @@ async function main() {
         aroundP99Ms: q.aroundAt2000.p99Ms,
         bareRankP99Ms: q.bareAt2000.p99Ms,
         bareAroundP99Ms: q.bareAroundAt2000.p99Ms,
+        bareHttpRankP99Ms: q.bareHttpAt2000.p99Ms,
       },
       webPeakRssMiB,
       redisBytesPerMember: q.redisBytesPerMember,
@@ -374,6 +387,7 @@ async function main() {
     `| member rank, req/s (32 clients, ${WEB_PROCESSES} web process${WEB_PROCESSES > 1 ? 'es' : ''}) | ${q.rank.rps} | bare ZRANK ${q.bareRank.rps} | ${ratio(q.rank.rps, q.bareRank.rps)} | >= 0.5x |`,
     `| rank p99 at 2000 req/s, ms | ${q.rankAt2000.p99Ms} | bare ZRANK ${q.bareAt2000.p99Ms} | ${ratio(q.rankAt2000.p99Ms, q.bareAt2000.p99Ms)} | <= 2x |`,
     `| around (radius 5) p99 at 2000 req/s, ms | ${q.aroundAt2000.p99Ms} | bare ZRANK ${q.bareAt2000.p99Ms} / ZRANK+ZRANGE ${q.bareAroundAt2000.p99Ms} | ${ratio(q.aroundAt2000.p99Ms, q.bareAt2000.p99Ms)} / ${ratio(q.aroundAt2000.p99Ms, q.bareAroundAt2000.p99Ms)} | <= 2x |`,
+    `| HTTP floor: bare node:http + one ZRANK, req/s / p99 ms at 2000 req/s | ${q.bareHttp.rps} / ${q.bareHttpAt2000.p99Ms} | bare ZRANK ${q.bareRank.rps} / ${q.bareAt2000.p99Ms} | ${ratio(q.bareHttp.rps, q.bareRank.rps)} / ${ratio(q.bareHttpAt2000.p99Ms, q.bareAt2000.p99Ms)} | (reference) |`,
     `| around req/s / p99 ms (32 clients) | ${q.around.rps} / ${q.around.p99Ms} | | | |`,
     `| top-50 req/s / p99 ms | ${q.top50.rps} / ${q.top50.p99Ms} | | | |`,
     `| following (200) req/s / p99 ms | ${q.following200.rps} / ${q.following200.p99Ms} | | | |`,
