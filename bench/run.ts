@@ -13,7 +13,7 @@ import { Redis } from 'ioredis';
 import { Queue, Worker } from 'bullmq';
 import { migrateDatabase } from '../src/storage/postgres/migrator.js';
 import { keysOfPrefix, unlinkMatching } from '../src/storage/redis/maintenance.js';
-import { ROOT, closedLoop, histogramQuantile, http, openLoop, parseHistogram, peakRssMiB, round, startProcess, stopProcess, waitFor } from './support.js';
+import { ROOT, closedLoop, openLoopHttp, histogramQuantile, http, openLoop, parseHistogram, peakRssMiB, round, startProcess, stopProcess, waitFor } from './support.js';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
@@ -215,8 +215,8 @@ async function queries() {
   const member = (i: number) => `u${1 + ((i * 104729) % BIG)}`;
   const me = member(7);
   await api('PUT', `/v1/members/${me}/following`, { memberIds: Array.from({ length: 200 }, (_, i) => member(1000 + i * 13)) });
-  const load = (paths: string[], connections: number, rate?: number) =>
-    http({ url: base, paths, headers: { authorization: `Bearer ${ADMIN_KEY}` }, seconds: 5, connections, ...(rate ? { rate } : {}) });
+  const auth = { authorization: `Bearer ${ADMIN_KEY}` };
+  const load = (paths: string[], connections: number) => http({ url: base, paths, headers: auth, seconds: 5, connections });
   const rankPaths = Array.from({ length: 1000 }, (_, i) => `/v1/boards/big/standings/${member(i)}?period=all`);
   const aroundPaths = Array.from({ length: 1000 }, (_, i) => `/v1/boards/big/standings/${member(i)}/around?period=all&radius=5`);
   const zset = `${tag}:lb:{big|all}:z:all:world`;
@@ -234,8 +234,8 @@ async function queries() {
   const bareHttp = startProcess('bench/bare-http.ts', { BARE_PORT: String(barePort), BARE_REDIS_URL: REDIS_URL, BARE_KEY: zset, BARE_ENTRIES: entries.join(',') });
   await waitFor(async () => (await fetch(`http://127.0.0.1:${barePort}/1`)).ok, 30_000, 'bare http');
   const bareHttpPaths = Array.from({ length: 1000 }, (_, i) => `/${i}`);
-  const bareHttpLoad = (rate?: number) => http({ url: `http://127.0.0.1:${barePort}`, paths: bareHttpPaths, headers: {}, seconds: 5, connections: rate ? 64 : 32, ...(rate ? { rate } : {}) });
-  const floor = { closed: await bareHttpLoad(), at2000: await bareHttpLoad(2000) };
+  const bareHttpLoad = () => http({ url: `http://127.0.0.1:${barePort}`, paths: bareHttpPaths, headers: {}, seconds: 5, connections: 32 });
+  const floor = { closed: await bareHttpLoad(), at2000: await openLoopHttp({ url: `http://127.0.0.1:${barePort}`, paths: bareHttpPaths, headers: {}, seconds: 5, rate: 2000 }) };
   await stopProcess(bareHttp);
   const out = {
     bareHttp: floor.closed,
@@ -245,8 +245,8 @@ async function queries() {
     bareRank: await closedLoop(5, 32, bare),
     around: await load(aroundPaths, 32),
     following200: await load([`/v1/boards/big/standings/${me}/following?period=all&limit=201`], 16),
-    rankAt2000: await load(rankPaths, 64, 2000),
-    aroundAt2000: await load(aroundPaths, 64, 2000),
+    rankAt2000: await openLoopHttp({ url: base, paths: rankPaths, headers: auth, seconds: 5, rate: 2000 }),
+    aroundAt2000: await openLoopHttp({ url: base, paths: aroundPaths, headers: auth, seconds: 5, rate: 2000 }),
     bareAt2000: await openLoop(5, 2000, bare),
     bareAroundAt2000: await openLoop(5, 2000, bareAround),
   };
