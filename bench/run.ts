@@ -172,7 +172,7 @@ async function seedBoard(board: string, n: number) {
   await db.query(`INSERT INTO members (id) SELECT 'u' || g FROM generate_series(1, ${n}) g ON CONFLICT DO NOTHING`);
   await db.query(
     `INSERT INTO member_aggregates (board_id, period_key, category, member_id, value, reached_at, last_key, event_count)
-     SELECT $1, 'all', 'all', 'u' || g, (g * 7919) % 1000000, timestamptz '2026-01-01' + make_interval(secs => g % 86400), 'k' || g, 1
+     SELECT $1, 'all', 'all', 'u' || g, (g::bigint * 7919) % 1000000, timestamptz '2026-01-01' + make_interval(secs => g % 86400), 'k' || g, 1
        FROM generate_series(1, ${n}) g`,
     [board],
   );
