@@ -21,31 +21,33 @@ export function accessLog(log: Logger, metrics: Metrics): RequestHandler {
     const id = (typeof header === 'string' && header.slice(0, 64)) || randomUUID();
     res.setHeader('x-request-id', id);
     let done = false;
-    const finished = () => {
+    const finished = (completed: boolean) => {
       if (done) return;
       done = true;
       const ms = performance.now() - started;
-      // The route pattern, not the URL: member ids must not become label values.
-      const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched';
-      metrics.httpDuration.observe({ method: req.method, route, status: String(res.statusCode) }, ms / 1000);
-      if (!UNLOGGED.has(req.url) && log.isLevelEnabled('info')) logLine(log, req, res, id, ms);
+      if (completed) {
+        // The route pattern, not the URL: member ids must not become label values.
+        const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched';
+        metrics.httpDuration.observe({ method: req.method, route, status: String(res.statusCode) }, ms / 1000);
+      }
+      if (!UNLOGGED.has(req.url) && log.isLevelEnabled('info')) logLine(log, req, res, id, ms, completed);
     };
-    res.once('finish', finished);
+    res.once('finish', () => finished(true));
     // A client that hangs up before the answer is logged too (pino-http did the same).
-    res.once('close', finished);
+    res.once('close', () => finished(false));
     next();
   };
 }
 
-function logLine(log: Logger, req: Request, res: Response, id: string, ms: number): void {
+function logLine(log: Logger, req: Request, res: Response, id: string, ms: number, completed: boolean): void {
   log.info(
     {
       reqId: id,
       req: { method: req.method, url: req.originalUrl },
-      res: { statusCode: res.writableFinished ? res.statusCode : null },
+      res: { statusCode: completed ? res.statusCode : null },
       responseTime: Math.round(ms * 10) / 10,
       keyName: principalOf(res)?.name,
     },
-    res.writableFinished ? 'request completed' : 'request aborted',
+    completed ? 'request completed' : 'request aborted',
   );
 }
