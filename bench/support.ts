@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { Agent, get } from 'node:http';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import path from 'node:path';
@@ -7,7 +8,13 @@ export const ROOT = path.resolve(import.meta.dirname, '..');
 
 /** Starts a Laurel entry point as its own Node process (tsx as an import hook, so the pid is Node's). */
 export function startProcess(entry: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  // BENCH_CPU_PROF=1: each process writes a V8 CPU profile on exit (bench/results/profiles/,
+  // summarised by `npx tsx bench/profile-summary.ts <file>`).
+  const profile = process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(ROOT, 'bench/results/profiles')}`] : [];
+  // BENCH_WORKER_HEAP_MB=n caps the workers' V8 heap: a rebuild that finishes under a small
+  // cap shows its memory is bounded, whatever its peak RSS when V8 may grow freely.
+  const heap = entry.startsWith('workers/') && process.env.BENCH_WORKER_HEAP_MB ? [`--max-old-space-size=${process.env.BENCH_WORKER_HEAP_MB}`] : [];
+  return spawn(process.execPath, [...profile, ...heap, '--import', 'tsx', entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 export async function stopProcess(child: ChildProcess): Promise<void> {
@@ -77,16 +84,15 @@ export async function openLoop(seconds: number, ratePerSec: number, call: (i: nu
 
 /**
  * HTTP load with autocannon (a load generator far lighter than fetch, so the client is not
- * what is measured): closed loop with `connections`, or open loop at `rate` requests/s.
+ * what is measured), closed loop with `connections`. Fixed rates use openLoopHttp.
  */
-export async function http(options: { url: string; paths: string[]; headers: Record<string, string>; seconds: number; connections: number; rate?: number }) {
+export async function http(options: { url: string; paths: string[]; headers: Record<string, string>; seconds: number; connections: number }) {
   let i = 0;
   const result = await autocannon({
     url: options.url,
     connections: options.connections,
     duration: options.seconds,
     headers: options.headers,
-    ...(options.rate ? { overallRate: options.rate } : {}),
     requests: [{ setupRequest: (req: any) => ({ ...req, path: options.paths[i++ % options.paths.length] }) }],
   });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`load run had ${result.non2xx} non-2xx answers and ${result.errors} errors`);
@@ -117,4 +123,31 @@ export function parseHistogram(text: string, name: string): Array<{ le: number; 
     if (m) out.push({ le: m[1] === '+Inf' ? Number.POSITIVE_INFINITY : Number(m[1]), count: Number(m[2]) });
   }
   return out;
+}
+
+/**
+ * HTTP at a fixed arrival rate, open loop: each request is due at its slot and its latency
+ * counts from that slot, whether or not earlier answers came back (autocannon's overallRate
+ * waits for a free connection, so a saturated server would hide its queue). Keep-alive
+ * connections, as many as needed.
+ */
+export async function openLoopHttp(options: { url: string; paths: string[]; headers: Record<string, string>; seconds: number; rate: number }) {
+  const agent = new Agent({ keepAlive: true, maxSockets: 512 });
+  let failures = 0;
+  const call = (i: number) =>
+    new Promise<void>((resolve) => {
+      const req = get(`${options.url}${options.paths[i % options.paths.length]}`, { agent, headers: options.headers }, (res) => {
+        if ((res.statusCode ?? 500) >= 300) failures += 1;
+        res.resume();
+        res.on('end', () => resolve());
+      });
+      req.on('error', () => {
+        failures += 1;
+        resolve();
+      });
+    });
+  const result = await openLoop(options.seconds, options.rate, call);
+  agent.destroy();
+  if (failures > 0) throw new Error(`open-loop run had ${failures} failed requests`);
+  return result;
 }

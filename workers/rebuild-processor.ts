@@ -39,12 +39,20 @@ export async function processScopeRebuild(
     await recomputeAggregates(ctx.db, { board: job.board, period: job.period, member: null, category: job.category }, ctx.clock.now());
   }
   await redis.laurelRebuildBegin(base, job.category, token, TEMP_TTL_SECONDS);
+  // Postgres and Redis work at once: the next page is read while this one is written (two
+  // pages in memory at most, so memory stays flat), and the count only feeds progress.
+  const nextPage = (after: string) => {
+    const page = aggregatePage(ctx.db, ref, after, PAGE_SIZE);
+    page.catch(() => undefined); // a read ahead nobody awaits (the job failed first) must not crash the process
+    return page;
+  };
+  let pending = nextPage('');
   const total = await countAggregates(ctx.db, ref);
   let members = 0;
-  let after = '';
   for (;;) {
-    const page = await aggregatePage(ctx.db, ref, after, PAGE_SIZE);
+    const page = await pending;
     if (page.length === 0) break;
+    pending = page.length < PAGE_SIZE ? Promise.resolve([]) : nextPage(page[page.length - 1]!.member);
     const args: string[] = [];
     for (const a of page) {
       const entry = a.hidden ? '' : encodeEntry(board.tieBreak, a.reachedSec, a.member);
@@ -52,7 +60,6 @@ export async function processScopeRebuild(
       if (!a.hidden) members += 1;
     }
     if ((await redis.laurelRebuildFill(base, job.category, token, TEMP_TTL_SECONDS, ...args)) === 0) return { superseded: true };
-    after = page[page.length - 1]!.member;
     const done = Math.min(total, members);
     await onProgress({ members: done, total, percent: total === 0 ? 100 : Math.round((done / total) * 100) });
   }

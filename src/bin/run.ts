@@ -3,6 +3,7 @@ import { loadEnvOrExit } from '../config/env.js';
 import { faultHooksFromEnvironment } from '../config/fault-injection.js';
 import { createContext, type AppContext } from '../context.js';
 import { createWebApp } from '../http/app.js';
+import { joinClusterMetrics } from '../observability/cluster-metrics.js';
 import { waitUntilReady } from '../storage/redis/connections.js';
 import { startWorkers } from '../../workers/start-workers.js';
 import { rebuildIfLeaderboardLost } from '../services/rebuild-service.js';
@@ -58,6 +59,7 @@ export async function run(parts: { web: boolean; worker: boolean }): Promise<voi
     closers.push(() => new Promise<void>((resolve) => metrics.close(() => resolve())));
   }
   if (parts.web) {
+    joinClusterMetrics(ctx.metrics.registry);
     const web = createWebApp(ctx);
     const server: Server = web.app.listen(env.PORT, () => ctx.log.info({ port: env.PORT }, 'http listening'));
     closers.unshift(async () => {

@@ -1,3 +1,9 @@
+import cluster from 'node:cluster';
+import { loadEnvOrExit } from '../config/env.js';
+import { createLogger } from '../logger.js';
 import { run } from './run.js';
+import { runWebCluster } from './web-cluster.js';
 
-await run({ web: true, worker: false });
+const env = loadEnvOrExit();
+if (env.WEB_PROCESSES > 1 && cluster.isPrimary) runWebCluster(env.WEB_PROCESSES, createLogger(env.LOG_LEVEL));
+else await run({ web: true, worker: false });

@@ -38,6 +38,8 @@ const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   ADMIN_API_KEY: z.string().min(16, 'must be at least 16 characters'),
   PUBLIC_READS: booleanFlag.default(false),
+  /** Web processes (node:cluster) behind one port; 1 runs the web side in this process. */
+  WEB_PROCESSES: z.coerce.number().int().min(1).max(64).default(1),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
   /**
    * How long a worker's hold on a job lasts without renewal. A worker that dies (SIGKILL,

@@ -16,9 +16,30 @@ export function isValidTimezone(zone: string): boolean {
   return IANAZone.isValidZone(zone);
 }
 
+/**
+ * The last window computed per (kind, timezone). Periods partition time, so an instant inside
+ * a known window belongs to it: the Luxon work (tens to hundreds of microseconds, paid by
+ * every `period=current` read and every routed event) runs once per period boundary.
+ */
+const lastWindow = new Map<string, { key: string; starts: number; ends: number }>();
+
 /** The period of kind `kind` that contains `at`, with boundaries computed in `timezone`. */
 export function periodContaining(kind: PeriodKind, timezone: string, at: Date): PeriodWindow {
   if (kind === 'all') return { key: 'all', startsAt: ALL_STARTS_AT, endsAt: null };
+  const ms = at.getTime();
+  const memoKey = `${kind}|${timezone}`;
+  const known = lastWindow.get(memoKey);
+  if (known && ms >= known.starts && ms < known.ends) {
+    return { key: known.key, startsAt: new Date(known.starts), endsAt: new Date(known.ends) };
+  }
+  const window = computePeriodContaining(kind, timezone, at);
+  // Bounded: one entry per (kind, timezone) in use.
+  if (lastWindow.size > 1000) lastWindow.clear();
+  lastWindow.set(memoKey, { key: window.key, starts: window.startsAt.getTime(), ends: window.endsAt!.getTime() });
+  return window;
+}
+
+function computePeriodContaining(kind: Exclude<PeriodKind, 'all'>, timezone: string, at: Date): PeriodWindow {
   const local = DateTime.fromJSDate(at, { zone: timezone });
   const unit = kind === 'day' ? 'day' : kind === 'week' ? 'week' : 'month';
   // Luxon weeks are ISO weeks: they start on Monday, and weekYear is the ISO week-numbering year.

@@ -1,12 +1,11 @@
 import express, { type Express, type RequestHandler } from 'express';
 import { QueueEvents, QueueKeys } from 'bullmq';
-import { pinoHttp } from 'pino-http';
-import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../context.js';
 import { ApiKeyVerifier } from '../services/api-keys.js';
 import { createWorkerRedis, onConnectionError, queueTarget } from '../storage/redis/connections.js';
 import { SCORE_EVENTS_QUEUE, queuePrefix } from '../queue/score-events-queue.js';
-import { authenticate, principalOf, rejectInvalidKeys } from './auth.js';
+import { authenticate, rejectInvalidKeys } from './auth.js';
+import { accessLog } from './access-log.js';
 import { errorHandler, HttpError, notFound } from './errors.js';
 import { rateLimit } from './rate-limit.js';
 import { apiHeaders } from './security-headers.js';
@@ -81,27 +80,7 @@ export function createWebApp(ctx: AppContext): WebApp {
     }));
 
   app.use(apiHeaders);
-  app.use(
-    pinoHttp({
-      logger: ctx.log,
-      genReqId: (req, res) => {
-        const id = (req.headers['x-request-id'] as string | undefined)?.slice(0, 64) || randomUUID();
-        res.setHeader('x-request-id', id);
-        return id;
-      },
-      customProps: (_req, res) => ({ keyName: principalOf(res as express.Response)?.name }),
-      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
-    }),
-  );
-  app.use((req, res, next) => {
-    const end = ctx.metrics.httpDuration.startTimer();
-    res.on('finish', () => {
-      // The route pattern, not the URL: member ids must not become label values.
-      const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched';
-      end({ method: req.method, route, status: String(res.statusCode) });
-    });
-    next();
-  });
+  app.use(accessLog(ctx.log, ctx.metrics));
   // Probes need no key and spend no budget.
   app.use(healthRoutes(ctx));
   // Key, then budget, then body: an unknown key or an exhausted budget is refused before

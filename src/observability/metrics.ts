@@ -51,6 +51,8 @@ export class Metrics {
       help: 'Jobs per queue and state (waiting, active, delayed, failed)',
       labelNames: ['queue', 'state'] as const,
       registers: [this.registry],
+      // Every web process reads the same Redis state: a cluster's aggregate takes one, not the sum.
+      aggregator: 'first',
       // Read at scrape time: queue depth is Redis state, not a counter of this process.
       async collect() {
         for (const queue of queues()) {

@@ -43,7 +43,11 @@ export interface ScopeHeader {
 
 /** Resolves board, period, category and region, answering 404 for whichever is unknown. */
 export async function resolveScope(ctx: AppContext, boardId: string, query: unknown): Promise<Scope> {
-  const q = parseOrThrow(scopeQuerySchema, query, 'query');
+  return resolveParsedScope(ctx, boardId, parseOrThrow(scopeQuerySchema, query, 'query'));
+}
+
+/** resolveScope for a query already parsed by a schema that extends scopeQuerySchema. */
+async function resolveParsedScope(ctx: AppContext, boardId: string, q: z.infer<typeof scopeQuerySchema>): Promise<Scope> {
   const board = await ctx.boards.get(boardId);
   if (!board) throw notFound(`board "${boardId}" not found`);
   const period = await resolvePeriod(ctx, board, q.period);
@@ -80,7 +84,7 @@ export async function standingsPage(
   query: Record<string, unknown>,
 ): Promise<ScopeHeader & { limit: number; offset: number; entries: StandingEntry[] }> {
   const page = parseOrThrow(pageQuerySchema, query, 'query');
-  const scope = await resolveScope(ctx, boardId, query);
+  const scope = await resolveParsedScope(ctx, boardId, page);
   const slice = scope.periodStored
     ? await readSlice(ctx, ref(scope), page.offset, page.limit)
     : { source: 'cache' as const, total: 0, entries: [] };
@@ -113,9 +117,10 @@ async function withNames<T extends { member: string; scaled: number; rank: numbe
 const aroundQuerySchema = scopeQuerySchema.extend({ radius: z.coerce.number().int().min(0).max(50).default(5) });
 
 export async function aroundMember(ctx: AppContext, boardId: string, memberId: string, query: Record<string, unknown>) {
-  const { radius } = parseOrThrow(aroundQuerySchema, query, 'query');
+  const q = parseOrThrow(aroundQuerySchema, query, 'query');
+  const { radius } = q;
   assertMember(memberId);
-  const scope = await resolveScope(ctx, boardId, query);
+  const scope = await resolveParsedScope(ctx, boardId, q);
   const slice = scope.periodStored
     ? await readAround(ctx, ref(scope), memberId, radius)
     : { source: 'cache' as const, total: 0, entries: [] };
@@ -136,9 +141,10 @@ const followingQuerySchema = scopeQuerySchema.extend({ limit: z.coerce.number().
  * list size, read member by member from the scope (never filtered from a top slice).
  */
 export async function followingStandings(ctx: AppContext, boardId: string, memberId: string, query: Record<string, unknown>) {
-  const { limit } = parseOrThrow(followingQuerySchema, query, 'query');
+  const q = parseOrThrow(followingQuerySchema, query, 'query');
+  const { limit } = q;
   assertMember(memberId);
-  const scope = await resolveScope(ctx, boardId, query);
+  const scope = await resolveParsedScope(ctx, boardId, q);
   const group = [memberId, ...(await followedBy(ctx.db, memberId))];
   const { source, picked } = scope.periodStored
     ? await readPick(ctx, ref(scope), group)

@@ -37,6 +37,9 @@ export class BoardCatalog {
   }
 
   async get(id: string): Promise<Board | undefined> {
+    // Every standings read starts here: a cache hit allocates nothing.
+    const hit = this.cache.get(id);
+    if (hit && hit.until > Date.now()) return hit.board;
     return (await this.getMany([id])).get(id);
   }
 

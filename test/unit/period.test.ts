@@ -16,6 +16,25 @@ describe('periodContaining', () => {
     expect(periodContaining('all', 'Europe/Paris', at('2026-11-30T23:30:00Z'))).toMatchObject({ key: 'all', endsAt: null });
   });
 
+  it('answers instants in any order, repeated or not, with the window that contains each (the memo never leaks)', () => {
+    // Paris, around the spring change (2026-03-29: a 23-hour day starting 23:00Z on the 28th).
+    const expected: Array<[string, string, string, string]> = [
+      ['2026-03-28T22:59:59Z', '2026-03-28', '2026-03-27T23:00:00.000Z', '2026-03-28T23:00:00.000Z'],
+      ['2026-03-28T23:00:00Z', '2026-03-29', '2026-03-28T23:00:00.000Z', '2026-03-29T22:00:00.000Z'],
+      ['2026-03-29T21:59:59Z', '2026-03-29', '2026-03-28T23:00:00.000Z', '2026-03-29T22:00:00.000Z'],
+      ['2026-03-29T22:00:00Z', '2026-03-30', '2026-03-29T22:00:00.000Z', '2026-03-30T22:00:00.000Z'],
+    ];
+    for (const order of [[0, 1, 2, 3], [3, 2, 1, 0], [1, 3, 0, 2, 2, 1]]) {
+      for (const i of order) {
+        const [instant, key, startsAt, endsAt] = expected[i]!;
+        const window = periodContaining('day', 'Europe/Paris', at(instant));
+        expect({ key: window.key, startsAt: window.startsAt.toISOString(), endsAt: window.endsAt?.toISOString() }).toEqual({ key, startsAt, endsAt });
+        // Same instant in another zone: a separate window.
+        expect(periodContaining('day', 'Asia/Tokyo', at(instant)).key).toBe(instant < '2026-03-29T15:00:00Z' ? (instant < '2026-03-28T15:00:00Z' ? '2026-03-28' : '2026-03-29') : '2026-03-30');
+      }
+    }
+  });
+
   it('gives exact boundaries across daylight-saving changes', () => {
     const march = periodContaining('day', 'Europe/Paris', at('2026-03-29T12:00:00Z'));
     expect(march.startsAt.toISOString()).toBe('2026-03-28T23:00:00.000Z');

@@ -5,6 +5,7 @@ import { ExpressAdapter } from '@bull-board/express';
 import swaggerUi from 'swagger-ui-express';
 import type { AppContext } from '../../context.js';
 import { roleAllows, type ApiKeyVerifier } from '../../services/api-keys.js';
+import { metricsText } from '../../observability/cluster-metrics.js';
 import { openApiDocument } from '../openapi.js';
 import { BULL_BOARD_PATH, principalOf, requireRole, unauthorized } from '../auth.js';
 import { HttpError } from '../errors.js';
@@ -31,7 +32,7 @@ export function operationsRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Rou
 
   router.get('/metrics', admin, async (_req, res) => {
     res.set('Content-Type', ctx.metrics.registry.contentType);
-    res.send(await ctx.metrics.registry.metrics());
+    res.send(await metricsText(ctx.metrics.registry));
   });
 
   const document = openApiDocument();

@@ -121,6 +121,9 @@ export async function aggregatePage(
       JOIN members m ON m.id = a.member_id
      WHERE a.board_id = ${ref.board} AND a.period_key = ${ref.period} AND a.category = ${ref.category}
        AND a.member_id > ${after}
+       -- Implied by the join, but without it Postgres merge-joins members from the first id
+       -- for every page: each page read grew with its position, the rebuild with N squared.
+       AND m.id > ${after}
      ORDER BY a.member_id
      LIMIT ${limit}`.execute(db);
   return rows.map((r) => r.state);

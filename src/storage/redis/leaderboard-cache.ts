@@ -137,9 +137,9 @@ export class LeaderboardCache {
     return picked.sort((a, b) => a.sortScore - b.sortScore || (a.entry < b.entry ? -1 : a.entry > b.entry ? 1 : 0));
   }
 
+  /** One member's placement: one script call, no pipeline around it. */
   async place(s: ScopeRef, member: string): Promise<Placed | Miss> {
-    const [placed] = await this.placeMany([{ ...s, member }]);
-    return placed!;
+    return placedFrom(await this.redis.laurelPlace(...this.readKeys(s), member, sharedFlag(s.board)), s.board);
   }
 
   /** Placements of many members, possibly on many boards, in one round trip (one per slot on a cluster). */
@@ -154,13 +154,18 @@ export class LeaderboardCache {
     );
     return replies.map(([err, reply], i) => {
       if (err) throw err;
-      const r = reply as NonNullable<Awaited<ReturnType<LeaderboardRedis['laurelPlace']>>>;
-      if (r[0] === 0) return miss(r);
-      const [, total, rank0, score] = r;
-      if (rank0 === undefined || score === undefined) return { total, rank: null, scaled: null };
-      return { total, rank: rank0 + 1, scaled: scaledFromSortScore(queries[i]!.board.order, score) };
+      return placedFrom(reply as PlaceReply, queries[i]!.board);
     });
   }
+}
+
+type PlaceReply = Awaited<ReturnType<LeaderboardRedis['laurelPlace']>>;
+
+function placedFrom(reply: PlaceReply, board: Board): Placed | Miss {
+  if (reply[0] === 0) return miss(reply);
+  const [, total, rank0, score] = reply;
+  if (rank0 === undefined || score === undefined) return { total, rank: null, scaled: null };
+  return { total, rank: rank0 + 1, scaled: scaledFromSortScore(board.order, score) };
 }
 
 function sharedFlag(board: Board): string {

@@ -1,0 +1,43 @@
+import cluster, { type Worker } from 'node:cluster';
+import type { Logger } from '../logger.js';
+import { serveClusterMetrics } from '../observability/cluster-metrics.js';
+
+const SHUTDOWN_TIMEOUT_MS = 20_000;
+const RESTART_DELAY_MS = 1000;
+
+/**
+ * WEB_PROCESSES > 1: the primary forks that many web processes sharing the port (node:cluster
+ * hands out connections) and does nothing else. One Node process serves HTTP on one core;
+ * the web side has no shared in-process state beyond short-TTL caches (boards, periods, API
+ * keys), which already tolerate several replicas. A process that dies is replaced; SIGTERM
+ * or SIGINT is passed on, and the primary exits once every process has shut down in order.
+ */
+export function runWebCluster(processes: number, log: Logger): void {
+  let stopping = false;
+  serveClusterMetrics();
+  const fork = () => cluster.fork();
+  cluster.on('exit', (worker: Worker, code, signal) => {
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      return;
+    }
+    log.error({ pid: worker.process.pid, code, signal }, 'web process died; starting another');
+    setTimeout(fork, RESTART_DELAY_MS);
+  });
+  const shutdown = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal, processes }, 'shutting down web processes');
+    setTimeout(() => {
+      log.error('web processes took too long to shut down; exiting');
+      process.exit(1);
+    }, SHUTDOWN_TIMEOUT_MS).unref();
+    const workers = Object.values(cluster.workers ?? {});
+    if (workers.length === 0) process.exit(0);
+    for (const worker of workers) worker?.process.kill('SIGTERM');
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  for (let i = 0; i < processes; i += 1) fork();
+  log.info({ processes }, 'web cluster started');
+}

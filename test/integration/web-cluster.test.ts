@@ -1,0 +1,65 @@
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_KEY, createHarness, type Harness } from '../support/harness.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+let h: Harness;
+
+function ppidOf(pid: string): number | null {
+  try {
+    return Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+  } catch {
+    return null; // gone meanwhile
+  }
+}
+
+beforeAll(async () => {
+  h = await createHarness({ workers: false });
+});
+afterAll(() => h.close());
+
+describe('web cluster (WEB_PROCESSES)', () => {
+  it('serves from several processes, counts every request in one /metrics, and shuts down in order on SIGTERM', async () => {
+    const port = 25000 + (process.pid % 10000);
+    const childEnv = {
+      ...process.env,
+      ...Object.fromEntries(Object.entries(h.env).map(([k, v]) => [k, String(v)])),
+      PORT: String(port),
+      WEB_PROCESSES: '2',
+      LOG_LEVEL: 'silent',
+    };
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin/web.ts'], { cwd: ROOT, env: childEnv, stdio: 'ignore' });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      let ready = false;
+      for (let i = 0; i < 300 && !ready; i += 1) {
+        ready = await fetch(`${base}/readyz`).then((r) => r.ok, () => false);
+        if (!ready) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(ready).toBe(true);
+      // The primary runs two web processes (node:cluster hands connections out round-robin).
+      const children = readdirSync('/proc').filter((pid) => /^\d+$/.test(pid) && ppidOf(pid) === child.pid);
+      expect(children).toHaveLength(2);
+      await h.api('PUT', '/v1/boards/clustered', { aggregation: 'sum' });
+      // Fresh connections each time, so both processes get some of them.
+      const requests = 40;
+      for (let i = 0; i < requests; i += 1) {
+        const res = await fetch(`${base}/v1/boards/clustered`, { headers: { authorization: `Bearer ${ADMIN_KEY}`, connection: 'close' } });
+        expect(res.status).toBe(200);
+      }
+      const metrics = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+      expect(metrics.status).toBe(200);
+      const text = await metrics.text();
+      const count = /laurel_http_request_duration_seconds_count\{[^}]*route="\/v1\/boards\/:boardId"[^}]*status="200"[^}]*\} (\d+)/.exec(text);
+      expect(Number(count?.[1])).toBe(requests);
+      // Process metrics of both web processes are in the aggregate (prom-client sums them).
+      expect(text).toContain('laurel_process_cpu_user_seconds_total');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+  }, 120_000);
+});
