@@ -402,9 +402,10 @@ class Checker {
           if (!options.samples) return;
           if (category === 'all' && region === 'world') await this.pages(q, expected, where);
           // One member per scope, rotating over the members, ranked or not.
+          const from = stored ? source : null;
           const member = this.memberIds[(n + period.length) % this.memberIds.length]!;
-          await this.member(q, expected, member, where);
-          if (expected.length) await this.member(q, expected, expected[n % expected.length]!.member, where);
+          await this.member(q, expected, member, where, from);
+          if (expected.length) await this.member(q, expected, expected[n % expected.length]!.member, where, from);
           if (category === 'all' && region === 'world') await this.following(q, expected, where);
         }),
       );
@@ -429,7 +430,7 @@ class Checker {
     expect(seen, `${where} paged by ${size}`).toEqual(expected.map((e) => [e.rank, e.member, this.score(e.units)]));
   }
 
-  private async member(q: string, expected: RefStanding[], member: string, where: string): Promise<void> {
+  private async member(q: string, expected: RefStanding[], member: string, where: string, source: string | null): Promise<void> {
     const at = expected.findIndex((e) => e.member === member);
     const mine = expected[at];
     const total = expected.length;
@@ -441,6 +442,7 @@ class Checker {
     );
     const radius = this.s.radius;
     const around = await this.get(`/v1/boards/${this.boardId}/standings/${encodeURIComponent(member)}/around?${q}&radius=${radius}`);
+    if (source) expect([placed.source, around.source], `${where} sources for ${member}`).toEqual([source, source]);
     const window = mine ? expected.slice(Math.max(0, at - radius), at + radius + 1) : [];
     expect(
       { total: around.total, rank: around.rank, entries: around.entries.map((e: any) => [e.rank, e.member, e.score]) },
@@ -521,7 +523,7 @@ describe('standings under random event histories (property)', () => {
       }
     });
     await fc.assert(property, {
-      numRuns: Number(process.env.PROP_RUNS ?? 12),
+      numRuns: Number(process.env.PROP_RUNS ?? 30),
       ...(seed !== undefined ? { seed, path: process.env.PROP_PATH } : {}),
     });
   }, 600_000);
