@@ -11,7 +11,8 @@ import { aggregate, rankAll, type Aggregation, type Order, type RefEvent, type R
  * SPEC §3-§4 computes here, from the cache and from the Postgres fallback alike.
  *
  * The model below and test/support/reference.ts share no code with src/. A failure prints
- * fast-check's seed and path; replay it with PROP_SEED=<seed> PROP_PATH=<path>.
+ * fast-check's seed and path; PROP_SEED=<seed> (same PROP_RUNS) replays the same scenarios,
+ * PROP_PATH=<path> jumps to the counterexample.
  */
 
 const DAY_MS = 86_400_000;
@@ -523,7 +524,8 @@ describe('standings under random event histories (property)', () => {
       }
     });
     await fc.assert(property, {
-      numRuns: Number(process.env.PROP_RUNS ?? 30),
+      // A path names one counterexample: replaying it is one run (plus shrinking if it fails).
+      numRuns: process.env.PROP_PATH ? 1 : Number(process.env.PROP_RUNS ?? 30),
       ...(seed !== undefined ? { seed, path: process.env.PROP_PATH } : {}),
     });
   }, 600_000);
