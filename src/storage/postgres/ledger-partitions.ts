@@ -183,3 +183,15 @@ export async function dropArchiveTable(db: Db, archive: LedgerArchive, at: Date)
     await sql`UPDATE ledger_archives SET dropped_at = ${at} WHERE month = ${`${archive.month}-01`}::date`.execute(trx);
   });
 }
+
+/** True when some of the period's events left the ledger with an archived month. */
+export async function isPeriodArchived(db: Db, board: string, period: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('ledger_archived_periods')
+    .select('month')
+    .where('board_id', '=', board)
+    .where('period_key', '=', period)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
