@@ -174,6 +174,49 @@ describe('the partitioned ledger in service', () => {
     expect((await h.api('GET', '/v1/boards/forever/standings/old?period=all')).body).toMatchObject({ score: 7 });
   });
 
+  it('loses no event while ticks create partitions under concurrent ingestion', async () => {
+    // Batches of months without a partition race ticks that create those months. A batch may
+    // fail (as BullMQ would see it) and is then retried; none may end up counted twice or lost.
+    h.clock.set('2026-12-02T12:00:00Z');
+    const months = ['2011-01', '2011-02', '2011-03', '2011-04', '2011-05', '2011-06'];
+    const batches = months.flatMap((m, i) =>
+      [0, 1, 2].map((j) =>
+        Array.from({ length: 50 }, (_, k) => ({
+          board: 'forever', member: `race${k % 7}`, value: 1, idempotencyKey: `race-${i}-${j}-${k}`, occurredAt: `${m}-${String(10 + j).padStart(2, '0')}T00:00:00Z`,
+        })),
+      ),
+    );
+    let retries = 0;
+    const ingest = (async () => {
+      for (const events of batches) {
+        for (let attempt = 1; ; attempt += 1) {
+          try {
+            await processScoreJob(h.ctx, job(events));
+            break;
+          } catch (err) {
+            retries += 1;
+            if (attempt >= 5) throw err;
+          }
+        }
+      }
+    })();
+    const ticks = (async () => {
+      for (let i = 0; i < 6; i += 1) {
+        await runTick(h.ctx);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    await Promise.all([ingest, ticks]);
+    await runTick(h.ctx);
+    const { rows } = await sql<{ part: string; n: number }>`
+      SELECT tableoid::regclass::text AS part, count(*)::int AS n FROM score_events WHERE idempotency_key LIKE 'race-%' GROUP BY 1 ORDER BY 1`.execute(h.ctx.db);
+    expect(rows).toEqual(months.map((m) => ({ part: `score_events_p${m.replace('-', '_')}`, n: 150 })));
+    const total = await sql<{ v: number }>`
+      SELECT sum(value)::int AS v FROM member_aggregates WHERE board_id = 'forever' AND period_key = 'all' AND category = 'all' AND member_id LIKE 'race%'`.execute(h.ctx.db);
+    expect(total.rows[0]!.v).toBe(900);
+    expect(retries).toBeLessThan(batches.length);
+  });
+
   it('creates this month and the next three ahead on every tick', async () => {
     h.clock.set('2031-02-10T00:00:00Z');
     await runTick(h.ctx);
