@@ -140,8 +140,9 @@ partitions
       async (ctx) => {
         for (const p of await listLedgerPartitions(ctx.db)) {
           const unclosed = await unclosedPeriodsIn(ctx.db, p.name);
-          const state = unclosed.length === 0 ? 'archivable once past' : `open: ${unclosed.map((u) => `${u.board}/${u.period}`).join(', ')}`;
-          console.log(`${p.month}  ${p.name}  ~${p.estimatedEvents} events  ${state}`);
+          const state = unclosed.length === 0 ? 'no open period' : `open: ${unclosed.map((u) => `${u.board}/${u.period}`).join(', ')}`;
+          const events = p.estimatedEvents === null ? 'not analyzed yet' : `~${p.estimatedEvents} events`;
+          console.log(`${p.month}  ${p.name}  ${events}  ${state}`);
         }
         console.log(`default  score_events_default  ${await countDefaultPartition(ctx.db)} events (months without a partition yet)`);
         for (const a of await listLedgerArchives(ctx.db)) {

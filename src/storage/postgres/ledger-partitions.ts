@@ -31,18 +31,18 @@ const LOCK_TIMEOUT = '5s';
 export interface LedgerPartition {
   name: string;
   month: Month;
-  /** Planner estimate (pg_class.reltuples, -1 before the first ANALYZE shows as 0): counting a month exactly would read all of it. */
-  estimatedEvents: number;
+  /** Planner estimate (pg_class.reltuples), null before the first ANALYZE: counting a month exactly would read all of it. */
+  estimatedEvents: number | null;
 }
 
 export async function listLedgerPartitions(db: Db): Promise<LedgerPartition[]> {
-  const { rows } = await sql<{ name: string; month: string; estimated: number }>`
+  const { rows } = await sql<{ name: string; month: string; estimated: number | null }>`
     SELECT c.relname AS name, replace(substr(c.relname, length('score_events_p') + 1), '_', '-') AS month,
-           greatest(c.reltuples, 0)::bigint AS estimated
+           CASE WHEN c.reltuples >= 0 THEN c.reltuples::bigint END AS estimated
       FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
      WHERE i.inhparent = 'score_events'::regclass AND c.relname <> 'score_events_default'
      ORDER BY 1`.execute(db);
-  return rows.map((r) => ({ name: r.name, month: r.month, estimatedEvents: Number(r.estimated) }));
+  return rows.map((r) => ({ name: r.name, month: r.month, estimatedEvents: r.estimated }));
 }
 
 /** Months that have events waiting in the default partition. */
