@@ -254,9 +254,11 @@ describe('the partitioned ledger in service', () => {
 
     const first = await archiveLedger(h.ctx, { before: '2026-10', outDir });
     expect(first.archived.map((a) => [a.month, a.events, a.dropped])).toEqual([['2026-09', 40, false]]);
-    // August holds an event of the `all` period, which never closes; 2009-05 too.
-    expect(first.refused.map((r) => r.month)).toEqual(['2009-05', '2026-08']);
-    expect(first.refused[1]!.reason).toMatch(/forever\/all \(open\)/);
+    // August holds an event of the `all` period, which never closes; so do the older months
+    // the tests above filled.
+    const refused = first.refused.map((r) => r.month);
+    expect(refused).toEqual(expect.arrayContaining(['2009-05', '2026-08']));
+    for (const r of first.refused) expect(r.reason).toMatch(/forever\/all \(open\)/);
     const names = await attachedPartitions(h.ctx.db);
     expect(names).not.toContain('score_events_p2026_09');
     expect(names).toEqual(expect.arrayContaining(['score_events_p2026_08', 'score_events_p2026_10', 'score_events_default']));
@@ -297,7 +299,7 @@ describe('the partitioned ledger in service', () => {
     expect(await readdir(outDir)).toEqual(['score_events_2026-09.csv.gz']);
     const third = await archiveLedger(h.ctx, { before: '2026-10', outDir, drop: true });
     expect(third.archived).toEqual([]);
-    expect(third.refused.map((r) => r.month)).toEqual(['2009-05', '2026-08']);
+    expect(third.refused.map((r) => r.month)).toEqual(refused);
     expect(await ledgerCount('aug-1')).toBe(1);
   });
 });
