@@ -142,13 +142,18 @@ export async function detachMonth(db: Db, partition: LedgerPartition, now: Date)
       // Late events of a never-closing board refilled an archived month: a case for a person.
       return { detached: false, unclosed: [], reason: `the month was archived before (${earlier.archive_table}) and has events again` };
     }
+    const refuse = (unclosed: Array<{ board: string; period: string; state: string }>): DetachOutcome => ({
+      detached: false,
+      unclosed,
+      reason: `holds events of periods that are not closed: ${unclosed.map((u) => `${u.board}/${u.period} (${u.state})`).join(', ')}`,
+    });
+    // A month that is plainly still in use is refused without stopping ingestion even briefly.
+    const seen = await unclosedPeriodsIn(trx, partition.name);
+    if (seen.length > 0) return refuse(seen);
     // Parent first, like every insert: taking the partition first could deadlock with one.
     await sql`LOCK TABLE score_events IN ACCESS EXCLUSIVE MODE`.execute(trx);
     const unclosed = await unclosedPeriodsIn(trx, partition.name);
-    if (unclosed.length > 0) {
-      const list = unclosed.map((u) => `${u.board}/${u.period} (${u.state})`).join(', ');
-      return { detached: false, unclosed, reason: `holds events of periods that are not closed: ${list}` };
-    }
+    if (unclosed.length > 0) return refuse(unclosed);
     await sql`ALTER TABLE score_events DETACH PARTITION ${sql.table(partition.name)}`.execute(trx);
     await sql`ALTER TABLE ${sql.table(partition.name)} SET SCHEMA ledger_archive`.execute(trx);
     await sql`INSERT INTO ledger_archives (month, archive_table, detached_at) VALUES (${month}::date, ${partition.name}, ${now})`.execute(trx);
