@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { gunzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -265,7 +265,7 @@ describe('the partitioned ledger in service', () => {
     const kept = await sql<{ n: number }>`SELECT count(*)::int AS n FROM ledger_archive.score_events_p2026_09`.execute(h.ctx.db);
     expect(kept.rows[0]!.n).toBe(40);
     expect(await readdir(outDir)).toEqual(['score_events_2026-09.csv.gz']);
-    const csv = execFileSync('gunzip', ['-c', path.join(outDir, 'score_events_2026-09.csv.gz')], { encoding: 'utf8' }).trim().split('\n');
+    const csv = gunzipSync(await readFile(path.join(outDir, 'score_events_2026-09.csv.gz'))).toString('utf8').trim().split('\n');
     expect(csv[0]).toMatch(/^id,idempotency_key,board_id,period_key,member_id/);
     expect(csv.slice(1).map((l) => l.split(',')[1]).sort()).toEqual(events.map((e) => e.key).sort());
 
