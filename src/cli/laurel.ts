@@ -14,13 +14,22 @@ import { createApiKey } from '../services/api-keys.js';
 import { revokeApiKey } from '../storage/postgres/api-keys-repository.js';
 import { putBoard } from '../services/boards-service.js';
 import { runDemo } from './demo.js';
+import { archiveLedger } from '../services/ledger-archive.js';
+import {
+  countDefaultPartition,
+  listLedgerArchives,
+  listLedgerPartitions,
+  unclosedPeriodsIn,
+} from '../storage/postgres/ledger-partitions.js';
 
-async function withContext<T>(fn: (ctx: AppContext) => Promise<T>): Promise<T> {
+async function withContext<T>(fn: (ctx: AppContext) => Promise<T>, options: { redis: boolean } = { redis: true }): Promise<T> {
   const env = loadEnvOrExit();
   const ctx = createContext(env, { log: createLogger(process.env.LOG_LEVEL ?? 'warn', process.stderr), name: 'laurel-cli' });
   try {
-    await waitUntilReady(ctx.queueRedis);
-    await waitUntilReady(ctx.leaderboard.redis);
+    if (options.redis) {
+      await waitUntilReady(ctx.queueRedis);
+      await waitUntilReady(ctx.leaderboard.redis);
+    }
     return await fn(ctx);
   } finally {
     await ctx.close();
@@ -120,6 +129,49 @@ program
         console.log(`${created ? 'created' : 'updated'} ${String(id)}`);
       }
     });
+  });
+
+const partitions = program.command('partitions').description('the monthly partitions of the event ledger (Postgres only)');
+partitions
+  .command('list')
+  .description('attached months (estimated events, periods not closed), the default partition, archived months')
+  .action(async () => {
+    await withContext(
+      async (ctx) => {
+        for (const p of await listLedgerPartitions(ctx.db)) {
+          const unclosed = await unclosedPeriodsIn(ctx.db, p.name);
+          const state = unclosed.length === 0 ? 'no open period' : `open: ${unclosed.map((u) => `${u.board}/${u.period}`).join(', ')}`;
+          const events = p.estimatedEvents === null ? 'not analyzed yet' : `~${p.estimatedEvents} events`;
+          console.log(`${p.month}  ${p.name}  ${events}  ${state}`);
+        }
+        console.log(`default  score_events_default  ${await countDefaultPartition(ctx.db)} events (months without a partition yet)`);
+        for (const a of await listLedgerArchives(ctx.db)) {
+          const where = a.droppedAt ? 'dropped' : `ledger_archive.${a.table}`;
+          console.log(`${a.month}  archived ${a.detachedAt.toISOString()}  ${a.events ?? '?'} events  ${where}${a.file ? `  file ${a.file}` : ''}`);
+        }
+      },
+      { redis: false },
+    );
+  });
+partitions
+  .command('archive')
+  .description('detach every month before --before whose periods are all closed; keep it in schema ledger_archive, or write and drop it')
+  .requiredOption('--before <YYYY-MM>', 'archive the months strictly before this one')
+  .option('--out <dir>', 'write each month to <dir>/score_events_<YYYY-MM>.csv.gz')
+  .option('--drop', 'drop the detached table once its file is written (needs --out)', false)
+  .action(async (opts: { before: string; out?: string; drop: boolean }) => {
+    await withContext(
+      async (ctx) => {
+        const report = await archiveLedger(ctx, { before: opts.before, ...(opts.out ? { outDir: opts.out } : {}), drop: opts.drop });
+        for (const a of report.archived) {
+          console.log(`${a.month}  ${a.events} events  ${a.dropped ? 'dropped' : a.table}${a.file ? `  file ${a.file}` : ''}`);
+        }
+        for (const r of report.refused) console.log(`${r.month}  refused: ${r.reason}`);
+        if (report.archived.length === 0 && report.refused.length === 0) console.log(`nothing to archive before ${opts.before}`);
+        if (report.refused.length > 0) process.exitCode = 1;
+      },
+      { redis: false },
+    );
   });
 
 program

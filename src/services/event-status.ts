@@ -3,7 +3,7 @@ import { unscale } from '../domain/decimal.js';
 import { IDEMPOTENCY_KEY } from '../domain/ids.js';
 import { periodContaining } from '../domain/period.js';
 import { notFound } from '../http/errors.js';
-import { currentAggregate, findEvent, findLatestRejection } from '../storage/postgres/events-repository.js';
+import { archivedMonthOf, currentAggregate, findEvent, findLatestRejection } from '../storage/postgres/events-repository.js';
 
 /**
  * GET /v1/events/{key}: the ledger answers applied / voided, the rejections table answers
@@ -73,5 +73,7 @@ export async function eventStatus(ctx: AppContext, key: string): Promise<Record<
       payload: rejection.payload,
     };
   }
+  const archived = await archivedMonthOf(ctx.db, key);
+  if (archived) throw notFound(`the event with idempotency key "${key}" was archived with the ledger of ${archived}`);
   throw notFound(`no event with idempotency key "${key}"`);
 }

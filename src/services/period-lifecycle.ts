@@ -17,17 +17,20 @@ import {
   writeReports,
 } from '../storage/postgres/closing-repository.js';
 import { findPeriod } from '../storage/postgres/periods-repository.js';
+import { ensureLedgerPartitions } from './ledger-partitions.js';
 import { deliveryId, webhookJobOptions, type WebhookJob } from '../queue/webhooks-queue.js';
 
 /**
  * The period tick (a BullMQ job scheduler runs it every 30 s): creates the current and the
- * next period of every board ahead of time, closes every period whose endsAt + graceSeconds
- * has passed (or that a crash left half closed), and enqueues webhooks a crash left behind.
+ * next period of every board ahead of time, and the ledger partitions of the coming months,
+ * closes every period whose endsAt + graceSeconds has passed (or that a crash left half
+ * closed), and enqueues webhooks a crash left behind.
  */
 export async function runTick(ctx: AppContext): Promise<{ created: number; closed: string[] }> {
   const now = ctx.clock.now();
   const boards = await listBoards(ctx.db);
   const created = await createUpcomingPeriods(ctx, boards, now);
+  await ensureLedgerPartitions(ctx, now);
   const closed: string[] = [];
   const failures: string[] = [];
   const byId = new Map(boards.map((b) => [b.id, b]));

@@ -5,10 +5,11 @@ import type { AppContext } from '../context.js';
 import type { Board } from '../domain/board.js';
 import { ALL_CATEGORIES, BOARD_ID } from '../domain/ids.js';
 import { periodContaining } from '../domain/period.js';
-import { notFound, parseOrThrow, validationFailed } from '../http/errors.js';
+import { conflict, notFound, parseOrThrow, validationFailed } from '../http/errors.js';
 import { listBoards } from '../storage/postgres/boards-repository.js';
 import { listOpenPeriods } from '../storage/postgres/periods-repository.js';
 import { findPeriod } from '../storage/postgres/periods-repository.js';
+import { isPeriodArchived } from '../storage/postgres/ledger-partitions.js';
 import type { IncompleteCategory } from '../storage/redis/leaderboard-cache.js';
 import { REBUILD_QUEUE, rebuildJobOptions, scopeDedupId, type RequestJob, type ScopeJob, type ScopeJobResult } from '../queue/rebuild-queue.js';
 import { queuePrefix } from '../queue/score-events-queue.js';
@@ -60,6 +61,11 @@ async function targetsOf(ctx: AppContext, request: z.infer<typeof rebuildRequest
     if (request.period) {
       const key = request.period === 'current' ? currentKey : request.period;
       if (!(await findPeriod(ctx.db, board.id, key))) throw notFound(`period "${key}" not found on board "${board.id}"`);
+      if (request.fromEvents && (await isPeriodArchived(ctx.db, board.id, key))) {
+        throw conflict(`the events of period "${key}" of board "${board.id}" are archived; its stored aggregates and results stand`, [
+          { path: 'fromEvents', message: 'not possible for a period whose ledger month was archived' },
+        ]);
+      }
       targets.push({ board, period: key, current: key === currentKey });
     } else {
       for (const p of await listOpenPeriods(ctx.db, board.id)) targets.push({ board, period: p.key, current: p.key === currentKey });

@@ -68,13 +68,12 @@ export async function lockBoard(db: Db, id: string): Promise<Board | undefined> 
 }
 
 export async function boardHasEvents(db: Db, id: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('score_events')
-    .select(sql<number>`1`.as('one'))
-    .where('board_id', '=', id)
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
+  // Aggregates stay when a month of the ledger is archived; the ledger covers events
+  // written without them (tests, repairs).
+  const { rows } = await sql<{ has: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM member_aggregates WHERE board_id = ${id})
+        OR EXISTS (SELECT 1 FROM score_events WHERE board_id = ${id}) AS has`.execute(db);
+  return rows[0]!.has;
 }
 
 /** Inserts the board; returns undefined if another request created it first. */

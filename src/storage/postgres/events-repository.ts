@@ -109,7 +109,12 @@ export interface StoredEvent {
 }
 
 export async function findEvent(db: Db, key: string): Promise<StoredEvent | undefined> {
-  const row = await db.selectFrom('score_events').selectAll().where('idempotency_key', '=', key).executeTakeFirst();
+  const row = await db
+    .selectFrom('score_events')
+    .selectAll()
+    .where('idempotency_key', '=', key)
+    .where('occurred_at', '=', (eb) => eb.selectFrom('score_event_keys').select('occurred_at').where('idempotency_key', '=', key))
+    .executeTakeFirst();
   if (!row) return undefined;
   return {
     key: row.idempotency_key,
@@ -126,6 +131,17 @@ export async function findEvent(db: Db, key: string): Promise<StoredEvent | unde
     voidReason: row.void_reason,
     voidedAt: row.voided_at,
   };
+}
+
+/** The UTC month whose archived ledger holds the key's event, if it was archived. */
+export async function archivedMonthOf(db: Db, key: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('score_event_keys as k')
+    .innerJoin('ledger_archives as a', (j) => j.on(sql<boolean>`a.month = date_trunc('month', k.occurred_at AT TIME ZONE 'UTC')`))
+    .select(sql<string>`to_char(a.month, 'YYYY-MM')`.as('month'))
+    .where('k.idempotency_key', '=', key)
+    .executeTakeFirst();
+  return row?.month;
 }
 
 export interface StoredRejection {

@@ -98,6 +98,7 @@ export async function voidEventAndRecompute(
     .updateTable('score_events')
     .set({ status: 'voided', void_reason: reason, voided_at: at })
     .where('idempotency_key', '=', event.key)
+    .where('occurred_at', '=', (eb) => eb.selectFrom('score_event_keys').select('occurred_at').where('idempotency_key', '=', event.key))
     .execute();
   await recomputeAggregates(db, { board: event.board, period: event.period, member: event.member, category: null }, at);
 }
@@ -115,5 +116,12 @@ export async function recomputeAggregates(
 
 /** Locks one ledger event for a state change. */
 export async function lockEvent(db: Db, key: string) {
-  return db.selectFrom('score_events').selectAll().where('idempotency_key', '=', key).forUpdate().executeTakeFirst();
+  // The key table knows the event's occurred_at: the lookup prunes to its one partition.
+  return db
+    .selectFrom('score_events')
+    .selectAll()
+    .where('idempotency_key', '=', key)
+    .where('occurred_at', '=', (eb) => eb.selectFrom('score_event_keys').select('occurred_at').where('idempotency_key', '=', key))
+    .forUpdate()
+    .executeTakeFirst();
 }

@@ -61,6 +61,34 @@ export interface ScoreEventsTable {
   metadata: unknown;
 }
 
+/** Global idempotency: one row per key ever applied, kept when its ledger month is archived. */
+export interface ScoreEventKeysTable {
+  idempotency_key: string;
+  payload_hash: string;
+  board_id: string;
+  period_key: string;
+  member_id: string;
+  category: string | null;
+  occurred_at: Date;
+}
+
+export interface LedgerArchivesTable {
+  month: Timestamp;
+  archive_table: string;
+  events: number;
+  detached_at: Timestamp;
+  file: string | null;
+  file_written_at: Timestamp | null;
+  dropped_at: Timestamp | null;
+}
+
+export interface LedgerArchivedPeriodsTable {
+  board_id: string;
+  period_key: string;
+  month: Timestamp;
+  events: number;
+}
+
 export interface RejectionsTable {
   id: Generated<number>;
   idempotency_key: string;
@@ -181,6 +209,9 @@ export interface Database {
   periods: PeriodsTable;
   members: MembersTable;
   score_events: ScoreEventsTable;
+  score_event_keys: ScoreEventKeysTable;
+  ledger_archives: LedgerArchivesTable;
+  ledger_archived_periods: LedgerArchivedPeriodsTable;
   rejections: RejectionsTable;
   member_aggregates: MemberAggregatesTable;
   api_keys: ApiKeysTable;
