@@ -1,4 +1,4 @@
-import { spawn, execFile } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -6,7 +6,9 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { chromium } from 'playwright-core';
-import { ADMIN_KEY, createHarness, type Harness } from '../support/harness.js';
+import { ADMIN_KEY, createHarness, envForChild, type Harness } from '../support/harness.js';
+import { startLaurel, waitForHttp } from '../support/laurel-process.js';
+import { freePort } from '../support/free-port.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
@@ -123,7 +125,7 @@ describe('OpenAPI', () => {
 });
 
 describe('the laurel CLI', () => {
-  const env = () => ({ ...process.env, ...Object.fromEntries(Object.entries(h.env).map(([k, v]) => [k, String(v)])), LOG_LEVEL: 'silent' });
+  const env = () => ({ ...process.env, ...envForChild(h.env), LOG_LEVEL: 'silent' });
 
   it('has --help on every command', async () => {
     for (const args of [[], ['migrate'], ['rebuild'], ['verify'], ['keys', 'create'], ['keys', 'revoke'], ['boards', 'apply'], ['demo']]) {
@@ -152,27 +154,14 @@ describe('the laurel CLI', () => {
 describe('graceful shutdown', () => {
   it('loses nothing when the process gets SIGTERM in the middle of a stream of batches', async () => {
     await h.workers!.close(); // the child process below does the work
-    const port = 20000 + (process.pid % 20000);
-    const childEnv = {
-      ...process.env,
-      ...Object.fromEntries(Object.entries(h.env).map(([k, v]) => [k, String(v)])),
-      PORT: String(port),
-      METRICS_PORT: '0',
-      LOG_LEVEL: 'silent',
-    };
-    // Node itself (tsx as an import hook), so the signal reaches the process under test directly.
-    const start = () => spawn(process.execPath, ['--import', 'tsx', 'src/bin/all-in-one.ts'], { cwd: ROOT, env: childEnv, stdio: 'ignore' });
-    const ready = async () => {
-      for (let i = 0; i < 200; i += 1) {
-        if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)) return;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      throw new Error('child did not become ready');
-    };
+    const port = await freePort();
+    const start = () => startLaurel('all', { ...envForChild(h.env), PORT: String(port), METRICS_PORT: '0', LOG_LEVEL: 'silent' });
+    const ready = () => waitForHttp(`http://127.0.0.1:${port}/readyz`, 60_000);
     await h.api('PUT', '/v1/boards/shutdown', { aggregation: 'sum' });
     let child = start();
     await ready();
     let accepted = 0;
+    let stopped: Promise<number | string | null> | undefined;
     for (let b = 0; b < 20; b += 1) {
       const events = Array.from({ length: 200 }, (_, i) => ({ board: 'shutdown', member: `s${i % 50}`, value: 1, idempotencyKey: `sd-${b}-${i}` }));
       const res = await fetch(`http://127.0.0.1:${port}/v1/events`, {
@@ -181,10 +170,9 @@ describe('graceful shutdown', () => {
         body: JSON.stringify({ events }),
       }).catch(() => null);
       if (res?.status === 202) accepted += events.length;
-      if (b === 10) child.kill('SIGTERM');
+      if (b === 10) stopped = child.stop('SIGTERM');
     }
-    const code = await new Promise((resolve) => child.on('exit', resolve));
-    expect(code).toBe(0);
+    expect(await stopped).toBe(0);
     child = start();
     try {
       await ready();
@@ -199,8 +187,7 @@ describe('graceful shutdown', () => {
       expect(accepted).toBeGreaterThan(0);
       expect(rows[0]).toEqual({ events: accepted, total: accepted });
     } finally {
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.on('exit', resolve));
+      await child.stop('SIGTERM');
     }
   }, 180000);
 });

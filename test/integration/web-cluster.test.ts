@@ -1,10 +1,9 @@
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_KEY, createHarness, type Harness } from '../support/harness.js';
+import { ADMIN_KEY, createHarness, envForChild, type Harness } from '../support/harness.js';
+import { startLaurel, waitForHttp } from '../support/laurel-process.js';
+import { freePort } from '../support/free-port.js';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
 let h: Harness;
 
 function ppidOf(pid: string): number | null {
@@ -22,24 +21,13 @@ afterAll(() => h.close());
 
 describe('web cluster (WEB_PROCESSES)', () => {
   it('serves from several processes, counts every request in one /metrics, and shuts down in order on SIGTERM', async () => {
-    const port = 25000 + (process.pid % 10000);
-    const childEnv = {
-      ...process.env,
-      ...Object.fromEntries(Object.entries(h.env).map(([k, v]) => [k, String(v)])),
-      PORT: String(port),
-      WEB_PROCESSES: '2',
-      LOG_LEVEL: 'silent',
-    };
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin/web.ts'], { cwd: ROOT, env: childEnv, stdio: 'ignore' });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const port = await freePort();
+    const web = startLaurel('web', { ...envForChild(h.env), PORT: String(port), WEB_PROCESSES: '2', LOG_LEVEL: 'silent' });
+    const { child } = web;
+    let code: number | string | null = null;
     try {
       const base = `http://127.0.0.1:${port}`;
-      let ready = false;
-      for (let i = 0; i < 300 && !ready; i += 1) {
-        ready = await fetch(`${base}/readyz`).then((r) => r.ok, () => false);
-        if (!ready) await new Promise((r) => setTimeout(r, 100));
-      }
-      expect(ready).toBe(true);
+      await waitForHttp(`${base}/readyz`, 60_000);
       // The primary runs two web processes (node:cluster hands connections out round-robin).
       const children = readdirSync('/proc').filter((pid) => /^\d+$/.test(pid) && ppidOf(pid) === child.pid);
       expect(children).toHaveLength(2);
@@ -58,8 +46,8 @@ describe('web cluster (WEB_PROCESSES)', () => {
       // Process metrics of both web processes are in the aggregate (prom-client sums them).
       expect(text).toContain('laurel_process_cpu_user_seconds_total');
     } finally {
-      child.kill('SIGTERM');
+      code = await web.stop('SIGTERM');
     }
-    expect(await exited).toBe(0);
+    expect(code).toBe(0);
   }, 120_000);
 });

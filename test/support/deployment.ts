@@ -5,7 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { cloneTemplate, databaseUrl, dropDatabase } from './databases.js';
-import { freePort, startPrivateRedis, type PrivateRedis } from './redis-server.js';
+import { freePort } from './free-port.js';
+import { startPrivateRedis, type PrivateRedis } from './redis-server.js';
 import { startLaurel, waitForHttp, type LaurelProcess } from './laurel-process.js';
 import { referenceStandings, prng, type RefEvent } from './reference.js';
 

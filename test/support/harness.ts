@@ -33,6 +33,11 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+/** The harness's configuration as environment variables, for a real Laurel process started beside it. */
+export function envForChild(env: Env): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)]));
+}
+
 let counter = 0;
 
 export interface HarnessOptions {
