@@ -25,9 +25,10 @@ export function startWorkers(
 ): RunningWorkers {
   const connection = createWorkerRedis(queueTarget(ctx.env), 'laurel-worker');
   onConnectionError(connection, (err) => ctx.log.warn({ err: err.message }, 'worker redis connection error'));
-  // Every job here is safe to run again, so a job whose worker died is taken over as often as
-  // that happens (BullMQ would fail it after one stall by default, leaving a 202 unapplied).
-  const takeOver = { lockDuration: ctx.env.JOB_LOCK_MS, stalledInterval: ctx.env.JOB_LOCK_MS, maxStalledCount: 1000 };
+  // Every job here is safe to run again, so a job whose worker died is taken over several
+  // times (BullMQ's default fails it on its second stall, leaving a 202 unapplied); bounded,
+  // so a job that kills every worker that takes it (out of memory, say) ends up failed.
+  const takeOver = { lockDuration: ctx.env.JOB_LOCK_MS, stalledInterval: ctx.env.JOB_LOCK_MS, maxStalledCount: 10 };
 
   const score = new Worker<ScoreJob, ScoreJobResult>(
     SCORE_EVENTS_QUEUE,

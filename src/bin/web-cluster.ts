@@ -15,10 +15,18 @@ const RESTART_DELAY_MS = 1000;
 export function runWebCluster(processes: number, log: Logger): void {
   let stopping = false;
   serveClusterMetrics();
-  const fork = () => cluster.fork();
+  // Counted here rather than read from cluster.workers, which Node empties only once both
+  // 'exit' and 'disconnect' have fired.
+  let alive = 0;
+  const fork = () => {
+    if (stopping) return;
+    alive += 1;
+    cluster.fork().on('error', (err: Error) => log.warn({ err: err.message }, 'web process channel error'));
+  };
   cluster.on('exit', (worker: Worker, code, signal) => {
+    alive -= 1;
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      if (alive === 0) process.exit(0);
       return;
     }
     log.error({ pid: worker.process.pid, code, signal }, 'web process died; starting another');
@@ -32,9 +40,8 @@ export function runWebCluster(processes: number, log: Logger): void {
       log.error('web processes took too long to shut down; exiting');
       process.exit(1);
     }, SHUTDOWN_TIMEOUT_MS).unref();
-    const workers = Object.values(cluster.workers ?? {});
-    if (workers.length === 0) process.exit(0);
-    for (const worker of workers) worker?.process.kill('SIGTERM');
+    if (alive === 0) process.exit(0);
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

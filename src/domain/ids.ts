@@ -29,7 +29,8 @@ export function isSafeJson(value: unknown): boolean {
     if (typeof item === 'string') {
       if (!isSafeText(item)) return false;
     } else if (Array.isArray(item)) {
-      pending.push(...item);
+      // Not push(...item): spreading a wide array (200k elements fit in a body) overflows the stack.
+      for (const element of item) pending.push(element);
     } else if (item && typeof item === 'object') {
       for (const [k, v] of Object.entries(item)) {
         if (!isSafeText(k)) return false;

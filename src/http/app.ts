@@ -56,6 +56,7 @@ export function createWebApp(ctx: AppContext): WebApp {
 
   // Created on the first ?wait=true: it holds a blocking Redis connection of its own.
   let queueEvents: Promise<QueueEvents> | undefined;
+  const listenerConnections: Array<{ disconnect(): void }> = [];
   const openQueueEvents = async () => {
     const connection = createWorkerRedis(queueTarget(ctx.env), 'laurel-queue-events');
     onConnectionError(connection, () => undefined);
@@ -71,6 +72,8 @@ export function createWebApp(ctx: AppContext): WebApp {
       });
     const events = new QueueEvents(SCORE_EVENTS_QUEUE, { connection, prefix, lastEventId: last[0]?.[0] ?? '0-0' });
     events.on('error', (err) => ctx.log.warn({ err: err.message }, 'queue events error'));
+    // BullMQ does not close a connection it was handed: ours goes when the app closes.
+    listenerConnections.push(connection);
     return events;
   };
   const getQueueEvents = () =>
@@ -115,6 +118,7 @@ export function createWebApp(ctx: AppContext): WebApp {
     app,
     async close() {
       await queueEvents?.then((events) => events.close()).catch(() => undefined);
+      for (const connection of listenerConnections) connection.disconnect();
     },
   };
 }

@@ -10,8 +10,8 @@ export function principalOf(res: Response): Principal | undefined {
 }
 
 /**
- * The key a request presents: `Authorization: Bearer <key>`, or HTTP basic auth with the
- * key as password (browsers cannot send a bearer header to Bull Board). Undefined when the
+ * The key a request presents: `Authorization: Bearer <key>`, or, under Bull Board only, HTTP
+ * basic auth with the key as password (browsers cannot send a bearer header there). Undefined when the
  * request has no Authorization header; null when it has one Laurel cannot read.
  */
 function presentedKey(req: Request): string | undefined | null {
@@ -19,7 +19,9 @@ function presentedKey(req: Request): string | undefined | null {
   if (header === undefined) return undefined;
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (bearer) return bearer[1]!;
-  const basic = /^Basic\s+(\S+)\s*$/i.exec(header);
+  // Basic only where browsers need it: elsewhere, credentials a browser resends on its own
+  // would make an admin's Bull Board login an ambient credential for the whole API.
+  const basic = req.originalUrl.startsWith(BULL_BOARD_PATH) ? /^Basic\s+(\S+)\s*$/i.exec(header) : null;
   if (basic) {
     const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');

@@ -11,5 +11,7 @@ export const apiHeaders = helmet({
 /**
  * The two HTML pages (Swagger UI at /docs, Bull Board) replace that policy with helmet's
  * default one, which lets their own scripts, styles and images load and nothing foreign run.
+ * Without `upgrade-insecure-requests`: behind plain HTTP (an internal admin network, say) it
+ * would make browsers fetch the pages' own scripts over https and fail.
  */
-export const htmlPageHeaders = helmet.contentSecurityPolicy();
+export const htmlPageHeaders = helmet.contentSecurityPolicy({ directives: { upgradeInsecureRequests: null } });

@@ -52,9 +52,14 @@ export function serveClusterMetrics(): void {
   const aggregator = new AggregatorRegistry();
   cluster.on('message', (worker, message: Message) => {
     if (message?.type !== ASK) return;
+    // The asking process may have died meanwhile: a send on its closed channel would be an
+    // unhandled error in the primary and take every web process down with it.
+    const answer = (reply: Message) => {
+      if (worker.isConnected()) worker.send(reply, () => undefined);
+    };
     aggregator.clusterMetrics().then(
-      (text) => worker.send({ type: ANSWER, id: message.id, text }),
-      (err: Error) => worker.send({ type: ANSWER, id: message.id, error: err.message }),
+      (text) => answer({ type: ANSWER, id: message.id, text }),
+      (err: Error) => answer({ type: ANSWER, id: message.id, error: err.message }),
     );
   });
 }

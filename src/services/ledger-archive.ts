@@ -81,6 +81,7 @@ async function writeArchiveFile(ctx: Ctx, archive: LedgerArchive & { events: num
   const file = path.resolve(outDir, `score_events_${archive.month}.csv.gz`);
   const partial = `${file}.partial`;
   const client = await ctx.postgres.pool.connect();
+  let failure: Error | undefined;
   try {
     const source = `ledger_archive.${quoteIdent(archive.table)}`;
     const copy = client.query(copyTo(`COPY (SELECT * FROM ${source} ORDER BY occurred_at, id) TO STDOUT WITH (FORMAT csv, HEADER true)`));
@@ -92,9 +93,11 @@ async function writeArchiveFile(ctx: Ctx, archive: LedgerArchive & { events: num
     return file;
   } catch (err) {
     await rm(partial, { force: true });
+    failure = err as Error;
     throw err;
   } finally {
-    client.release();
+    // A client whose COPY failed may be unusable: the pool discards it rather than reuse it.
+    client.release(failure);
   }
 }
 

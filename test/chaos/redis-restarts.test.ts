@@ -33,6 +33,7 @@ describe('a Redis goes away in the middle of a stream', () => {
   it('the queue Redis (AOF on) crashes and restarts: every 202 survives, intake answers 503 meanwhile', async () => {
     await createSumBoard(d, 'queue-restart');
     const batches = makeBatches('queue-restart', 4000, 100, 22);
+    let restarted: Promise<void> | undefined;
     const result = await postSteadily(d.baseUrl, batches, {
       paceMs: 20,
       onAccepted: async (n) => {
@@ -42,13 +43,14 @@ describe('a Redis goes away in the middle of a stream', () => {
         if (n !== 12) return;
         await d.queueRedis.crash();
         // Stays down long enough for intake to refuse batches and workers to lose their connections.
-        setTimeout(() => {
-          void d.queueRedis.start().then(() => {
+        restarted = new Promise((r) => setTimeout(r, 1500))
+          .then(() => d.queueRedis.start())
+          .then(() => {
             for (const w of d.workers) w.thaw();
           });
-        }, 1500);
       },
     });
+    await restarted;
 
     expect(result.statuses['503']).toBeGreaterThan(0);
     expect(result.statuses['500']).toBeUndefined();

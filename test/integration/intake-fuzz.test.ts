@@ -350,6 +350,13 @@ describe('fields of one event', () => {
       expectRefused(await post(body), 400, 'metadata');
     });
   });
+
+  it('refuses metadata holding an array wider than a spread would allow, with a 400', async () => {
+    await withoutTrace(async () => {
+      const body = JSON.stringify(event({ metadata: { a: new Array(300_000).fill(0) } }));
+      expectRefused(await post(body), 400, 'metadata');
+    });
+  });
 });
 
 describe('batches', () => {

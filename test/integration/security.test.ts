@@ -198,6 +198,8 @@ describe('roles on every route', () => {
     const wrong = await call(h, 'GET', '/admin/queues', basic('not-a-key'));
     expectRefusal(wrong, 401, 'GET /admin/queues with basic wrong key');
     expect(wrong.headers.get('www-authenticate')).toMatch(/^Basic/);
+    // Basic auth is for Bull Board only: a browser's remembered login opens nothing else.
+    expectRefusal(await call(h, 'GET', '/v1/boards', basic(ADMIN_KEY)), 401, 'GET /v1/boards with basic admin');
   });
 
   it('stores keys as SHA-256 hashes, never the key itself', async () => {

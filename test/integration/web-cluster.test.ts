@@ -43,7 +43,7 @@ describe('web cluster (WEB_PROCESSES)', () => {
       const text = await metrics.text();
       const count = /laurel_http_request_duration_seconds_count\{[^}]*route="\/v1\/boards\/:boardId"[^}]*status="200"[^}]*\} (\d+)/.exec(text);
       expect(Number(count?.[1])).toBe(requests);
-      // Process metrics of both web processes are in the aggregate (prom-client sums them).
+      // Process metrics come from the aggregate too (prom-client sums them over the processes).
       expect(text).toContain('laurel_process_cpu_user_seconds_total');
     } finally {
       code = await web.stop('SIGTERM');

@@ -150,6 +150,12 @@ export async function detachMonth(db: Db, partition: LedgerPartition, now: Date)
     // A month that is plainly still in use is refused without stopping ingestion even briefly.
     const seen = await unclosedPeriodsIn(trx, partition.name);
     if (seen.length > 0) return refuse(seen);
+    // The periods it holds are recorded in the same transaction as the detach: the guard of
+    // fromEvents recounts reads them, and must never see the month gone without them. Counted
+    // before the exclusive lock (closed periods gain no events), so ingestion waits only for
+    // the catalog change.
+    const { rows: held } = await sql<{ board_id: string; period_key: string; events: string }>`
+      SELECT board_id, period_key, count(*)::text AS events FROM ${sql.table(partition.name)} GROUP BY 1, 2`.execute(trx);
     // Parent first, like every insert: taking the partition first could deadlock with one.
     await sql`LOCK TABLE score_events IN ACCESS EXCLUSIVE MODE`.execute(trx);
     const unclosed = await unclosedPeriodsIn(trx, partition.name);
@@ -157,6 +163,12 @@ export async function detachMonth(db: Db, partition: LedgerPartition, now: Date)
     await sql`ALTER TABLE score_events DETACH PARTITION ${sql.table(partition.name)}`.execute(trx);
     await sql`ALTER TABLE ${sql.table(partition.name)} SET SCHEMA ledger_archive`.execute(trx);
     await sql`INSERT INTO ledger_archives (month, archive_table, detached_at) VALUES (${month}::date, ${partition.name}, ${now})`.execute(trx);
+    await sql`
+      INSERT INTO ledger_archived_periods (board_id, period_key, month, events)
+      SELECT board_id, period_key, ${month}::date, events
+        FROM unnest(${held.map((p) => p.board_id)}::text[], ${held.map((p) => p.period_key)}::text[], ${held.map((p) => p.events)}::bigint[])
+             AS t (board_id, period_key, events)
+      ON CONFLICT DO NOTHING`.execute(trx);
     return { detached: true, table: partition.name };
   });
 }
