@@ -10,9 +10,18 @@ import { sql, type Kysely } from 'kysely';
  *   each of its passes.
  * - laurel_aggregate_json is declared STABLE, which it is (jsonb_build_object is stable):
  *   declared IMMUTABLE, the planner could not inline it and called it once per aggregate.
+ * - No statement joins two of its own intermediate results: a repeated key finds its first
+ *   copy with a window, and the range check adds each sum to its current row with GROUP BY.
+ *   Estimated at a few rows, such joins were planned as nested loops; the range check's
+ *   compared every pair, a quadratic cost (~300 ms per 1000 events) once the batch's members
+ *   all had aggregate rows, which is the steady state.
  * - Keys this batch claimed are looked up in the claimed-keys object (a binary search), not
  *   in a jsonb array of inserted keys (a linear one), and the key table is read again only
  *   for events this batch did not store itself.
+ *
+ * Outcomes, rows written and locks are those of 0006. One choice was arbitrary in 0006 and is
+ * now fixed: when copies of one key in a batch are rejected with the same reason and payload
+ * hash, the rejection row kept (unique on those three) is the first copy's.
  */
 const EVENT_FIELDS = `ord int, key text, board_id text, period_key text, starts_at timestamptz, ends_at timestamptz,
   member_id text, category text, value bigint, occurred_at timestamptz, received_at timestamptz,
@@ -78,22 +87,19 @@ BEGIN
   -- copy (see the final pass); a key already in the ledger is a duplicate or a conflict;
   -- what is left is a candidate, pending its period.
   WITH ev AS (
-    SELECT e.*, e.ordinality AS i FROM unnest(v_ev) WITH ORDINALITY AS e
-  ),
-  firsts AS (
-    SELECT DISTINCT ON (ev.key) ev.key, ev.ord FROM ev ORDER BY ev.key, ev.ord
+    SELECT e.*, e.ordinality AS i, min(e.ord) OVER (PARTITION BY e.key) AS first_ord
+      FROM unnest(v_ev) WITH ORDINALITY AS e
   )
   SELECT array_agg(
            CASE
              WHEN b.id IS NULL THEN NULL
-             WHEN f.ord <> ev.ord THEN 'repeat'
+             WHEN ev.first_ord <> ev.ord THEN 'repeat'
              WHEN se.payload_hash IS NOT NULL THEN CASE WHEN se.payload_hash = ev.payload_hash THEN 'duplicate' ELSE 'conflict' END
              WHEN ev.pre_reason IS NOT NULL THEN ev.pre_reason
              WHEN ev.ends_at IS NOT NULL AND ev.received_at > ev.ends_at + make_interval(secs => b.grace_seconds) THEN 'period_closed'
              ELSE 'candidate'
            END ORDER BY ev.i) INTO v_verdict
     FROM ev
-    JOIN firsts f ON f.key = ev.key
     LEFT JOIN boards b ON b.id = ev.board_id
     LEFT JOIN score_event_keys se ON se.idempotency_key = ev.key;
 
@@ -143,24 +149,22 @@ BEGIN
      GROUP BY 1, 2, 3, 4
   ),
   cur AS (
-    SELECT a.board_id, a.period_key, a.category, a.member_id, a.value, c.s
+    SELECT a.board_id, a.period_key, a.category, a.member_id, a.value
       FROM member_aggregates a
       JOIN contrib c ON a.board_id = c.board_id AND a.period_key = c.period_key
                     AND a.category = c.cat AND a.member_id = c.member_id
      ORDER BY 1, 2, 3, 4
        FOR UPDATE OF a
   )
-  -- Sums with a row (all of cur is read, so all of it locked), then sums without one. Not
-  -- an outer join of contrib with cur: planned as a nested loop over the two, it compared
-  -- every pair, a quadratic cost once the batch's members all had rows.
+  -- Each sum beside its current row, if any, added up by key: all of cur is read (so all
+  -- of it locked), and the two are not joined (see the header).
   SELECT coalesce(array_agg(DISTINCT o.board_id || '|' || o.period_key || '|' || o.member_id), '{}') INTO v_overflow
-    FROM (SELECT cur.board_id, cur.period_key, cur.member_id FROM cur
-           WHERE abs(cur.value + cur.s) > 1099511627776
-          UNION ALL
-          SELECT c.board_id, c.period_key, c.member_id FROM contrib c
-           WHERE abs(c.s) > 1099511627776
-             AND NOT EXISTS (SELECT 1 FROM cur WHERE cur.board_id = c.board_id AND cur.period_key = c.period_key
-                                                 AND cur.category = c.cat AND cur.member_id = c.member_id)) o;
+    FROM (SELECT t.board_id, t.period_key, t.member_id
+            FROM (SELECT c.board_id, c.period_key, c.cat, c.member_id, c.s AS v FROM contrib c
+                  UNION ALL
+                  SELECT cur.board_id, cur.period_key, cur.category, cur.member_id, cur.value FROM cur) t
+           GROUP BY t.board_id, t.period_key, t.cat, t.member_id
+          HAVING abs(sum(t.v)) > 1099511627776) o;
 
   IF cardinality(v_overflow) > 0 THEN
     SELECT array_agg(
@@ -309,8 +313,9 @@ BEGIN
     SELECT x.*, x.verdict = 'fresh' AND v_claimed ? x.key AS stored_here FROM ${classified('x')}
   ),
   decided AS (
-    SELECT c.key, c.payload_hash,
+    SELECT c.i, c.key, c.ord, c.verdict, c.payload_hash,
            CASE
+             WHEN c.verdict IS NULL OR c.verdict = 'repeat' THEN NULL
              WHEN c.verdict <> 'fresh' THEN c.verdict
              WHEN c.stored_here THEN 'applied'
              WHEN se.payload_hash = c.payload_hash THEN 'duplicate'
@@ -320,18 +325,27 @@ BEGIN
            CASE WHEN c.stored_here THEN c.period_key ELSE se.period_key END AS s_period,
            CASE WHEN c.stored_here THEN c.member_id ELSE se.member_id END AS s_member,
            CASE WHEN c.stored_here THEN c.category ELSE se.category END AS s_category
-      FROM c LEFT JOIN score_event_keys se ON se.idempotency_key = c.key AND NOT c.stored_here
-     WHERE c.verdict <> 'repeat'
+      FROM c LEFT JOIN score_event_keys se
+        ON se.idempotency_key = c.key AND NOT c.stored_here AND c.verdict <> 'repeat'
+  ),
+  -- Beside each event, its key's first copy (the one not a repeat).
+  paired AS (
+    SELECT d.i, d.verdict, d.payload_hash, d.outcome,
+           first_value(d.outcome) OVER k AS f_outcome, first_value(d.payload_hash) OVER k AS f_hash,
+           first_value(d.s_board) OVER k AS s_board, first_value(d.s_period) OVER k AS s_period,
+           first_value(d.s_member) OVER k AS s_member, first_value(d.s_category) OVER k AS s_category
+      FROM decided d
+    WINDOW k AS (PARTITION BY d.key ORDER BY d.ord)
   ),
   everything AS (
-    SELECT c.i,
-           CASE WHEN c.verdict IS NULL OR d.key IS NULL THEN NULL
-                WHEN c.verdict <> 'repeat' THEN d.outcome
-                WHEN c.payload_hash <> d.payload_hash THEN 'conflict'
-                WHEN d.outcome IN ('applied', 'duplicate') THEN 'duplicate'
-                ELSE d.outcome END AS outcome,
-           d.s_board, d.s_period, d.s_member, d.s_category
-      FROM c LEFT JOIN decided d ON d.key = c.key
+    SELECT p.i,
+           CASE WHEN p.verdict IS NULL OR p.f_outcome IS NULL THEN NULL
+                WHEN p.verdict <> 'repeat' THEN p.outcome
+                WHEN p.payload_hash <> p.f_hash THEN 'conflict'
+                WHEN p.f_outcome IN ('applied', 'duplicate') THEN 'duplicate'
+                ELSE p.f_outcome END AS outcome,
+           p.s_board, p.s_period, p.s_member, p.s_category
+      FROM paired p
   )
   SELECT array_agg(ROW(
            e.outcome,
