@@ -372,16 +372,20 @@ BEGIN
 
   -- Every aggregate the batch touched, duplicates included: a retried job re-projects what
   -- an earlier attempt committed but never wrote to Redis.
-  SELECT coalesce(jsonb_agg(laurel_aggregate_json(a, b.regions, m.excluded_at IS NOT NULL)), '[]'::jsonb)
+  SELECT coalesce(jsonb_agg(laurel_aggregate_json(x.a, b.regions, m.excluded_at IS NOT NULL)), '[]'::jsonb)
     INTO v_aggregates
     FROM (SELECT DISTINCT f.stored_board, f.stored_period, k.cat, f.stored_member
             FROM ${decided('f')}
             CROSS JOIN LATERAL (VALUES ('all'::text), (f.stored_category)) AS k(cat)
            WHERE f.outcome IN ('applied', 'duplicate') AND k.cat IS NOT NULL) t
-    JOIN member_aggregates a ON a.board_id = t.stored_board AND a.period_key = t.stored_period
-                            AND a.category = t.cat AND a.member_id = t.stored_member
-    JOIN boards b ON b.id = a.board_id
-    JOIN members m ON m.id = a.member_id;
+    -- One lookup by the whole key per aggregate. As a plain join, stale statistics of a young
+    -- table once planned it as a scan of the board's rows per aggregate (seconds per batch).
+    CROSS JOIN LATERAL (SELECT a FROM member_aggregates a
+                         WHERE a.board_id = t.stored_board AND a.period_key = t.stored_period
+                           AND a.category = t.cat AND a.member_id = t.stored_member
+                         LIMIT 1) AS x(a)
+    JOIN boards b ON b.id = t.stored_board
+    JOIN members m ON m.id = t.stored_member;
 
   RETURN jsonb_build_object(
     'results', (SELECT coalesce(jsonb_agg(jsonb_build_object(
