@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, createHarness, type ApiResponse, type Harness } from '../support/harness.js';
 import { TEST_REDIS_URL } from '../support/databases.js';
+import { keysOfPrefix, scanMatching } from '../../src/storage/redis/maintenance.js';
 
 /**
  * Hostile and malformed intake (SPEC §5): every bad request is a 4xx in the SPEC error
@@ -42,16 +43,8 @@ async function trace(): Promise<Trace> {
     const row = await h.ctx.db.selectFrom(table).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
     rows[table] = Number(row.n);
   }
-  const keys: string[] = [];
-  for (const pattern of [`${h.env.REDIS_PREFIX}:*`, `{${h.env.REDIS_PREFIX}:*`]) {
-    let cursor = '0';
-    do {
-      const [next, found] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-      // Rate-limit counters count requests, valid or not; they are not data.
-      keys.push(...found.filter((k) => !k.startsWith(`${h.env.REDIS_PREFIX}:rl:`)));
-      cursor = next;
-    } while (cursor !== '0');
-  }
+  // Rate-limit counters count requests, valid or not; they are not data.
+  const keys = (await scanMatching(redis, keysOfPrefix(h.env.REDIS_PREFIX))).filter((k) => !k.startsWith(`${h.env.REDIS_PREFIX}:rl:`));
   return { jobs: Object.values(counts).reduce((a, b) => a + b, 0), rows, keys: keys.sort() };
 }
 

@@ -29,16 +29,10 @@ export async function execBySlot(redis: RedisClient, commands: readonly KeyedCom
     for (const c of commands) c.add(pipeline);
     return ((await pipeline.exec()) ?? []) as Reply[];
   }
-  const bySlot = new Map<number, number[]>();
-  commands.forEach((c, i) => {
-    const slot = slotOf(c.key);
-    const group = bySlot.get(slot);
-    if (group) group.push(i);
-    else bySlot.set(slot, [i]);
-  });
   const replies: Reply[] = new Array(commands.length);
+  const order = commands.map((_, i) => i);
   await Promise.all(
-    [...bySlot.values()].map(async (indexes) => {
+    groupBySlot(order, (i) => commands[i]!.key).map(async (indexes) => {
       const pipeline = redis.pipeline();
       for (const i of indexes) commands[i]!.add(pipeline);
       const results = ((await pipeline.exec()) ?? []) as Reply[];
@@ -50,14 +44,17 @@ export async function execBySlot(redis: RedisClient, commands: readonly KeyedCom
   return replies;
 }
 
-/** Groups keys by hash slot, so that a multi-key command (UNLINK, ...) never spans slots. */
-export function keysBySlot(keys: readonly string[]): string[][] {
-  const bySlot = new Map<number, string[]>();
-  for (const key of keys) {
-    const slot = slotOf(key);
+/** Groups items by the hash slot of their key, keeping their order within each group. */
+export function groupBySlot<T>(items: readonly T[], keyOf: (item: T) => string): T[][] {
+  const bySlot = new Map<number, T[]>();
+  for (const item of items) {
+    const slot = slotOf(keyOf(item));
     const group = bySlot.get(slot);
-    if (group) group.push(key);
-    else bySlot.set(slot, [key]);
+    if (group) group.push(item);
+    else bySlot.set(slot, [item]);
   }
   return [...bySlot.values()];
 }
+
+/** Keys grouped by hash slot, so that a multi-key command (UNLINK, ...) never spans slots. */
+export const keysBySlot = (keys: readonly string[]): string[][] => groupBySlot(keys, (key) => key);
