@@ -5,7 +5,7 @@ import { recomputeAggregates } from '../src/storage/postgres/moderation-reposito
 import { aggregatePage, countAggregates } from '../src/storage/postgres/standings-repository.js';
 import { recordRebuild } from '../src/storage/postgres/rebuild-log-repository.js';
 import { ScopeRebuildWriter } from '../src/storage/redis/scope-rebuild.js';
-import { scopeJobSchema, type ScopeJobResult } from '../src/queue/rebuild-queue.js';
+import type { ScopeJob, ScopeJobResult } from '../src/queue/rebuild-queue.js';
 
 const PAGE_SIZE = 5000;
 
@@ -20,10 +20,9 @@ const PAGE_SIZE = 5000;
  */
 export async function processScopeRebuild(
   ctx: AppContext,
-  data: unknown,
+  job: ScopeJob,
   onProgress: (progress: { members: number; total: number; percent: number }) => Promise<void> = async () => undefined,
 ): Promise<ScopeJobResult | { superseded: true }> {
-  const job = scopeJobSchema.parse(data);
   const started = Date.now();
   const board = (await ctx.boards.getMany([job.board], { fresh: true })).get(job.board);
   if (!board) throw new Error(`board ${job.board} not found`);

@@ -9,7 +9,7 @@ import { readPlaceMany } from '../src/services/standings-source.js';
 import { applyBatch, type RoutedEvent, type EventOutcome } from '../src/storage/postgres/events-repository.js';
 import { clearPendingCommand } from '../src/storage/redis/pending-events.js';
 import { requestScopeRebuilds } from '../src/services/rebuild-service.js';
-import { scoreJobSchema, type EventResult, type ScoreJob, type ScoreJobResult } from '../src/queue/score-events-queue.js';
+import type { EventResult, ScoreJob, ScoreJobResult } from '../src/queue/score-events-queue.js';
 
 const STALE_RETRIES = 3;
 
@@ -21,8 +21,7 @@ const STALE_RETRIES = 3;
  * projection is versioned, so a retry after a crash between the two steps, or two workers
  * racing on one member, end with Redis equal to Postgres.
  */
-export async function processScoreJob(ctx: AppContext, data: unknown, jobId?: string): Promise<ScoreJobResult> {
-  const job = scoreJobSchema.parse(data);
+export async function processScoreJob(ctx: AppContext, job: ScoreJob, jobId?: string): Promise<ScoreJobResult> {
   const boardIds = job.events.map((e) => e.posted.board);
 
   for (let attempt = 0; attempt < STALE_RETRIES; attempt += 1) {

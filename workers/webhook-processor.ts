@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { AppContext } from '../src/context.js';
-import { webhookJobSchema } from '../src/queue/webhooks-queue.js';
+import type { WebhookJob } from '../src/queue/webhooks-queue.js';
 
 const TIMEOUT_MS = 10_000;
 
@@ -13,8 +13,7 @@ export function signature(secret: string, body: string): string {
  * Delivers one webhook. Anything but a 2xx answer throws, and BullMQ retries the job with
  * backoff: delivery is at least once, and the receiver deduplicates on X-Laurel-Delivery.
  */
-export async function deliverWebhook(ctx: AppContext, data: unknown): Promise<{ status: number }> {
-  const job = webhookJobSchema.parse(data);
+export async function deliverWebhook(ctx: AppContext, job: WebhookJob): Promise<{ status: number }> {
   const url = ctx.env.WEBHOOK_URL;
   if (!url) return { status: 0 }; // webhooks were turned off since: nothing to deliver
   const body = JSON.stringify({ id: job.deliveryId, type: job.type, createdAt: job.createdAt, data: job.data });
