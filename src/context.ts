@@ -14,6 +14,8 @@ import { createRebuildFlowProducer, createRebuildQueue } from './queue/rebuild-q
 import { createPeriodsQueue } from './queue/periods-queue.js';
 import { createWebhooksQueue, type WebhookJob } from './queue/webhooks-queue.js';
 import { Metrics } from './observability/metrics.js';
+import type { LaurelError } from './domain/errors.js';
+import { storageFailure } from './storage/failures.js';
 
 /**
  * Points where tests inject failures into the real pipeline (a crash between the Postgres
@@ -44,6 +46,8 @@ export interface AppContext {
   webhooksQueue: Queue<WebhookJob>;
   metrics: Metrics;
   faults: FaultHooks;
+  /** What a storage failure means in Laurel's terms (an outage, unstorable text), or undefined for a bug. */
+  failureOf(err: unknown): LaurelError | undefined;
   close(): Promise<void>;
 }
 
@@ -92,6 +96,7 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
     webhooksQueue,
     metrics: new Metrics(() => [scoreQueue, rebuildQueue, periodsQueue, webhooksQueue] as Queue[]),
     faults: options.faults ?? {},
+    failureOf: (err) => storageFailure(err, [queueRedis, leaderboardRedis]),
     async close() {
       await scoreQueue.close().catch(() => undefined);
       await rebuildQueue.close().catch(() => undefined);

@@ -10,6 +10,7 @@ import { applyBatch, type RoutedEvent, type EventOutcome } from '../src/storage/
 import { clearPendingCommand } from '../src/storage/redis/pending-events.js';
 import { requestScopeRebuilds } from '../src/services/rebuild-service.js';
 import type { EventResult, ScoreJob, ScoreJobResult } from '../src/queue/score-events-queue.js';
+import { isUnstorableText } from '../src/storage/postgres/pg-errors.js';
 
 const STALE_RETRIES = 3;
 
@@ -33,8 +34,7 @@ export async function processScoreJob(ctx: AppContext, job: ScoreJob, jobId?: st
 
     const outcome = await applyBatch(ctx.db, routed, revisions, ctx.clock.now()).catch((err: unknown) => {
       // Text Postgres cannot store never gets better with retries (intake refuses it anyway).
-      const code = (err as { code?: string }).code;
-      if (code === '22P05' || code === '22021') throw new UnrecoverableError(`batch holds text Postgres cannot store: ${(err as Error).message}`);
+      if (isUnstorableText(err)) throw new UnrecoverableError(`batch holds text Postgres cannot store: ${(err as Error).message}`);
       throw err;
     });
     if (outcome.stale) continue;

@@ -4,7 +4,7 @@ import { ApiKeyVerifier } from '../services/api-keys.js';
 import { createResultListener } from '../services/intake-service.js';
 import { authenticate, rejectInvalidKeys } from './auth.js';
 import { accessLog } from './access-log.js';
-import { errorHandler, HttpError, notFound } from './errors.js';
+import { errorHandler, HttpError } from './errors.js';
 import { rateLimit } from './rate-limit.js';
 import { apiHeaders } from './security-headers.js';
 import { adminKeyRoutes } from './routes/admin-key-routes.js';
@@ -15,6 +15,7 @@ import { standingsRoutes } from './routes/standings-routes.js';
 import { memberRoutes } from './routes/member-routes.js';
 import { adminRebuildRoutes } from './routes/admin-rebuild-routes.js';
 import { operationsRoutes } from './routes/operations-routes.js';
+import { NotFound } from '../domain/errors.js';
 
 /** Largest request body read; a larger one is a 413 before it is parsed. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -83,8 +84,8 @@ export function createWebApp(ctx: AppContext): WebApp {
   app.use(adminKeyRoutes(ctx, verifier));
   app.use(adminRebuildRoutes(ctx, verifier));
   app.use(operationsRoutes(ctx, verifier));
-  app.use((req, _res, next) => next(notFound(`no route for ${req.method} ${req.path}`)));
-  app.use(errorHandler(ctx.log));
+  app.use((req, _res, next) => next(new NotFound(`no route for ${req.method} ${req.path}`)));
+  app.use(errorHandler(ctx.log, ctx.failureOf));
 
   return {
     app,

@@ -3,6 +3,7 @@ import type { Board } from '../domain/board.js';
 import { ALL_CATEGORIES, WORLD } from '../domain/ids.js';
 import { listBoards } from '../storage/postgres/boards-repository.js';
 import { listOpenPeriods } from '../storage/postgres/periods-repository.js';
+import { NotFound } from '../domain/errors.js';
 import { aggregateRegions, streamScope } from '../storage/postgres/standings-repository.js';
 import { cachedRegions } from '../storage/redis/scope-regions.js';
 import { isMiss } from '../storage/redis/leaderboard-cache.js';
@@ -28,7 +29,7 @@ export async function verifyLeaderboards(
   options: { board?: string; period?: string } = {},
 ): Promise<{ scopes: number; differences: Difference[] }> {
   const boards = options.board ? [await ctx.boards.get(options.board)].filter((b): b is Board => !!b) : await listBoards(ctx.db);
-  if (options.board && boards.length === 0) throw new Error(`board "${options.board}" not found`);
+  if (options.board && boards.length === 0) throw new NotFound(`board "${options.board}" not found`);
   const differences: Difference[] = [];
   let scopes = 0;
   for (const board of boards) {

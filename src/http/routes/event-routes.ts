@@ -6,7 +6,7 @@ import { acceptEvents, type ResultListener } from '../../services/intake-service
 import { param } from '../params.js';
 import { principalOf, requireRole } from '../auth.js';
 import { voidEvent } from '../../services/moderation-service.js';
-import { validationFailed } from '../errors.js';
+import { InvalidInput } from '../../domain/errors.js';
 
 export function eventRoutes(ctx: AppContext, verifier: ApiKeyVerifier, listener: ResultListener): Router {
   const router = Router();
@@ -15,7 +15,7 @@ export function eventRoutes(ctx: AppContext, verifier: ApiKeyVerifier, listener:
   router.post('/v1/events', ingest, async (req, res) => {
     const wait = req.query.wait;
     if (wait !== undefined && wait !== 'true' && wait !== 'false') {
-      throw validationFailed('invalid query', [{ path: 'wait', message: 'must be true or false' }]);
+      throw new InvalidInput('invalid query', [{ path: 'wait', message: 'must be true or false' }]);
     }
     const answer = await acceptEvents(ctx, req.body, { wait: wait === 'true', listener });
     res.status(answer.status).json(answer.body);
