@@ -14,6 +14,7 @@ import { createRebuildFlowProducer, createRebuildQueue } from './queue/rebuild-q
 import { createPeriodsQueue } from './queue/periods-queue.js';
 import { createWebhooksQueue, type WebhookJob } from './queue/webhooks-queue.js';
 import { Metrics } from './observability/metrics.js';
+import { FallbackReads } from './services/fallback-reads.js';
 
 /**
  * Points where tests inject failures into the real pipeline (a crash between the Postgres
@@ -37,6 +38,8 @@ export interface AppContext {
   /** Queue Redis for producers: fail-fast, so intake answers 503 when it is down. */
   queueRedis: RedisClient;
   leaderboard: LeaderboardCache;
+  /** Standings reads from Postgres when Redis cannot answer: bounded, on a pool of their own. */
+  fallback: FallbackReads;
   scoreQueue: Queue<ScoreJob, ScoreJobResult>;
   rebuildQueue: Queue;
   rebuildFlow: FlowProducer;
@@ -58,6 +61,12 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
   const name = options.name ?? 'laurel';
   const log = options.log ?? createLogger(env.LOG_LEVEL);
   const postgres = createPostgres(env.DATABASE_URL, { applicationName: name, max: 10 });
+  // Created connectionless: the pool opens a connection only when a fallback read needs one.
+  const fallbackPostgres = createPostgres(env.DATABASE_URL, {
+    applicationName: `${name}-fallback`,
+    max: env.FALLBACK_MAX_CONCURRENT,
+    statementTimeoutMs: env.FALLBACK_STATEMENT_TIMEOUT_MS,
+  });
   const queueRedis = createFailFastRedis(queueTarget(env), `${name}-queue`);
   const leaderboardRedis = withLeaderboardScripts(createFailFastRedis(leaderboardTarget(env), `${name}-leaderboard`));
   for (const [label, redis] of [['queue', queueRedis], ['leaderboard', leaderboardRedis]] as const) {
@@ -85,6 +94,7 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
     periods: new PeriodCache(postgres.db),
     queueRedis,
     leaderboard: new LeaderboardCache(leaderboardRedis, keys),
+    fallback: new FallbackReads(fallbackPostgres.db, env.FALLBACK_MAX_CONCURRENT),
     scoreQueue,
     rebuildQueue,
     rebuildFlow,
@@ -101,6 +111,7 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
       queueRedis.disconnect();
       leaderboardRedis.disconnect();
       await postgres.db.destroy();
+      await fallbackPostgres.db.destroy();
     },
   };
 }

@@ -62,6 +62,14 @@ const envSchema = z.object({
     .string()
     .default('false')
     .transform((v): boolean | number | string => (v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v)),
+  /**
+   * Postgres standings reads at once per process while the leaderboard Redis cannot answer;
+   * one more is refused with 503 and Retry-After, so a burst during a Redis loss cannot
+   * take the pool the rest of the service needs (the fallback has a pool of its own).
+   */
+  FALLBACK_MAX_CONCURRENT: z.coerce.number().int().min(1).max(256).default(4),
+  /** Longest a Postgres standings read may run; a slower one is cancelled and answered 503. */
+  FALLBACK_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(3000),
   WEBHOOK_URL: z.string().url().optional(),
   WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
 });
