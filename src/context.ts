@@ -15,6 +15,8 @@ import { createPeriodsQueue } from './queue/periods-queue.js';
 import { createWebhooksQueue, type WebhookJob } from './queue/webhooks-queue.js';
 import { Metrics } from './observability/metrics.js';
 import { FallbackReads } from './services/fallback-reads.js';
+import { MemberDirectory } from './services/member-directory.js';
+import { MemberChanges } from './storage/redis/member-changes.js';
 
 /**
  * Points where tests inject failures into the real pipeline (a crash between the Postgres
@@ -40,6 +42,8 @@ export interface AppContext {
   leaderboard: LeaderboardCache;
   /** Standings reads from Postgres when Redis cannot answer: bounded, on a pool of their own. */
   fallback: FallbackReads;
+  /** Display names and follow lists, cached and invalidated across processes. */
+  members: MemberDirectory;
   scoreQueue: Queue<ScoreJob, ScoreJobResult>;
   rebuildQueue: Queue;
   rebuildFlow: FlowProducer;
@@ -73,6 +77,7 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
     onConnectionError(redis, (err) => log.warn({ err: err.message, redis: label }, 'redis connection error'));
   }
   const keys = new LeaderboardKeys(env.REDIS_PREFIX);
+  const memberChanges = new MemberChanges(leaderboardRedis, env.REDIS_PREFIX);
   const scoreQueue = createScoreEventsQueue(queueRedis, env.REDIS_PREFIX);
   scoreQueue.on('error', (err) => log.warn({ err: err.message }, 'score queue error'));
   const rebuildQueue = createRebuildQueue(queueRedis, env.REDIS_PREFIX);
@@ -94,6 +99,7 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
     periods: new PeriodCache(postgres.db),
     queueRedis,
     leaderboard: new LeaderboardCache(leaderboardRedis, keys),
+    members: new MemberDirectory(postgres.db, memberChanges),
     fallback: new FallbackReads(fallbackPostgres.db, env.FALLBACK_MAX_CONCURRENT),
     scoreQueue,
     rebuildQueue,
@@ -108,6 +114,7 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
       await rebuildFlow.close().catch(() => undefined);
       await periodsQueue.close().catch(() => undefined);
       await webhooksQueue.close().catch(() => undefined);
+      memberChanges.close();
       queueRedis.disconnect();
       leaderboardRedis.disconnect();
       await postgres.db.destroy();

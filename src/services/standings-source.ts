@@ -7,8 +7,9 @@ import { requestScopeRebuilds } from './rebuild-service.js';
 
 /**
  * Every standings read goes through here: Redis when it holds the whole category, else
- * Postgres with the same ranks (`source: "database"`) plus one deduplicated rebuild
- * request. A read never rebuilds inline.
+ * Postgres with the same ranks (`source: "database"`, through ctx.fallback's bounds) plus
+ * one deduplicated rebuild request, asked for first so that a read refused by those
+ * bounds still brings the cache back. A read never rebuilds inline.
  */
 export type Source = 'cache' | 'database';
 
@@ -24,8 +25,9 @@ function fellBack(ctx: AppContext, s: ScopeRef, missed: Miss): 'database' {
 export async function readSlice(ctx: AppContext, s: ScopeRef, offset: number, limit: number) {
   const cached = await ctx.leaderboard.slice(s, offset, limit);
   if (!isMiss(cached)) return { source: 'cache' as Source, ...cached };
+  const source = fellBack(ctx, s, cached);
   const db = await ctx.fallback.run((pg) => rankScope(pg, s.board, dbScope(s), { offset, limit }));
-  return { source: fellBack(ctx, s, cached) as Source, total: db.total, entries: db.entries as SliceEntry[] };
+  return { source: source as Source, total: db.total, entries: db.entries as SliceEntry[] };
 }
 
 async function placeFromDatabase(pg: Db, board: Board, scope: DbScope, member: string): Promise<Placed> {
@@ -36,8 +38,8 @@ async function placeFromDatabase(pg: Db, board: Board, scope: DbScope, member: s
 export async function readPlace(ctx: AppContext, s: ScopeRef, member: string): Promise<{ source: Source; placed: Placed }> {
   const cached = await ctx.leaderboard.place(s, member);
   if (!isMiss(cached)) return { source: 'cache', placed: cached };
-  const placed = await ctx.fallback.run((pg) => placeFromDatabase(pg, s.board, dbScope(s), member));
-  return { source: fellBack(ctx, s, cached), placed };
+  const source = fellBack(ctx, s, cached);
+  return { source, placed: await ctx.fallback.run((pg) => placeFromDatabase(pg, s.board, dbScope(s), member)) };
 }
 
 /**
@@ -47,6 +49,7 @@ export async function readPlace(ctx: AppContext, s: ScopeRef, member: string): P
 export async function readPlaceMany(ctx: AppContext, queries: ReadonlyArray<ScopeRef & { member: string }>) {
   const cached = await ctx.leaderboard.placeMany(queries);
   const missed = cached.flatMap((placed, i) => (isMiss(placed) ? [i] : []));
+  for (const i of missed) fellBack(ctx, queries[i]!, cached[i] as Miss);
   const fromDb = new Map<number, Placed>();
   if (missed.length > 0) {
     await ctx.fallback.run(async (pg) => {
@@ -58,13 +61,14 @@ export async function readPlaceMany(ctx: AppContext, queries: ReadonlyArray<Scop
   }
   return cached.map((placed, i) => {
     if (!isMiss(placed)) return { source: 'cache' as Source, placed };
-    return { source: fellBack(ctx, queries[i]!, placed) as Source, placed: fromDb.get(i)! };
+    return { source: 'database' as Source, placed: fromDb.get(i)! };
   });
 }
 
 export async function readAround(ctx: AppContext, s: ScopeRef, member: string, radius: number) {
   const cached = await ctx.leaderboard.around(s, member, radius);
   if (!isMiss(cached)) return { source: 'cache' as Source, ...cached };
+  const source = fellBack(ctx, s, cached);
   const around = await ctx.fallback.run(async (pg) => {
     const { total, position } = await placeInScope(pg, s.board, dbScope(s), member);
     if (position === null) return { total, entries: [] as SliceEntry[] };
@@ -72,13 +76,14 @@ export async function readAround(ctx: AppContext, s: ScopeRef, member: string, r
     const page = await rankScope(pg, s.board, dbScope(s), { offset, limit: position - 1 - offset + radius + 1 });
     return { total, entries: page.entries as SliceEntry[] };
   });
-  return { source: fellBack(ctx, s, cached) as Source, ...around };
+  return { source: source as Source, ...around };
 }
 
 /** The given members ranked in the scope, in scope order. */
 export async function readPick(ctx: AppContext, s: ScopeRef, members: readonly string[]) {
   const cached = await ctx.leaderboard.pick(s, members);
   if (!isMiss(cached)) return { source: 'cache' as Source, picked: cached.map((p) => ({ member: p.member, scaled: p.scaled })) };
+  const source = fellBack(ctx, s, cached);
   const rows = await ctx.fallback.run((pg) => pickInScope(pg, s.board, dbScope(s), members));
-  return { source: fellBack(ctx, s, cached) as Source, picked: rows.map((r) => ({ member: r.member_id, scaled: r.value })) };
+  return { source: source as Source, picked: rows.map((r) => ({ member: r.member_id, scaled: r.value })) };
 }
