@@ -74,10 +74,27 @@ function toStanding(board: Board, r: RankedRow): DbStanding {
  * excluded members through their partial index.
  */
 function inScope(board: Board, scope: DbScope): RawBuilder<unknown> {
+  return sql`${scopeRows(board, scope)}
+       AND NOT EXISTS (SELECT 1 FROM members x WHERE x.id = a.member_id AND x.excluded_at IS NOT NULL)`;
+}
+
+/** The scope's rows of member_aggregates `a`, excluded members included. */
+function scopeRows(board: Board, scope: DbScope): RawBuilder<unknown> {
   const regionFilter = scope.region === WORLD ? sql`` : sql`AND a.region = ${scope.region}`;
   return sql`a.board_id = ${board.id} AND a.period_key = ${scope.period} AND a.category = ${scope.category}
-       AND a.event_count > 0 ${regionFilter}
-       AND NOT EXISTS (SELECT 1 FROM members x WHERE x.id = a.member_id AND x.excluded_at IS NOT NULL)`;
+       AND a.event_count > 0 ${regionFilter}`;
+}
+
+/**
+ * How many ranked rows of the scope satisfy `condition`: an index-only count of all of
+ * them, less the few excluded members' (found through their partial index), which is
+ * cheaper than an anti-join on every row counted.
+ */
+function countWhere(board: Board, scope: DbScope, condition: RawBuilder<unknown> = sql`true`): RawBuilder<number> {
+  return sql<number>`((SELECT count(*) FROM member_aggregates a WHERE ${scopeRows(board, scope)} AND ${condition})
+    - (SELECT count(*) FROM members x JOIN member_aggregates a
+         ON a.board_id = ${board.id} AND a.period_key = ${scope.period} AND a.category = ${scope.category} AND a.member_id = x.id
+        WHERE x.excluded_at IS NOT NULL AND ${scopeRows(board, scope)} AND ${condition}))::int`;
 }
 
 /** `a.value` strictly better than `v` (or `v` and better with `orEqual`), in the board's order. */
@@ -96,7 +113,7 @@ function tieAhead(board: Board): RawBuilder<unknown> {
 }
 
 export async function countScope(db: Db, board: Board, scope: DbScope): Promise<number> {
-  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM member_aggregates a WHERE ${inScope(board, scope)}`.execute(db);
+  const { rows } = await sql<{ n: number }>`SELECT ${countWhere(board, scope)} AS n`.execute(db);
   return rows[0]!.n;
 }
 
@@ -114,7 +131,7 @@ export async function rankScope(
   const order = scopeOrder(board);
   const direction = sql.raw(board.order === 'desc' ? 'DESC' : 'ASC');
   const { rows } = await sql<RankedRow>`
-    WITH total AS (SELECT count(*)::int AS n FROM member_aggregates a WHERE ${inScope(board, scope)}),
+    WITH total AS (SELECT ${countWhere(board, scope)} AS n),
     boundary AS (
       SELECT a.value FROM member_aggregates a
        WHERE ${inScope(board, scope)} AND ${page.offset} < (SELECT n FROM total)
@@ -146,11 +163,10 @@ export async function placeInScope(
 ): Promise<{ total: number; standing: DbStanding | null; position: number | null }> {
   const { rows } = await sql<{ total: number; value: number | null; better: number | null; ties: number | null }>`
     WITH me AS (SELECT a.member_id, a.value, a.reached_at FROM member_aggregates a WHERE ${inScope(board, scope)} AND a.member_id = ${member})
-    SELECT (SELECT count(*)::int FROM member_aggregates a WHERE ${inScope(board, scope)}) AS total,
+    SELECT ${countWhere(board, scope)} AS total,
            me.value,
-           (SELECT count(*)::int FROM member_aggregates a WHERE ${inScope(board, scope)} AND ${better(board, sql`me.value`)}) AS better,
-           (SELECT count(*)::int FROM member_aggregates a
-             WHERE ${inScope(board, scope)} AND a.value = me.value AND ${tieAhead(board)}) AS ties
+           ${countWhere(board, scope, better(board, sql`me.value`))} AS better,
+           ${countWhere(board, scope, sql`a.value = me.value AND ${tieAhead(board)}`)} AS ties
       FROM (SELECT 1) one LEFT JOIN me ON true`.execute(db);
   const row = rows[0]!;
   if (row.value === null || row.better === null || row.ties === null) return { total: row.total, standing: null, position: null };
