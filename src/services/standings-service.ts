@@ -6,8 +6,8 @@ import { ALL_CATEGORIES, MEMBER_ID, REGION_CODE, WORLD } from '../domain/ids.js'
 import { placement } from '../domain/ranking.js';
 import { notFound, parseOrThrow } from '../http/errors.js';
 import { displayNames, followedBy } from '../storage/postgres/members-repository.js';
-import { MAX_FOLLOWING } from './members-service.js';
-import { resolvePeriod, resolvePeriods, type PeriodView } from './periods.js';
+import { MAX_FOLLOWING } from './following-service.js';
+import { resolvePeriod, resolvePeriods, type PeriodView } from './period-resolution.js';
 import { readAround, readPick, readPlace, readPlaceMany, readSlice, type Source } from './standings-source.js';
 import type { ScopeRef } from '../storage/redis/leaderboard-cache.js';
 import { listBoards } from '../storage/postgres/boards-repository.js';
