@@ -73,7 +73,7 @@ let web: ChildProcess | undefined;
 let worker: ChildProcess | undefined;
 async function startWorker(concurrency: number) {
   if (worker) await stopProcess(worker);
-  worker = startProcess('workers/main.ts', { ...env, WORKER_CONCURRENCY: String(concurrency) });
+  worker = startProcess('src/bin/worker.ts', { ...env, WORKER_CONCURRENCY: String(concurrency) });
   await waitFor(async () => (await fetch(`http://127.0.0.1:${WORKER_METRICS_PORT}/metrics`)).ok, 30_000, 'worker');
 }
 

@@ -4,7 +4,7 @@ import { systemClock, type Clock } from './clock.js';
 import { createLogger, type Logger } from './logger.js';
 import { createPostgres, type Db, type PostgresHandle } from './storage/postgres/database.js';
 import { BoardCatalog } from './storage/board-catalog.js';
-import { PeriodCache } from './storage/period-cache.js';
+import { PeriodCache } from './storage/period-row-cache.js';
 import { createFailFastRedis, onConnectionError, leaderboardTarget, queueTarget, type RedisClient } from './storage/redis/connections.js';
 import { LeaderboardKeys } from './storage/redis/leaderboard-keys.js';
 import { LeaderboardCache } from './storage/redis/leaderboard-cache.js';

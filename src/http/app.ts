@@ -1,9 +1,7 @@
 import express, { type Express, type RequestHandler } from 'express';
-import { QueueEvents, QueueKeys } from 'bullmq';
 import type { AppContext } from '../context.js';
 import { ApiKeyVerifier } from '../services/api-keys.js';
-import { createWorkerRedis, onConnectionError, queueTarget } from '../storage/redis/connections.js';
-import { SCORE_EVENTS_QUEUE, queuePrefix } from '../queue/score-events-queue.js';
+import { createResultListener } from '../services/intake-service.js';
 import { authenticate, rejectInvalidKeys } from './auth.js';
 import { accessLog } from './access-log.js';
 import { errorHandler, HttpError, notFound } from './errors.js';
@@ -54,33 +52,7 @@ export function createWebApp(ctx: AppContext): WebApp {
   app.set('trust proxy', ctx.env.TRUST_PROXY);
   const verifier = new ApiKeyVerifier(ctx.db, ctx.env.ADMIN_API_KEY, ctx.env.API_KEY_CACHE_SECONDS * 1000);
 
-  // Created on the first ?wait=true: it holds a blocking Redis connection of its own.
-  let queueEvents: Promise<QueueEvents> | undefined;
-  const listenerConnections: Array<{ disconnect(): void }> = [];
-  const openQueueEvents = async () => {
-    const connection = createWorkerRedis(queueTarget(ctx.env), 'laurel-queue-events');
-    onConnectionError(connection, () => undefined);
-    const prefix = queuePrefix(ctx.env.REDIS_PREFIX, SCORE_EVENTS_QUEUE);
-    // Read on from the stream's end as it is now, not from wherever it is when the blocking
-    // read reaches Redis (later, on a cluster's lazily connected node): a job finishing in
-    // between would otherwise be missed and its ?wait=true time out.
-    const last = await connection
-      .xrevrange(new QueueKeys(prefix).toKey(SCORE_EVENTS_QUEUE, 'events'), '+', '-', 'COUNT', 1)
-      .catch((err: unknown) => {
-        connection.disconnect();
-        throw err;
-      });
-    const events = new QueueEvents(SCORE_EVENTS_QUEUE, { connection, prefix, lastEventId: last[0]?.[0] ?? '0-0' });
-    events.on('error', (err) => ctx.log.warn({ err: err.message }, 'queue events error'));
-    // BullMQ does not close a connection it was handed: ours goes when the app closes.
-    listenerConnections.push(connection);
-    return events;
-  };
-  const getQueueEvents = () =>
-    (queueEvents ??= openQueueEvents().catch((err: unknown) => {
-      queueEvents = undefined;
-      throw err;
-    }));
+  const listener = createResultListener(ctx);
 
   app.use(apiHeaders);
   app.use(accessLog(ctx.log, ctx.metrics));
@@ -105,7 +77,7 @@ export function createWebApp(ctx: AppContext): WebApp {
   app.use(checkBody);
   app.use(express.json({ limit: MAX_BODY_BYTES, strict: false, type: JSON_TYPES }));
   app.use(boardRoutes(ctx, verifier));
-  app.use(eventRoutes(ctx, verifier, getQueueEvents));
+  app.use(eventRoutes(ctx, verifier, listener));
   app.use(standingsRoutes(ctx, verifier));
   app.use(memberRoutes(ctx, verifier));
   app.use(adminKeyRoutes(ctx, verifier));
@@ -117,8 +89,7 @@ export function createWebApp(ctx: AppContext): WebApp {
   return {
     app,
     async close() {
-      await queueEvents?.then((events) => events.close()).catch(() => undefined);
-      for (const connection of listenerConnections) connection.disconnect();
+      await listener.close();
     },
   };
 }

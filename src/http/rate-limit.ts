@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from '../logger.js';
-import type { RedisClient } from '../storage/redis/connections.js';
+import type { AppContext } from '../context.js';
 import { principalOf } from './auth.js';
 import { HttpError } from './errors.js';
 
@@ -16,6 +16,8 @@ export interface RateLimitSettings {
 }
 
 type Limiter = RateLimiterRedis;
+/** The Redis the budgets are counted in (the context's leaderboard Redis). */
+type RedisClient = AppContext['leaderboard']['redis'];
 
 function limiter(redis: RedisClient, settings: RateLimitSettings, kind: string, points: number): Limiter | null {
   if (points <= 0) return null;

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../storage/postgres/database.js';
-import { findActiveKeyByHash, insertApiKey, type ApiKeyRecord, type Role } from '../storage/postgres/api-keys-repository.js';
+import { findActiveKeyByHash, insertApiKey, revokeApiKey as revokeStoredKey, type ApiKeyRecord, type Role } from '../storage/postgres/api-keys-repository.js';
 
 export type { Role };
 
@@ -62,4 +62,11 @@ export async function createApiKey(db: Db, name: string, role: Role): Promise<{ 
   const key = `lrl_${randomBytes(32).toString('base64url')}`;
   const record = await insertApiKey(db, { name, role, keyHash: hashKey(key) });
   return { key, record };
+}
+
+const KEY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Revokes an active key; false when no active key has that id (an id that is no UUID names none). */
+export async function revokeApiKey(db: Db, id: string): Promise<boolean> {
+  return KEY_ID.test(id) && (await revokeStoredKey(db, id));
 }

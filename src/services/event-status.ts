@@ -3,6 +3,7 @@ import { unscale } from '../domain/decimal.js';
 import { IDEMPOTENCY_KEY } from '../domain/ids.js';
 import { periodContaining } from '../domain/period.js';
 import { notFound } from '../http/errors.js';
+import { pendingJobOf } from '../storage/redis/pending-events.js';
 import { archivedMonthOf, currentAggregate, findEvent, findLatestRejection } from '../storage/postgres/events-repository.js';
 
 /**
@@ -12,7 +13,7 @@ import { archivedMonthOf, currentAggregate, findEvent, findLatestRejection } fro
  */
 export async function eventStatus(ctx: AppContext, key: string): Promise<Record<string, unknown>> {
   if (!IDEMPOTENCY_KEY.test(key)) throw notFound(`no event with idempotency key "${key}"`);
-  const pendingJobId = await ctx.leaderboard.redis.hget(ctx.leaderboard.keys.pending(), key);
+  const pendingJobId = await pendingJobOf(ctx.leaderboard, key);
   const stored = await findEvent(ctx.db, key);
   if (stored) {
     const board = await ctx.boards.get(stored.board);

@@ -1,10 +1,10 @@
-import { sql } from 'kysely';
 import type { AppContext } from '../context.js';
 import type { Board } from '../domain/board.js';
 import { ALL_CATEGORIES, WORLD } from '../domain/ids.js';
 import { listBoards } from '../storage/postgres/boards-repository.js';
 import { listOpenPeriods } from '../storage/postgres/periods-repository.js';
-import { streamScope } from '../storage/postgres/standings-repository.js';
+import { aggregateRegions, streamScope } from '../storage/postgres/standings-repository.js';
+import { cachedRegions } from '../storage/redis/scope-regions.js';
 import { isMiss } from '../storage/redis/leaderboard-cache.js';
 
 export interface Difference {
@@ -49,11 +49,11 @@ export async function verifyLeaderboards(
 /** World, plus every region either side knows for the category. */
 async function regionsOf(ctx: AppContext, board: Board, period: string, category: string): Promise<string[]> {
   if (!board.regions) return [WORLD];
-  const { rows } = await sql<{ region: string }>`
-    SELECT DISTINCT region FROM member_aggregates
-     WHERE board_id = ${board.id} AND period_key = ${period} AND category = ${category} AND region IS NOT NULL`.execute(ctx.db);
-  const cached = await ctx.leaderboard.redis.smembers(`${ctx.leaderboard.keys.period(board.id, period)}:rg:${category}`);
-  return [WORLD, ...new Set([...rows.map((r) => r.region), ...cached])].sort();
+  const [stored, cached] = await Promise.all([
+    aggregateRegions(ctx.db, { board: board.id, period, category }),
+    cachedRegions(ctx.leaderboard, { board: board.id, period, category }),
+  ]);
+  return [WORLD, ...new Set([...stored, ...cached])].sort();
 }
 
 async function compareScope(

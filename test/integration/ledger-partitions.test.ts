@@ -11,7 +11,7 @@ import { referenceStandings, type RefEvent } from '../support/reference.js';
 import { processScoreJob } from '../../workers/score-processor.js';
 import { payloadHash, type ScoreEventInput } from '../../src/domain/event.js';
 import type { ScoreJob } from '../../src/queue/score-events-queue.js';
-import { runTick } from '../../src/services/period-lifecycle.js';
+import { runTick } from '../../workers/period-tick.js';
 import { archiveLedger } from '../../src/services/ledger-archive.js';
 import { verifyLeaderboards } from '../../src/services/verify-service.js';
 import { processScopeRebuild } from '../../workers/rebuild-processor.js';

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { rebuildStatus, requestRebuild } from '../../services/rebuild-service.js';
-import { stats } from '../../services/rollups.js';
+import { stats } from '../../services/stats-service.js';
 import { param } from '../params.js';
 import { requireRole } from '../auth.js';
 

@@ -1,15 +1,14 @@
 import { Router } from 'express';
-import type { QueueEvents } from 'bullmq';
 import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { eventStatus } from '../../services/event-status.js';
-import { acceptEvents } from '../../services/intake-service.js';
+import { acceptEvents, type ResultListener } from '../../services/intake-service.js';
 import { param } from '../params.js';
 import { principalOf, requireRole } from '../auth.js';
 import { voidEvent } from '../../services/moderation-service.js';
 import { validationFailed } from '../errors.js';
 
-export function eventRoutes(ctx: AppContext, verifier: ApiKeyVerifier, queueEvents: () => Promise<QueueEvents>): Router {
+export function eventRoutes(ctx: AppContext, verifier: ApiKeyVerifier, listener: ResultListener): Router {
   const router = Router();
   const ingest = requireRole(verifier, 'ingest');
 
@@ -18,7 +17,7 @@ export function eventRoutes(ctx: AppContext, verifier: ApiKeyVerifier, queueEven
     if (wait !== undefined && wait !== 'true' && wait !== 'false') {
       throw validationFailed('invalid query', [{ path: 'wait', message: 'must be true or false' }]);
     }
-    const answer = await acceptEvents(ctx, req.body, { wait: wait === 'true', queueEvents });
+    const answer = await acceptEvents(ctx, req.body, { wait: wait === 'true', listener });
     res.status(answer.status).json(answer.body);
   });
   router.post('/v1/events/:idempotencyKey/void', requireRole(verifier, 'admin'), async (req, res) => {

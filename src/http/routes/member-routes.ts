@@ -1,10 +1,11 @@
 import { Router } from 'express';
 import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier } from '../../services/api-keys.js';
-import { putFollowing } from '../../services/members-service.js';
-import { excludeMember, memberProfile, putMember, restoreMember } from '../../services/moderation-service.js';
+import { putFollowing } from '../../services/following-service.js';
+import { memberProfile, putMember } from '../../services/member-profile-service.js';
+import { excludeMember, restoreMember } from '../../services/moderation-service.js';
 import { memberAcrossBoards } from '../../services/standings-service.js';
-import { awardsOf, notificationsOf } from '../../services/periods-service.js';
+import { awardsOf, notificationsOf } from '../../services/period-results-service.js';
 import { param } from '../params.js';
 import { principalOf, requireRole } from '../auth.js';
 

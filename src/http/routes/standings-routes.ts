@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier } from '../../services/api-keys.js';
-import { boardPeriods, periodResults } from '../../services/periods-service.js';
+import { boardPeriods, periodResults } from '../../services/period-results-service.js';
 import { aroundMember, followingStandings, memberStanding, standingsPage } from '../../services/standings-service.js';
 import { param } from '../params.js';
 import { requireRole } from '../auth.js';

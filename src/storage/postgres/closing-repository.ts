@@ -174,6 +174,13 @@ export async function reportPage(db: Db, boardId: string, key: string, afterId: 
   return rows.map((r) => ({ id: r.id, member: r.member_id, rank: r.rank, title: r.title, body: r.body, award: r.award }));
 }
 
+/** How many members a closed period ranked in its world scope of all categories. */
+export async function rankedMemberCount(db: Db, boardId: string, key: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    SELECT count(*)::int AS n FROM period_results WHERE board_id = ${boardId} AND period_key = ${key} AND category = 'all' AND region = 'world'`.execute(db);
+  return rows[0]!.n;
+}
+
 /** Final standings of one scope of a closed period, a page at a time. */
 export async function finalStandings(db: Db, ref: { board: string; period: string; category: string; region: string }, page: { offset: number; limit: number }) {
   const scope = db

@@ -3,7 +3,7 @@ import type { AppContext } from '../context.js';
 import { conflict, notFound, parseOrThrow } from '../http/errors.js';
 import { listPeriods } from '../storage/postgres/periods-repository.js';
 import { finalStandings, memberAwards, memberNotifications, scopeAwards } from '../storage/postgres/closing-repository.js';
-import { assertMemberId } from './members-service.js';
+import { assertMemberId } from './member-id.js';
 import { displayNames } from '../storage/postgres/members-repository.js';
 import { unscale } from '../domain/decimal.js';
 import { pageQuerySchema, resolveScope } from './standings-service.js';
