@@ -7,7 +7,7 @@ import { SCORE_EVENTS_QUEUE, queuePrefix } from '../queue/score-events-queue.js'
 import { authenticate, declaresBody, takesBody } from './auth.js';
 import { accessLog } from './access-log.js';
 import { errorHandler, HttpError, notFound } from './errors.js';
-import { createBudgets } from './rate-limit.js';
+import { createBudgets, type Budgets } from './rate-limit.js';
 import { apiHeaders } from './security-headers.js';
 import { adminKeyRoutes } from './routes/admin-key-routes.js';
 import { boardRoutes } from './routes/board-routes.js';
@@ -42,6 +42,8 @@ const checkBody: RequestHandler = (req, _res, next) => {
 
 export interface WebApp {
   app: Express;
+  /** What admits a request (`admit` in auth.ts), for any other front end of the same process. */
+  admission: { verifier: ApiKeyVerifier; budgets: Budgets };
   close(): Promise<void>;
 }
 
@@ -114,6 +116,7 @@ export function createWebApp(ctx: AppContext): WebApp {
 
   return {
     app,
+    admission: { verifier, budgets },
     async close() {
       await queueEvents?.then((events) => events.close()).catch(() => undefined);
       for (const connection of listenerConnections) connection.disconnect();

@@ -132,6 +132,8 @@ export function authenticate(verifier: ApiKeyVerifier, budgets: Budgets): Reques
       if (declaresBody(req.headers)) res.set('Connection', 'close');
       throw err;
     }
+    // A body this server will not read: close after answering rather than wait for it.
+    if (!takesBody(facts.method) && declaresBody(req.headers)) res.set('Connection', 'close');
     res.locals.principal = principal;
     res.locals.authenticated = true;
     next();

@@ -57,7 +57,10 @@ export class ApiKeyVerifier {
    * undefined when only a lookup can tell.
    */
   known(presented: string): Principal | 'refused' | undefined {
-    const hash = hashKey(presented);
+    return this.knownByHash(hashKey(presented));
+  }
+
+  private knownByHash(hash: string): Principal | 'refused' | undefined {
     if (timingSafeEqual(Buffer.from(hash, 'hex'), this.adminHash)) return { id: 'admin', name: 'admin (ADMIN_API_KEY)', role: 'admin' };
     const hit = this.cache.get(hash);
     if (hit && hit.until > Date.now()) return hit.principal;
@@ -65,10 +68,10 @@ export class ApiKeyVerifier {
   }
 
   async verify(presented: string): Promise<Principal | null> {
-    const known = this.known(presented);
+    const hash = hashKey(presented);
+    const known = this.knownByHash(hash);
     if (known === 'refused') return null;
     if (known) return known;
-    const hash = hashKey(presented);
     const record = await findActiveKeyByHash(this.db, hash);
     if (!record) {
       this.cache.delete(hash);

@@ -89,6 +89,13 @@ describe('a real web process under hostile HTTP', () => {
     expect(answer.status).toBe(401);
   });
 
+  it('never reads the body of a GET, and closes the connection instead of waiting for it', async () => {
+    const answer = await rawExchange(port, 'GET /openapi.json HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"a":', {
+      giveUpMs: 1500,
+    });
+    expect(answer).toMatchObject({ status: 200, closed: true });
+  });
+
   it('still reads the body of a keyed write, and keeps public probes keyless', async () => {
     const created = await fetch(`http://127.0.0.1:${port}/v1/admin/keys`, {
       method: 'POST',
@@ -237,5 +244,27 @@ describe('a web process at HTTP_MAX_CONNECTIONS', () => {
     }
     expect(answer.status).toBe(200);
     for (const socket of idle) socket.destroy();
+  });
+});
+
+describe('web cluster processes (WEB_PROCESSES=2)', () => {
+  let h: Harness;
+  let web: LaurelProcess;
+  let port: number;
+
+  beforeAll(async () => {
+    h = await createHarness({ workers: false });
+    port = await freePort();
+    web = startLaurel('web', { ...envForChild(h.env), PORT: String(port), LOG_LEVEL: 'warn', WEB_PROCESSES: '2', HTTP_HEADERS_TIMEOUT_MS: '1000' });
+    await waitForHttp(`http://127.0.0.1:${port}/healthz`, 60_000);
+  });
+  afterAll(async () => {
+    await web?.stop('SIGTERM');
+    await h?.close();
+  });
+
+  it('apply the same server limits: trickled headers get 408 from whichever process takes the connection', async () => {
+    const answers = await Promise.all([1, 2, 3, 4].map(() => rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: a')));
+    for (const answer of answers) expect(answer).toMatchObject({ status: 408, closed: true });
   });
 });
