@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApiKey } from '../../src/services/api-keys.js';
 import { createHarness, type Harness } from '../support/harness.js';
 
-/** Red-team findings of issue 17 that the API answers, one describe each. */
+/** What the API shows and spends for hostile or merely unprivileged callers (red-team findings), one describe each. */
 
 describe('unknown keys', () => {
   let h: Harness;
