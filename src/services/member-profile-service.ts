@@ -44,11 +44,19 @@ export function memberView(m: { id: string; displayName?: string | null; region?
   return { member: m.id, displayName: m.displayName ?? null, region: m.region ?? null, excluded: m.excludedAt !== null };
 }
 
-/** The profile; the exclusion history (reasons, who excluded) only for admins. */
-export async function memberProfile(ctx: AppContext, memberId: string, options: { admin: boolean }) {
+/**
+ * The profile; the exclusion history (reasons, who excluded) only for admins, and whether
+ * the member is excluded only for callers with a key (with PUBLIC_READS, anyone on the
+ * internet would otherwise see who was caught cheating).
+ */
+export async function memberProfile(ctx: AppContext, memberId: string, options: { admin: boolean; anonymous?: boolean }) {
   assertMemberId(memberId);
   const member = await findMember(ctx.db, memberId);
   if (!member) throw notFound(`member "${memberId}" not found`);
+  if (options.anonymous) {
+    const { excluded: _excluded, ...publicView } = memberView(member);
+    return publicView;
+  }
   if (!options.admin) return memberView(member);
   const history = await exclusionHistory(ctx.db, memberId);
   return {

@@ -24,7 +24,7 @@ export function eventRoutes(ctx: AppContext, verifier: ApiKeyVerifier, listener:
     res.json(await voidEvent(ctx, param(req, 'idempotencyKey'), req.body, principalOf(res)!.name));
   });
   router.get('/v1/events/:idempotencyKey', ingest, async (req, res) => {
-    res.json(await eventStatus(ctx, param(req, 'idempotencyKey')));
+    res.json(await eventStatus(ctx, param(req, 'idempotencyKey'), { admin: principalOf(res)?.role === 'admin' }));
   });
   return router;
 }

@@ -19,7 +19,8 @@ export function memberRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router 
     res.json(await putMember(ctx, param(req, 'memberId'), req.body));
   });
   router.get('/v1/members/:memberId', read, async (req, res) => {
-    res.json(await memberProfile(ctx, param(req, 'memberId'), { admin: principalOf(res)?.role === 'admin' }));
+    const principal = principalOf(res);
+    res.json(await memberProfile(ctx, param(req, 'memberId'), { admin: principal?.role === 'admin', anonymous: !principal }));
   });
   router.put('/v1/members/:memberId/following', ingest, async (req, res) => {
     res.json(await putFollowing(ctx, param(req, 'memberId'), req.body));
