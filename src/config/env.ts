@@ -62,6 +62,15 @@ const envSchema = z.object({
     .string()
     .default('false')
     .transform((v): boolean | number | string => (v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v)),
+  /**
+   * Origins whose browser pages may read answers (CORS): a comma-separated list of origins
+   * (`https://game.example.com`), or `*` for any (only with PUBLIC_READS). Empty: none.
+   */
+  CORS_ORIGINS: z
+    .string()
+    .default('')
+    .transform((v): '*' | string[] => (v.trim() === '*' ? '*' : v.split(',').map((o) => o.trim()).filter(Boolean)))
+    .refine((v) => v === '*' || v.every((o) => /^https?:\/\/[^/\s]+$/.test(o)), 'must be * or a comma-separated list of origins like https://game.example.com'),
   WEBHOOK_URL: z.string().url().optional(),
   WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
 });
@@ -91,6 +100,10 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
       }
       const problem = redisUrlProblem(e.LEADERBOARD_REDIS_URL, e.LEADERBOARD_REDIS_CLUSTER ?? false);
       if (problem) check.addIssue({ code: 'custom', path: ['LEADERBOARD_REDIS_URL'], message: problem });
+    })
+    .refine((e) => e.CORS_ORIGINS !== '*' || e.PUBLIC_READS, {
+      path: ['CORS_ORIGINS'],
+      message: 'may be * only with PUBLIC_READS=true (list the origins of your pages otherwise)',
     })
     .refine((e) => !e.WEBHOOK_URL || e.WEBHOOK_SECRET, { path: ['WEBHOOK_SECRET'], message: 'is required when WEBHOOK_URL is set' })
     .safeParse(cleaned);

@@ -57,7 +57,7 @@ export async function reprojectMember(ctx: AppContext, data: unknown): Promise<n
   return states.length;
 }
 
-const memberSchema = z
+export const memberSchema = z
   .object({
     displayName: z.string().min(1).max(100).refine(isSafeText, UNSAFE_TEXT_MESSAGE).nullable().optional(),
     region: z
@@ -113,7 +113,7 @@ export async function memberProfile(ctx: AppContext, memberId: string, options: 
   };
 }
 
-const reasonSchema = z.object({ reason: z.string().trim().min(1).max(500).refine(isSafeText, UNSAFE_TEXT_MESSAGE) }).strict();
+export const reasonSchema = z.object({ reason: z.string().trim().min(1).max(500).refine(isSafeText, UNSAFE_TEXT_MESSAGE) }).strict();
 
 /**
  * Excludes a member: their events keep counting in Postgres, but every aggregate is

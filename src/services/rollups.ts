@@ -70,7 +70,7 @@ export async function computeRollups(ctx: AppContext, hours = 3): Promise<number
   return rows[0]!.n;
 }
 
-const statsQuerySchema = z.object({
+export const statsQuerySchema = z.object({
   board: z.string().regex(BOARD_ID).optional(),
   from: z.iso.datetime({ offset: true }).optional(),
   to: z.iso.datetime({ offset: true }).optional(),
