@@ -419,7 +419,7 @@ export function documentedRoutes(): string[] {
  * schemas of the answers (schemas/responses.ts); the contract test checks every route's
  * real answers against it.
  */
-export function openApiDocument(options: { serverUrl?: string } = {}): Record<string, unknown> {
+export function openApiDocument(): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const [key, op] of Object.entries(OPERATIONS)) {
     const [method, path] = key.split(' ') as [string, string];
@@ -442,7 +442,8 @@ export function openApiDocument(options: { serverUrl?: string } = {}): Record<st
       description: 'Leaderboards for games: score intake, standings, periods, rebuilds.',
       license: { name: 'UNLICENSED', identifier: 'LicenseRef-Proprietary' },
     },
-    servers: [{ url: options.serverUrl ?? 'http://localhost:3000', description: 'this Laurel' }],
+    // Relative: the Laurel that serves the document (Swagger UI's calls go there too).
+    servers: [{ url: '/', description: 'the Laurel serving this document' }],
     tags: TAGS,
     paths,
     components: components(),
