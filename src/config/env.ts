@@ -83,6 +83,15 @@ const envSchema = z.object({
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
   /** Open connections one web process accepts; beyond, new ones are closed at once. */
   HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1_000_000).default(4096),
+  /**
+   * Origins whose browser pages may read answers (CORS): a comma-separated list of origins
+   * (`https://game.example.com`), or `*` for any (only with PUBLIC_READS). Empty: none.
+   */
+  CORS_ORIGINS: z
+    .string()
+    .default('')
+    .transform((v): '*' | string[] => (v.trim() === '*' ? '*' : v.split(',').map((o) => o.trim()).filter(Boolean)))
+    .refine((v) => v === '*' || v.every((o) => /^https?:\/\/[^/\s]+$/.test(o)), 'must be * or a comma-separated list of origins like https://game.example.com'),
   WEBHOOK_URL: z.string().url().optional(),
   WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
 });
@@ -116,6 +125,10 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
     .refine((e) => e.HTTP_HEADERS_TIMEOUT_MS <= e.HTTP_REQUEST_TIMEOUT_MS, {
       path: ['HTTP_HEADERS_TIMEOUT_MS'],
       message: 'must not exceed HTTP_REQUEST_TIMEOUT_MS',
+    })
+    .refine((e) => e.CORS_ORIGINS !== '*' || e.PUBLIC_READS, {
+      path: ['CORS_ORIGINS'],
+      message: 'may be * only with PUBLIC_READS=true (list the origins of your pages otherwise)',
     })
     .refine((e) => !e.WEBHOOK_URL || e.WEBHOOK_SECRET, { path: ['WEBHOOK_SECRET'], message: 'is required when WEBHOOK_URL is set' })
     .safeParse(cleaned);

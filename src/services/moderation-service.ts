@@ -16,7 +16,7 @@ import { assertMemberId } from './member-id.js';
 import { project, queueReprojection } from './member-projection.js';
 import { memberView } from './member-profile-service.js';
 
-const reasonSchema = z.object({ reason: z.string().trim().min(1).max(500).refine(isSafeText, UNSAFE_TEXT_MESSAGE) }).strict();
+export const reasonSchema = z.object({ reason: z.string().trim().min(1).max(500).refine(isSafeText, UNSAFE_TEXT_MESSAGE) }).strict();
 
 /**
  * Excludes a member: their events keep counting in Postgres, but every aggregate is

@@ -8,7 +8,7 @@ import { displayNames } from '../storage/postgres/members-repository.js';
 import { unscale } from '../domain/decimal.js';
 import { pageQuerySchema, resolveScope } from './standings-service.js';
 
-const periodsQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
+export const periodsQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
 
 export async function boardPeriods(ctx: AppContext, boardId: string, query: Record<string, unknown>) {
   const { limit } = parseOrThrow(periodsQuerySchema, query, 'query');
@@ -31,7 +31,7 @@ export async function boardPeriods(ctx: AppContext, boardId: string, query: Reco
  * shape of the live standings, with the awards of the scope. An open period: 409.
  */
 export async function periodResults(ctx: AppContext, boardId: string, key: string, query: Record<string, unknown>) {
-  const page = parseOrThrow(pageQuerySchema.omit({ period: true }), query, 'query');
+  const page = parseOrThrow(resultsQuerySchema, query, 'query');
   const scope = await resolveScope(ctx, boardId, { ...query, period: key });
   if (scope.period.state !== 'closed') {
     throw conflict(`period "${key}" of board "${boardId}" is ${scope.period.state}; final results exist once it is closed`);
@@ -58,7 +58,10 @@ export async function periodResults(ctx: AppContext, boardId: string, key: strin
   };
 }
 
-const notificationsQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(500).default(50) });
+/** The standings page query without `period`: the period is the path's key. */
+export const resultsQuerySchema = pageQuerySchema.omit({ period: true });
+
+export const notificationsQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(500).default(50) });
 
 export async function awardsOf(ctx: AppContext, memberId: string) {
   assertMemberId(memberId);

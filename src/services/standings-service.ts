@@ -114,7 +114,7 @@ async function withNames<T extends { member: string; scaled: number; rank: numbe
   }));
 }
 
-const aroundQuerySchema = scopeQuerySchema.extend({ radius: z.coerce.number().int().min(0).max(50).default(5) });
+export const aroundQuerySchema = scopeQuerySchema.extend({ radius: z.coerce.number().int().min(0).max(50).default(5) });
 
 export async function aroundMember(ctx: AppContext, boardId: string, memberId: string, query: Record<string, unknown>) {
   const q = parseOrThrow(aroundQuerySchema, query, 'query');
@@ -134,7 +134,7 @@ export async function aroundMember(ctx: AppContext, boardId: string, memberId: s
   };
 }
 
-const followingQuerySchema = scopeQuerySchema.extend({ limit: z.coerce.number().int().min(1).max(MAX_FOLLOWING + 1).default(50) });
+export const followingQuerySchema = scopeQuerySchema.extend({ limit: z.coerce.number().int().min(1).max(MAX_FOLLOWING + 1).default(50) });
 
 /**
  * The member ranked among themselves and those they follow: exact rank and total for any
@@ -179,7 +179,7 @@ export async function memberStanding(ctx: AppContext, boardId: string, memberId:
   return { ...base, rank, score: unscale(placed.scaled, scope.board.decimals), percentile, topPercent };
 }
 
-const memberBoardsQuerySchema = z.object({ period: z.string().max(32).default('current') });
+export const memberBoardsQuerySchema = z.object({ period: z.string().max(32).default('current') });
 
 /**
  * The member's (all, world) placement on every board: one Postgres query for the periods
