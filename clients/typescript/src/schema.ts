@@ -907,9 +907,7 @@ export interface components {
             category?: string;
             idempotencyKey: string;
             member: string;
-            metadata?: {
-                [key: string]: unknown;
-            };
+            metadata?: unknown;
             /** Format: date-time */
             occurredAt?: string;
             source?: string;
