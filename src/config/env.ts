@@ -62,6 +62,11 @@ const envSchema = z.object({
     .string()
     .default('false')
     .transform((v): boolean | number | string => (v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v)),
+  /**
+   * How long a closed period keeps its leaderboard keys in Redis. After that the period tick
+   * removes them and reads of the period are answered from its final results in Postgres.
+   */
+  CLOSED_PERIOD_CACHE_HOURS: z.coerce.number().int().min(0).max(87_600).default(168),
   WEBHOOK_URL: z.string().url().optional(),
   WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
 });

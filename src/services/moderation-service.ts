@@ -20,6 +20,7 @@ import {
 } from '../storage/postgres/moderation-repository.js';
 import { lockPeriodShared } from '../storage/postgres/periods-repository.js';
 import { assertMemberId } from './members-service.js';
+import { retiredBefore } from '../domain/retention.js';
 
 /**
  * Writes the new state of aggregates changed by a moderation action. The change is already
@@ -48,10 +49,12 @@ async function queueReprojection(ctx: AppContext, member: string, openOnly: bool
 
 const REPROJECT_DELAY_MS = 5000;
 
+const retentionCutoff = (ctx: AppContext) => retiredBefore(ctx.clock.now(), ctx.env.CLOSED_PERIOD_CACHE_HOURS);
+
 /** The job side of queueReprojection. */
 export async function reprojectMember(ctx: AppContext, data: unknown): Promise<number> {
   const { member, openOnly } = memberJobSchema.parse(data);
-  const states = await memberProjection(ctx.db, member, { openOnly });
+  const states = await memberProjection(ctx.db, member, { openOnly, retiredBefore: retentionCutoff(ctx) });
   const boards = await ctx.boards.getMany(states.map((a) => a.board));
   requestScopeRebuilds(ctx, await ctx.leaderboard.project(states, boards), 'moderation');
   return states.length;
@@ -148,7 +151,7 @@ async function setExcluded(ctx: AppContext, memberId: string, by: string, change
     ctx.log.info({ member: memberId, by }, change.exclude ? 'member excluded' : 'member restored');
     return { ...current, excludedAt: change.exclude ? at : null };
   });
-  await project(ctx, await memberProjection(ctx.db, memberId, { openOnly: false }));
+  await project(ctx, await memberProjection(ctx.db, memberId, { openOnly: false, retiredBefore: retentionCutoff(ctx) }));
   return memberView(member);
 }
 
