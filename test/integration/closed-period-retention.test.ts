@@ -4,6 +4,7 @@ import { referenceStandings, type RefEvent } from '../support/reference.js';
 import { runTick } from '../../src/services/period-lifecycle.js';
 import { scanMatching } from '../../src/storage/redis/maintenance.js';
 import { verifyLeaderboards } from '../../src/services/verify-service.js';
+import { EVICTIONS_PER_TICK } from '../../src/services/closed-period-retention.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -150,5 +151,36 @@ describe('closed-period retention', () => {
     const found = await verifyLeaderboards(h.ctx, { board: BOARD, period: PERIOD });
     expect(found.differences.map((d) => d.problem)).toEqual(['retired closed period still holds 1 Redis key(s)']);
     await h.ctx.leaderboard.redis.unlink(h.ctx.leaderboard.keys.scope(BOARD, PERIOD, 'all'));
+  });
+
+  it('removes a backlog of periods a bounded number per tick, and scopes beyond one step each', async () => {
+    await h.api('PUT', '/v1/boards/daily', { aggregation: 'sum', period: 'day', regions: true, categories: ['a', 'b'] });
+    const redis = h.ctx.leaderboard.redis;
+    const keys = h.ctx.leaderboard.keys;
+    const days = Array.from({ length: EVICTIONS_PER_TICK + 10 }, (_, i) => new Date(Date.parse('2026-01-01T00:00:00Z') + i * 24 * HOUR).toISOString().slice(0, 10));
+    await h.ctx.db
+      .insertInto('periods')
+      .values(days.map((d) => ({ board_id: 'daily', key: d, starts_at: new Date(`${d}T00:00:00Z`), ends_at: new Date(Date.parse(`${d}T00:00:00Z`) + 24 * HOUR), state: 'closed' as const, closed_at: new Date(`${d}T01:00:00Z`) })))
+      .execute();
+    // The first day has more region scopes than one step removes.
+    const manyRegions = Array.from({ length: 1234 }, (_, i) => `R${i}`);
+    for (const [i, day] of days.entries()) {
+      const pipe = redis.pipeline();
+      for (const category of ['all', 'a', 'b']) {
+        const regions = i === 0 ? manyRegions : ['FR'];
+        pipe.sadd(`${keys.period('daily', day)}:rg:${category}`, ...regions);
+        for (const r of regions) pipe.zadd(keys.scope('daily', day, category, r), 1, 'x');
+        pipe.zadd(keys.scope('daily', day, category), 1, 'x');
+        pipe.hset(keys.state('daily', day, category), 'x', '1|FR|x');
+      }
+      pipe.hset(keys.ok('daily', day), 'all', '1');
+      await pipe.exec();
+    }
+    expect((await periodKeys('daily', days[0]!)).length).toBe(3 * (1234 + 3) + 1);
+    const first = await runTick(h.ctx);
+    expect(first.evicted).toEqual(days.slice(0, EVICTIONS_PER_TICK).map((d) => `daily/${d}`));
+    expect((await periodKeys('daily', days[EVICTIONS_PER_TICK]!)).length).toBe(3 * 4 + 1);
+    expect((await runTick(h.ctx)).evicted).toEqual(days.slice(EVICTIONS_PER_TICK).map((d) => `daily/${d}`));
+    expect(await scanMatching(redis, [`${h.ctx.env.REDIS_PREFIX}:lb:{daily|2026-0[123]-*`])).toEqual([]);
   });
 });
