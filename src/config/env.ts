@@ -63,6 +63,11 @@ const envSchema = z.object({
     .default('false')
     .transform((v): boolean | number | string => (v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v)),
   /**
+   * Intake answers 503 (Retry-After) once the queue Redis uses this share of its maxmemory,
+   * before Redis itself would refuse the queue's writes (it runs with noeviction).
+   */
+  QUEUE_MEMORY_REFUSE_RATIO: z.coerce.number().gt(0).max(1).default(0.9),
+  /**
    * How long a closed period keeps its leaderboard keys in Redis. After that the period tick
    * removes them and reads of the period are answered from its final results in Postgres.
    */

@@ -78,6 +78,7 @@ export async function acceptEvents(
   // mark before it is set; the mark names the job, so a mark left by a failed add is ignored.
   const jobId = randomUUID();
   if (ctx.queueRedis.status !== 'ready') throw new DependencyUnavailable(`queue Redis is ${ctx.queueRedis.status}`);
+  await ctx.queueMemory.assertRoom();
   await markPending(ctx, jobId, parsed);
   const job = await withTimeout(ctx.scoreQueue.add('apply', data, { jobId }), ENQUEUE_TIMEOUT_MS);
 
