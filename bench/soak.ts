@@ -3,8 +3,8 @@
  * SOAK_MINUTES (default 20): one-event and 100-event ingest, reads of every standings
  * route, an admin rebuild every few minutes, and a day board whose periods close every
  * three real minutes (a warped clock, LAUREL_CLOCK_SPEED, runs both processes 480x faster;
- * with CLOSED_PERIOD_CACHE_HOURS=24 each closed day also retires and leaves Redis a day
- * later). Every 10 s it samples the RSS of both processes, the memory of both Redis
+ * with CLOSED_PERIOD_CACHE_HOURS=12 each closed day also retires and leaves Redis 90 real
+ * seconds later). Every 10 s it samples the RSS of both processes, the memory of both Redis
  * servers (private ones, started here, so nothing else is counted), the Postgres
  * connections of its database and the queue lengths; it counts error lines (pino level
  * >= 50) and failed requests. At the end it drains the queue, checks that every accepted
@@ -33,7 +33,9 @@ const MINUTES = Number(process.env.SOAK_MINUTES ?? 20);
 const CLOCK_SPEED = Number(process.env.SOAK_CLOCK_SPEED ?? 480);
 const SAMPLE_EVERY_MS = 10_000;
 /** The first samples are the processes warming up (JIT, pools, caches): left out of the fit. */
-const WARMUP_MS = Math.min(120_000, (MINUTES * 60_000) / 5);
+const WARMUP_MS = Math.min(120_000, (MINUTES * 60_000) / 3);
+/** Closed days retire this long (warped) after their close: 12 h is 90 real seconds at 480x. */
+const CACHE_HOURS = Number(process.env.SOAK_CACHE_HOURS ?? 12);
 const REBUILD_EVERY_MS = Math.min(5 * 60_000, (MINUTES * 60_000) / 3);
 const SINGLES_PER_SEC = 10;
 const BATCHES_PER_SEC = 1;
@@ -133,7 +135,7 @@ async function main(): Promise<void> {
     ADMIN_API_KEY: ADMIN_KEY,
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PER_KEY: '0',
-    CLOSED_PERIOD_CACHE_HOURS: '24',
+    CLOSED_PERIOD_CACHE_HOURS: String(CACHE_HOURS),
     LAUREL_CLOCK_SPEED: String(CLOCK_SPEED),
     LAUREL_CLOCK_EPOCH: new Date().toISOString(),
     // Twenty warped minutes before a UTC midnight: the first day closes within a few real seconds.
@@ -223,6 +225,7 @@ async function main(): Promise<void> {
     (name) => new Queue(name, { connection: queueConnection, prefix: queuePrefix(tag, name) }),
   );
   const probes = { queue: new Redis(queueRedis.url), leaderboard: new Redis(leaderboardRedis.url) };
+  const soakDb = new pg.Pool({ connectionString: dbUrl, max: 1 });
   const samples: Sample[] = [];
   const started = Date.now();
   const until = started + MINUTES * 60_000;
@@ -243,7 +246,7 @@ async function main(): Promise<void> {
       queueJobsKept: counts.reduce((n, c) => n + Object.values(c).reduce((a, b) => a + b, 0), 0),
     };
     samples.push(s);
-    const { rows: days } = await admin
+    const { rows: days } = await soakDb
       .query<{ key: string }>(`SELECT key FROM periods WHERE board_id = 'soak-day' AND state = 'closed' ORDER BY key`)
       .catch(() => ({ rows: [] as Array<{ key: string }> }));
     closedDays = days.map((d) => d.key);
@@ -286,12 +289,11 @@ async function main(): Promise<void> {
     if (Date.now() > drainDeadline) throw new Error(`score queue did not drain: ${JSON.stringify(c)}`);
     await new Promise((r) => setTimeout(r, 500));
   }
-  const inLedger = new pg.Pool({ connectionString: dbUrl, max: 1 });
-  const { rows: ledger } = await inLedger.query<{ n: number }>(`SELECT count(*)::int AS n FROM score_event_keys`);
-  const { rows: periods } = await inLedger.query<{ closed: number; evicted: number }>(
+  const { rows: ledger } = await soakDb.query<{ n: number }>(`SELECT count(*)::int AS n FROM score_event_keys`);
+  const { rows: periods } = await soakDb.query<{ closed: number; evicted: number }>(
     `SELECT count(*) FILTER (WHERE state = 'closed')::int AS closed, count(cache_evicted_at)::int AS evicted FROM periods WHERE board_id = 'soak-day'`,
   );
-  await inLedger.end();
+  await soakDb.end();
 
   const fit = samples.filter((s) => s.atMs >= WARMUP_MS);
   const fitHours = fit.length > 1 ? (fit[fit.length - 1]!.atMs - fit[0]!.atMs) / 3_600_000 : 0;
@@ -312,6 +314,7 @@ async function main(): Promise<void> {
     measuredAt: new Date().toISOString(),
     minutes: MINUTES,
     clockSpeed: CLOCK_SPEED,
+    closedPeriodCacheHours: CACHE_HOURS,
     load: { singlesPerSec: SINGLES_PER_SEC, batchesPerSec: BATCHES_PER_SEC, eventsPerBatch: 100, readsPerSec: READS_PER_SEC, rebuildEveryMinutes: round(REBUILD_EVERY_MS / 60_000, 1) },
     warmupSeconds: WARMUP_MS / 1000,
     samples: samples.length,
