@@ -5,7 +5,7 @@ import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js
 import { TEST_REDIS_CLUSTER, TEST_REDIS_URL } from '../support/databases.js';
 import { startWorkers, type RunningWorkers } from '../../workers/start-workers.js';
 
-const MAXMEMORY = 6 * 1024 * 1024;
+const MAXMEMORY = 12 * 1024 * 1024;
 
 let queueRedis: PrivateRedis;
 let probe: Redis;
@@ -24,7 +24,7 @@ beforeAll(async () => {
       REDIS_CLUSTER: 'false',
       LEADERBOARD_REDIS_URL: TEST_REDIS_URL,
       LEADERBOARD_REDIS_CLUSTER: String(TEST_REDIS_CLUSTER),
-      QUEUE_MEMORY_REFUSE_RATIO: '0.8',
+      QUEUE_MEMORY_REFUSE_RATIO: '0.6',
     },
   });
 });
@@ -64,7 +64,7 @@ describe('intake backpressure on the queue Redis memory', () => {
 
     // The metric shows the pressure.
     const metrics = await (await fetch(`${h.baseUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).text();
-    expect(metrics).toMatch(/laurel_queue_redis_memory_bytes\{kind="max"\} 6291456/);
+    expect(metrics).toMatch(/laurel_queue_redis_memory_bytes\{kind="max"\} 12582912/);
     expect(metrics).toMatch(/laurel_queue_jobs\{queue="score-events",state="waiting"\} [1-9]/);
 
     // Workers drain the queue: every accepted event is in the ledger, once.
