@@ -138,8 +138,9 @@ async function main(): Promise<void> {
     CLOSED_PERIOD_CACHE_HOURS: String(CACHE_HOURS),
     LAUREL_CLOCK_SPEED: String(CLOCK_SPEED),
     LAUREL_CLOCK_EPOCH: new Date().toISOString(),
-    // Twenty warped minutes before a UTC midnight: the first day closes within a few real seconds.
-    LAUREL_CLOCK_START: new Date(Math.ceil(Date.now() / 86_400_000) * 86_400_000 - 20 * 60_000).toISOString(),
+    // A UTC midnight a real minute after the start (set-up takes some seconds): the first
+    // day, with events in it, closes about a minute into the load.
+    LAUREL_CLOCK_START: new Date(Math.ceil(Date.now() / 86_400_000) * 86_400_000 - 60_000 * CLOCK_SPEED).toISOString(),
   };
   const web = startLaurel('src/bin/web.ts', { ...env, PORT: String(port) });
   const worker = startLaurel('workers/main.ts', { ...env, METRICS_PORT: String(await freePort()) });
