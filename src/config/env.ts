@@ -92,6 +92,16 @@ const envSchema = z.object({
     .default('')
     .transform((v): '*' | string[] => (v.trim() === '*' ? '*' : v.split(',').map((o) => o.trim()).filter(Boolean)))
     .refine((v) => v === '*' || v.every((o) => /^https?:\/\/[^/\s]+$/.test(o)), 'must be * or a comma-separated list of origins like https://game.example.com'),
+  /**
+   * Intake answers 503 (Retry-After) once the queue Redis uses this share of its maxmemory,
+   * before Redis itself would refuse the queue's writes (it runs with noeviction).
+   */
+  QUEUE_MEMORY_REFUSE_RATIO: z.coerce.number().gt(0).max(1).default(0.9),
+  /**
+   * How long a closed period keeps its leaderboard keys in Redis. After that the period tick
+   * removes them and reads of the period are answered from its final results in Postgres.
+   */
+  CLOSED_PERIOD_CACHE_HOURS: z.coerce.number().int().min(0).max(87_600).default(168),
   WEBHOOK_URL: z.string().url().optional(),
   WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
 });

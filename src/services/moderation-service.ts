@@ -13,7 +13,7 @@ import {
 } from '../storage/postgres/moderation-repository.js';
 import { lockPeriodShared } from '../storage/postgres/periods-repository.js';
 import { assertMemberId } from './member-id.js';
-import { project, queueReprojection } from './member-projection.js';
+import { project, queueReprojection, retentionCutoff } from './member-projection.js';
 import { memberView } from './member-profile-service.js';
 
 export const reasonSchema = z.object({ reason: z.string().trim().min(1).max(500).refine(isSafeText, UNSAFE_TEXT_MESSAGE) }).strict();
@@ -51,7 +51,7 @@ async function setExcluded(ctx: AppContext, memberId: string, by: string, change
     ctx.log.info({ member: memberId, by }, change.exclude ? 'member excluded' : 'member restored');
     return { ...current, excludedAt: change.exclude ? at : null };
   });
-  await project(ctx, await memberProjection(ctx.db, memberId, { openOnly: false }));
+  await project(ctx, await memberProjection(ctx.db, memberId, { openOnly: false, retiredBefore: retentionCutoff(ctx) }));
   return memberView(member);
 }
 

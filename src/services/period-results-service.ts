@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { conflict, notFound, parseOrThrow } from '../http/errors.js';
 import { listPeriods } from '../storage/postgres/periods-repository.js';
-import { finalStandings, memberAwards, memberNotifications, scopeAwards } from '../storage/postgres/closing-repository.js';
+import { resultsPage } from '../storage/postgres/final-results-repository.js';
+import { memberAwards, memberNotifications, scopeAwards } from '../storage/postgres/closing-repository.js';
 import { assertMemberId } from './member-id.js';
 import { displayNames } from '../storage/postgres/members-repository.js';
 import { unscale } from '../domain/decimal.js';
@@ -37,7 +38,7 @@ export async function periodResults(ctx: AppContext, boardId: string, key: strin
     throw conflict(`period "${key}" of board "${boardId}" is ${scope.period.state}; final results exist once it is closed`);
   }
   const ref = { board: boardId, period: key, category: scope.category, region: scope.region };
-  const [final, awards] = await Promise.all([finalStandings(ctx.db, ref, page), scopeAwards(ctx.db, ref)]);
+  const [final, awards] = await Promise.all([resultsPage(ctx.db, ref, page.offset, page.limit), scopeAwards(ctx.db, ref)]);
   const names = await displayNames(ctx.db, final.entries.map((e) => e.member));
   return {
     board: boardId,
