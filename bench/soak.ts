@@ -143,7 +143,7 @@ async function main(): Promise<void> {
     LAUREL_CLOCK_START: new Date(Math.ceil(Date.now() / 86_400_000) * 86_400_000 - 60_000 * CLOCK_SPEED).toISOString(),
   };
   const web = startLaurel('src/bin/web.ts', { ...env, PORT: String(port) });
-  const worker = startLaurel('workers/main.ts', { ...env, METRICS_PORT: String(await freePort()) });
+  const worker = startLaurel('src/bin/worker.ts', { ...env, METRICS_PORT: String(await freePort()) });
   const base = `http://127.0.0.1:${port}`;
   const headers = { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' };
   for (let i = 0; ; i += 1) {
