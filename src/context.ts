@@ -17,6 +17,7 @@ import { Metrics } from './observability/metrics.js';
 import { FallbackReads } from './services/fallback-reads.js';
 import { MemberDirectory } from './services/member-directory.js';
 import { MemberChanges } from './storage/redis/member-changes.js';
+import { QueueMemoryGuard } from './services/intake-backpressure.js';
 
 /**
  * Points where tests inject failures into the real pipeline (a crash between the Postgres
@@ -50,6 +51,8 @@ export interface AppContext {
   periodsQueue: Queue;
   webhooksQueue: Queue<WebhookJob>;
   metrics: Metrics;
+  /** Intake's backpressure on the queue Redis' memory. */
+  queueMemory: QueueMemoryGuard;
   faults: FaultHooks;
   close(): Promise<void>;
 }
@@ -88,6 +91,9 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
   periodsQueue.on('error', (err) => log.warn({ err: err.message }, 'periods queue error'));
   const webhooksQueue = createWebhooksQueue(queueRedis, env.REDIS_PREFIX);
   webhooksQueue.on('error', (err) => log.warn({ err: err.message }, 'webhooks queue error'));
+  const metrics = new Metrics(() => [scoreQueue, rebuildQueue, periodsQueue, webhooksQueue] as Queue[]);
+  const queueMemory = new QueueMemoryGuard(queueRedis, env.QUEUE_MEMORY_REFUSE_RATIO, log);
+  queueMemory.register(metrics.registry);
 
   return {
     env,
@@ -106,7 +112,8 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
     rebuildFlow,
     periodsQueue,
     webhooksQueue,
-    metrics: new Metrics(() => [scoreQueue, rebuildQueue, periodsQueue, webhooksQueue] as Queue[]),
+    metrics,
+    queueMemory,
     faults: options.faults ?? {},
     async close() {
       await scoreQueue.close().catch(() => undefined);

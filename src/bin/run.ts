@@ -1,6 +1,8 @@
 import type { Server } from 'node:http';
 import { loadEnvOrExit } from '../config/env.js';
 import { faultHooksFromEnvironment } from '../config/fault-injection.js';
+import { clockFromEnvironment } from '../config/warped-clock.js';
+import { systemClock } from '../clock.js';
 import { createContext, type AppContext } from '../context.js';
 import { createWebApp } from '../http/app.js';
 import { createHttpServer } from '../http/server.js';
@@ -18,7 +20,9 @@ const SHUTDOWN_TIMEOUT_MS = 15_000;
  */
 export async function run(parts: { web: boolean; worker: boolean }): Promise<void> {
   const env = loadEnvOrExit();
-  const ctx: AppContext = createContext(env, { name: parts.web && parts.worker ? 'laurel' : parts.web ? 'laurel-web' : 'laurel-worker' });
+  const clock = clockFromEnvironment(process.env);
+  const ctx: AppContext = createContext(env, { clock, name: parts.web && parts.worker ? 'laurel' : parts.web ? 'laurel-web' : 'laurel-worker' });
+  if (clock !== systemClock) ctx.log.warn({ speed: process.env.LAUREL_CLOCK_SPEED }, 'warped clock on (soak): time runs faster than real time');
   Object.assign(ctx.faults, faultHooksFromEnvironment(process.env, ctx.log));
   await waitUntilReady(ctx.queueRedis, 30_000).catch((err: Error) => ctx.log.warn({ err: err.message }, 'queue Redis not ready yet'));
 

@@ -91,6 +91,25 @@ const envSchema = z.object({
   FALLBACK_MAX_CONCURRENT: z.coerce.number().int().min(1).max(256).default(4),
   /** Longest a Postgres standings read may run; a slower one is cancelled and answered 503. */
   FALLBACK_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(3000),
+  /**
+   * Origins whose browser pages may read answers (CORS): a comma-separated list of origins
+   * (`https://game.example.com`), or `*` for any (only with PUBLIC_READS). Empty: none.
+   */
+  CORS_ORIGINS: z
+    .string()
+    .default('')
+    .transform((v): '*' | string[] => (v.trim() === '*' ? '*' : v.split(',').map((o) => o.trim()).filter(Boolean)))
+    .refine((v) => v === '*' || v.every((o) => /^https?:\/\/[^/\s]+$/.test(o)), 'must be * or a comma-separated list of origins like https://game.example.com'),
+  /**
+   * Intake answers 503 (Retry-After) once the queue Redis uses this share of its maxmemory,
+   * before Redis itself would refuse the queue's writes (it runs with noeviction).
+   */
+  QUEUE_MEMORY_REFUSE_RATIO: z.coerce.number().gt(0).max(1).default(0.9),
+  /**
+   * How long a closed period keeps its leaderboard keys in Redis. After that the period tick
+   * removes them and reads of the period are answered from its final results in Postgres.
+   */
+  CLOSED_PERIOD_CACHE_HOURS: z.coerce.number().int().min(0).max(87_600).default(168),
   WEBHOOK_URL: z.string().url().optional(),
   WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
 });
@@ -124,6 +143,10 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
     .refine((e) => e.HTTP_HEADERS_TIMEOUT_MS <= e.HTTP_REQUEST_TIMEOUT_MS, {
       path: ['HTTP_HEADERS_TIMEOUT_MS'],
       message: 'must not exceed HTTP_REQUEST_TIMEOUT_MS',
+    })
+    .refine((e) => e.CORS_ORIGINS !== '*' || e.PUBLIC_READS, {
+      path: ['CORS_ORIGINS'],
+      message: 'may be * only with PUBLIC_READS=true (list the origins of your pages otherwise)',
     })
     .refine((e) => !e.WEBHOOK_URL || e.WEBHOOK_SECRET, { path: ['WEBHOOK_SECRET'], message: 'is required when WEBHOOK_URL is set' })
     .safeParse(cleaned);

@@ -38,6 +38,9 @@ export const scoreEventSchema = z
   })
   .strict();
 
+/** The batch form of a POST /v1/events body (intake splits it itself, to name each event's index). */
+export const eventBatchSchema = z.object({ events: z.array(scoreEventSchema).min(1).max(MAX_BATCH) }).strict();
+
 /** Why metadata is refused, if it is; depth is checked first, so nothing below can overflow the stack. */
 function metadataProblem(metadata: Record<string, unknown>): string | undefined {
   if (jsonDepth(metadata) > MAX_METADATA_DEPTH) return `must nest at most ${MAX_METADATA_DEPTH} levels deep`;

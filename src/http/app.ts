@@ -1,3 +1,4 @@
+import compression from 'compression';
 import express, { type Express, type RequestHandler } from 'express';
 import type { AppContext } from '../context.js';
 import { ApiKeyVerifier } from '../services/api-keys.js';
@@ -6,6 +7,8 @@ import { authenticate, declaresBody, takesBody } from './auth.js';
 import { accessLog } from './access-log.js';
 import { errorHandler, HttpError, notFound } from './errors.js';
 import { createBudgets, type Budgets } from './rate-limit.js';
+import { answerPreflight, setCacheControl, setCorsHeaders, type CorsPolicy } from './answer-headers.js';
+import { methodNotAllowed } from './method-not-allowed.js';
 import { apiHeaders } from './security-headers.js';
 import { adminKeyRoutes } from './routes/admin-key-routes.js';
 import { boardRoutes } from './routes/board-routes.js';
@@ -38,6 +41,28 @@ const checkBody: RequestHandler = (req, _res, next) => {
   next();
 };
 
+/** Answers over this size are compressed when the client accepts it. */
+export const COMPRESS_ABOVE_BYTES = 4096;
+
+/** Compression, except for event streams, which must reach the client message by message. */
+const compress = compression({
+  threshold: COMPRESS_ABOVE_BYTES,
+  filter: (req, res) => !String(res.getHeader('Content-Type') ?? '').startsWith('text/event-stream') && compression.filter(req, res),
+});
+
+/**
+ * CORS on every answer, preflights answered before any key is looked for (browsers send
+ * none with them), and `no-store` unless a read route says its answer may be reused.
+ */
+function answerHeaders(cors: CorsPolicy): RequestHandler {
+  return (req, res, next) => {
+    setCorsHeaders(req, res, cors);
+    if (answerPreflight(req, res, cors)) return;
+    setCacheControl(res, 'none');
+    next();
+  };
+}
+
 export interface WebApp {
   app: Express;
   /** What admits a request (`admit` in auth.ts), for any other front end of the same process. */
@@ -57,6 +82,8 @@ export function createWebApp(ctx: AppContext): WebApp {
 
   app.use(apiHeaders);
   app.use(accessLog(ctx.log, ctx.metrics));
+  app.use(answerHeaders({ origins: ctx.env.CORS_ORIGINS }));
+  app.use(compress);
   // Probes need no key and spend no budget.
   app.use(healthRoutes(ctx));
   // Key and budget, then body: an unknown key, an exhausted budget or a keyless write is
@@ -83,7 +110,7 @@ export function createWebApp(ctx: AppContext): WebApp {
   app.use(adminKeyRoutes(ctx, verifier));
   app.use(adminRebuildRoutes(ctx, verifier));
   app.use(operationsRoutes(ctx, verifier));
-  app.use((req, _res, next) => next(notFound(`no route for ${req.method} ${req.path}`)));
+  app.use(methodNotAllowed(app));
   app.use(errorHandler(ctx.log));
 
   return {

@@ -7,7 +7,7 @@ import { replaceFollowing } from '../storage/postgres/members-repository.js';
 
 export const MAX_FOLLOWING = 1000;
 
-const followingSchema = z
+export const followingSchema = z
   .object({
     memberIds: z.array(z.string().regex(MEMBER_ID, 'must match ^[A-Za-z0-9_.:@-]{1,128}$')).max(MAX_FOLLOWING, `at most ${MAX_FOLLOWING} members`),
   })

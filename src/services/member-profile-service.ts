@@ -6,7 +6,7 @@ import { exclusionHistory, findMember, lockMember, memberProjection, moveOpenAgg
 import { assertMemberId } from './member-id.js';
 import { project, queueReprojection } from './member-projection.js';
 
-const memberSchema = z
+export const memberSchema = z
   .object({
     displayName: z.string().min(1).max(100).refine(isSafeText, UNSAFE_TEXT_MESSAGE).nullable().optional(),
     region: z

@@ -7,7 +7,7 @@ import { param } from '../params.js';
 import { principalOf, requireRole } from '../auth.js';
 import { notFound, parseOrThrow } from '../errors.js';
 
-const createKeySchema = z
+export const createKeySchema = z
   .object({
     name: z.string().min(1).max(100).refine(isSafeText, UNSAFE_TEXT_MESSAGE),
     role: z.enum(['ingest', 'read', 'admin']),
