@@ -84,6 +84,14 @@ const envSchema = z.object({
   /** Open connections one web process accepts; beyond, new ones are closed at once. */
   HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1_000_000).default(4096),
   /**
+   * Postgres standings reads at once per process while the leaderboard Redis cannot answer;
+   * one more is refused with 503 and Retry-After, so a burst during a Redis loss cannot
+   * take the pool the rest of the service needs (the fallback has a pool of its own).
+   */
+  FALLBACK_MAX_CONCURRENT: z.coerce.number().int().min(1).max(256).default(4),
+  /** Longest a Postgres standings read may run; a slower one is cancelled and answered 503. */
+  FALLBACK_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(3000),
+  /**
    * Origins whose browser pages may read answers (CORS): a comma-separated list of origins
    * (`https://game.example.com`), or `*` for any (only with PUBLIC_READS). Empty: none.
    */

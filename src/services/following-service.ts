@@ -19,5 +19,6 @@ export async function putFollowing(ctx: AppContext, memberId: string, body: unkn
   const { memberIds } = parseOrThrow(followingSchema, body, 'following list');
   const followed = [...new Set(memberIds)].filter((id) => id !== memberId);
   await replaceFollowing(ctx.db, memberId, followed);
+  await ctx.members.changed(memberId);
   return { member: memberId, memberIds: followed };
 }

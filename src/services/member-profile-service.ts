@@ -35,6 +35,7 @@ export async function putMember(ctx: AppContext, memberId: string, body: unknown
     }
     return { ...current, ...changes };
   });
+  await ctx.members.changed(memberId);
   await project(ctx, await memberProjection(ctx.db, memberId, { openOnly: true }));
   return memberView(member);
 }

@@ -5,7 +5,6 @@ import { unscale } from '../domain/decimal.js';
 import { ALL_CATEGORIES, MEMBER_ID, REGION_CODE, WORLD } from '../domain/ids.js';
 import { placement } from '../domain/ranking.js';
 import { notFound, parseOrThrow } from '../http/errors.js';
-import { displayNames, followedBy } from '../storage/postgres/members-repository.js';
 import { MAX_FOLLOWING } from './following-service.js';
 import { resolvePeriod, resolvePeriods, type PeriodView } from './period-resolution.js';
 import { readAround, readPick, readPlace, readPlaceMany, readSlice, type Source } from './standings-source.js';
@@ -116,7 +115,7 @@ async function withNames<T extends { member: string; scaled: number; rank: numbe
   board: Board,
   entries: readonly T[],
 ): Promise<StandingEntry[]> {
-  const names = await displayNames(ctx.db, entries.map((e) => e.member));
+  const names = await ctx.members.displayNames(entries.map((e) => e.member));
   return entries.map((e) => ({
     rank: e.rank,
     member: e.member,
@@ -156,7 +155,7 @@ export async function followingStandings(ctx: AppContext, boardId: string, membe
   const { limit } = q;
   assertMember(memberId);
   const scope = await resolveParsedScope(ctx, boardId, q);
-  const group = [memberId, ...(await followedBy(ctx.db, memberId))];
+  const group = [memberId, ...(await ctx.members.followedBy(memberId))];
   const { source, picked } = scope.periodStored
     ? await readsOf(scope).pick(ctx, ref(scope), group)
     : { source: 'cache' as const, picked: [] };
