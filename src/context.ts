@@ -16,6 +16,10 @@ import { createWebhooksQueue, type WebhookJob } from './queue/webhooks-queue.js'
 import { Metrics } from './observability/metrics.js';
 import type { LaurelError } from './domain/errors.js';
 import { storageFailure } from './storage/failures.js';
+import { FallbackReads } from './services/fallback-reads.js';
+import { MemberDirectory } from './services/member-directory.js';
+import { MemberChanges } from './storage/redis/member-changes.js';
+import { QueueMemoryGuard } from './services/intake-backpressure.js';
 
 /**
  * Points where tests inject failures into the real pipeline (a crash between the Postgres
@@ -39,12 +43,18 @@ export interface AppContext {
   /** Queue Redis for producers: fail-fast, so intake answers 503 when it is down. */
   queueRedis: RedisClient;
   leaderboard: LeaderboardCache;
+  /** Standings reads from Postgres when Redis cannot answer: bounded, on a pool of their own. */
+  fallback: FallbackReads;
+  /** Display names and follow lists, cached and invalidated across processes. */
+  members: MemberDirectory;
   scoreQueue: Queue<ScoreJob, ScoreJobResult>;
   rebuildQueue: Queue;
   rebuildFlow: FlowProducer;
   periodsQueue: Queue;
   webhooksQueue: Queue<WebhookJob>;
   metrics: Metrics;
+  /** Intake's backpressure on the queue Redis' memory. */
+  queueMemory: QueueMemoryGuard;
   faults: FaultHooks;
   /** What a storage failure means in Laurel's terms (an outage, unstorable text), or undefined for a bug. */
   failureOf(err: unknown): LaurelError | undefined;
@@ -62,12 +72,19 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
   const name = options.name ?? 'laurel';
   const log = options.log ?? createLogger(env.LOG_LEVEL);
   const postgres = createPostgres(env.DATABASE_URL, { applicationName: name, max: 10 });
+  // Created connectionless: the pool opens a connection only when a fallback read needs one.
+  const fallbackPostgres = createPostgres(env.DATABASE_URL, {
+    applicationName: `${name}-fallback`,
+    max: env.FALLBACK_MAX_CONCURRENT,
+    statementTimeoutMs: env.FALLBACK_STATEMENT_TIMEOUT_MS,
+  });
   const queueRedis = createFailFastRedis(queueTarget(env), `${name}-queue`);
   const leaderboardRedis = withLeaderboardScripts(createFailFastRedis(leaderboardTarget(env), `${name}-leaderboard`));
   for (const [label, redis] of [['queue', queueRedis], ['leaderboard', leaderboardRedis]] as const) {
     onConnectionError(redis, (err) => log.warn({ err: err.message, redis: label }, 'redis connection error'));
   }
   const keys = new LeaderboardKeys(env.REDIS_PREFIX);
+  const memberChanges = new MemberChanges(leaderboardRedis, env.REDIS_PREFIX);
   const scoreQueue = createScoreEventsQueue(queueRedis, env.REDIS_PREFIX);
   scoreQueue.on('error', (err) => log.warn({ err: err.message }, 'score queue error'));
   const rebuildQueue = createRebuildQueue(queueRedis, env.REDIS_PREFIX);
@@ -78,6 +95,9 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
   periodsQueue.on('error', (err) => log.warn({ err: err.message }, 'periods queue error'));
   const webhooksQueue = createWebhooksQueue(queueRedis, env.REDIS_PREFIX);
   webhooksQueue.on('error', (err) => log.warn({ err: err.message }, 'webhooks queue error'));
+  const metrics = new Metrics(() => [scoreQueue, rebuildQueue, periodsQueue, webhooksQueue] as Queue[]);
+  const queueMemory = new QueueMemoryGuard(queueRedis, env.QUEUE_MEMORY_REFUSE_RATIO, log);
+  queueMemory.register(metrics.registry);
 
   return {
     env,
@@ -89,12 +109,15 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
     periods: new PeriodCache(postgres.db),
     queueRedis,
     leaderboard: new LeaderboardCache(leaderboardRedis, keys),
+    members: new MemberDirectory(postgres.db, memberChanges),
+    fallback: new FallbackReads(fallbackPostgres.db, env.FALLBACK_MAX_CONCURRENT),
     scoreQueue,
     rebuildQueue,
     rebuildFlow,
     periodsQueue,
     webhooksQueue,
-    metrics: new Metrics(() => [scoreQueue, rebuildQueue, periodsQueue, webhooksQueue] as Queue[]),
+    metrics,
+    queueMemory,
     faults: options.faults ?? {},
     failureOf: (err) => storageFailure(err, [queueRedis, leaderboardRedis]),
     async close() {
@@ -103,9 +126,11 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
       await rebuildFlow.close().catch(() => undefined);
       await periodsQueue.close().catch(() => undefined);
       await webhooksQueue.close().catch(() => undefined);
+      memberChanges.close();
       queueRedis.disconnect();
       leaderboardRedis.disconnect();
       await postgres.db.destroy();
+      await fallbackPostgres.db.destroy();
     },
   };
 }

@@ -6,14 +6,16 @@ import { duePeriods, periodsAwaitingWebhooks } from '../src/storage/postgres/clo
 import { createPeriods } from '../src/storage/postgres/periods-repository.js';
 import { ensureLedgerPartitions } from '../src/services/ledger-partitions.js';
 import { closePeriod, enqueueWebhooks } from '../src/services/period-closing.js';
+import { evictRetiredPeriods } from '../src/services/closed-period-retention.js';
 
 /**
  * The period tick (a BullMQ job scheduler runs it every 30 s): creates the current and the
  * next period of every board ahead of time, and the ledger partitions of the coming months,
  * closes every period whose endsAt + graceSeconds has passed (or that a crash left half
- * closed), and enqueues webhooks a crash left behind.
+ * closed), removes the Redis keys of periods closed longer than CLOSED_PERIOD_CACHE_HOURS,
+ * and enqueues webhooks a crash left behind.
  */
-export async function runTick(ctx: AppContext): Promise<{ created: number; closed: string[] }> {
+export async function runTick(ctx: AppContext): Promise<{ created: number; closed: string[]; evicted: string[] }> {
   const now = ctx.clock.now();
   const boards = await listBoards(ctx.db);
   const created = await createUpcomingPeriods(ctx, boards, now);
@@ -34,6 +36,11 @@ export async function runTick(ctx: AppContext): Promise<{ created: number; close
       failures.push(`${due.boardId}/${due.key}: ${(err as Error).message}`);
     }
   }
+  // Like partition upkeep, retention must never hold up closing; what is left, a later tick removes.
+  const evicted = await evictRetiredPeriods(ctx, now).catch((err: Error) => {
+    ctx.log.warn({ err: err.message }, 'closed-period retention failed; retried next tick');
+    return [];
+  });
   if (ctx.env.WEBHOOK_URL) {
     for (const p of await periodsAwaitingWebhooks(ctx.db)) {
       const board = byId.get(p.boardId);
@@ -41,7 +48,7 @@ export async function runTick(ctx: AppContext): Promise<{ created: number; close
     }
   }
   if (failures.length > 0) throw new Error(`could not close ${failures.join('; ')}`);
-  return { created, closed };
+  return { created, closed, evicted };
 }
 
 async function createUpcomingPeriods(ctx: AppContext, boards: readonly Board[], now: Date): Promise<number> {

@@ -6,6 +6,8 @@ import { aggregatePage, countAggregates } from '../src/storage/postgres/standing
 import { recordRebuild } from '../src/storage/postgres/rebuild-log-repository.js';
 import { ScopeRebuildWriter } from '../src/storage/redis/scope-rebuild.js';
 import type { ScopeJob, ScopeJobResult } from '../src/queue/rebuild-queue.js';
+import { findPeriod } from '../src/storage/postgres/periods-repository.js';
+import { isRetired } from '../src/domain/retention.js';
 
 const PAGE_SIZE = 5000;
 
@@ -22,8 +24,12 @@ export async function processScopeRebuild(
   ctx: AppContext,
   job: ScopeJob,
   onProgress: (progress: { members: number; total: number; percent: number }) => Promise<void> = async () => undefined,
-): Promise<ScopeJobResult | { superseded: true }> {
+): Promise<ScopeJobResult | { superseded: true } | { skipped: 'retired' }> {
   const started = Date.now();
+  // A retired period is read from its final results; a rebuild asked for by a read or a
+  // moderation action that raced the retirement must not bring its keys back.
+  const period = await findPeriod(ctx.db, job.board, job.period);
+  if (period && isRetired(period, ctx.clock.now(), ctx.env.CLOSED_PERIOD_CACHE_HOURS)) return { skipped: 'retired' };
   const board = (await ctx.boards.getMany([job.board], { fresh: true })).get(job.board);
   if (!board) throw new Error(`board ${job.board} not found`);
   const ref = { board: job.board, period: job.period, category: job.category };

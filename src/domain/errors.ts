@@ -38,5 +38,12 @@ export class InvalidInput extends LaurelError {
   }
 }
 
-/** A dependency (Postgres, Redis) is unreachable: nothing was done, and a retry may work. */
-export class Unavailable extends LaurelError {}
+/** A dependency (Postgres, Redis) is unreachable or full: nothing was done, and a retry may work. */
+export class Unavailable extends LaurelError {
+  /** When a retry makes sense (HTTP Retry-After). */
+  readonly retryAfterSeconds: number;
+  constructor(message: string, details?: ErrorDetail[], options: { cause?: unknown; retryAfterSeconds?: number } = {}) {
+    super(message, details, options.cause === undefined ? undefined : { cause: options.cause });
+    this.retryAfterSeconds = options.retryAfterSeconds ?? 1;
+  }
+}

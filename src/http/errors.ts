@@ -24,6 +24,9 @@ function statusOf(err: LaurelError): { status: number; code: string } {
   return { status: 500, code: 'internal' };
 }
 
+/** Problems listed in one answer; a batch of junk would otherwise answer megabytes of them. */
+export const MAX_DETAILS = 100;
+
 /**
  * Turns whatever a handler threw into SPEC §5's error shape: Laurel's domain errors, the
  * edge's own HttpErrors, Express' body-parser refusals, and (through `translate`, which
@@ -32,8 +35,12 @@ function statusOf(err: LaurelError): { status: number; code: string } {
 export function errorHandler(log: Logger, translate: (err: unknown) => LaurelError | undefined): ErrorRequestHandler {
   return (err, req, res, _next) => {
     if (res.headersSent) return;
-    const body = (status: number, code: string, message: string, details?: ErrorDetail[]) =>
-      res.status(status).json(details ? { error: code, message, details } : { error: code, message });
+    const body = (status: number, code: string, message: string, details?: ErrorDetail[]) => {
+      if (!details) return res.status(status).json({ error: code, message });
+      const rest = details.length - MAX_DETAILS;
+      const told = rest > 0 ? `${message} (the first ${MAX_DETAILS} problems are listed; ${rest} more not shown)` : message;
+      return res.status(status).json({ error: code, message: told, details: details.slice(0, MAX_DETAILS) });
+    };
 
     if (err instanceof HttpError) {
       if (err.headers) res.set(err.headers);
@@ -42,7 +49,7 @@ export function errorHandler(log: Logger, translate: (err: unknown) => LaurelErr
     const known = translate(err);
     if (known instanceof Unavailable) {
       log.warn({ err: known.message, path: req.path }, 'dependency unavailable');
-      res.set('Retry-After', '1');
+      res.set('Retry-After', String(known.retryAfterSeconds));
       // A dependency down mid-request says only that; a service's own message says what was saved.
       const message = known.cause === undefined ? known.message : 'a dependency (Postgres or Redis) is unavailable; nothing was accepted, retry later';
       return body(503, 'unavailable', message);

@@ -7,7 +7,7 @@ import { parseOrThrow } from '../domain/validation.js';
 
 export const MAX_FOLLOWING = 1000;
 
-const followingSchema = z
+export const followingSchema = z
   .object({
     memberIds: z.array(z.string().regex(MEMBER_ID, 'must match ^[A-Za-z0-9_.:@-]{1,128}$')).max(MAX_FOLLOWING, `at most ${MAX_FOLLOWING} members`),
   })
@@ -19,5 +19,6 @@ export async function putFollowing(ctx: AppContext, memberId: string, body: unkn
   const { memberIds } = parseOrThrow(followingSchema, body, 'following list');
   const followed = [...new Set(memberIds)].filter((id) => id !== memberId);
   await replaceFollowing(ctx.db, memberId, followed);
+  await ctx.members.changed(memberId);
   return { member: memberId, memberIds: followed };
 }

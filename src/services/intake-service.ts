@@ -87,8 +87,14 @@ export async function acceptEvents(
   // mark before it is set; the mark names the job, so a mark left by a failed add is ignored.
   const jobId = randomUUID();
   if (ctx.queueRedis.status !== 'ready') throw new Unavailable(`the queue is unavailable (Redis ${ctx.queueRedis.status}); nothing was accepted, retry later`);
+  // The job's data is most of what it costs the queue Redis.
+  await ctx.queueMemory.assertRoom(JSON.stringify(data).length);
   await markPendingKeys(ctx, jobId, parsed);
-  const job = await withTimeout(ctx.scoreQueue.add('apply', data, { jobId }), ENQUEUE_TIMEOUT_MS);
+  const job = await withTimeout(ctx.scoreQueue.add('apply', data, { jobId }), ENQUEUE_TIMEOUT_MS).catch((err: Error) => {
+    // Redis refuses a script outright over maxmemory (noeviction): nothing of the job was written.
+    if (/^OOM /.test(err.message)) throw ctx.queueMemory.full('the event queue is full (queue Redis out of memory); nothing was accepted, retry later');
+    throw err;
+  });
 
   if (!options.wait || !options.listener) return { status: 202, body: { accepted: parsed.length } };
   // SPEC's 5 s covers opening the listener (the first ?wait=true of a process) too.

@@ -7,7 +7,7 @@ import { project, queueReprojection } from './member-projection.js';
 import { NotFound } from '../domain/errors.js';
 import { parseOrThrow } from '../domain/validation.js';
 
-const memberSchema = z
+export const memberSchema = z
   .object({
     displayName: z.string().min(1).max(100).refine(isSafeText, UNSAFE_TEXT_MESSAGE).nullable().optional(),
     region: z
@@ -36,6 +36,7 @@ export async function putMember(ctx: AppContext, memberId: string, body: unknown
     }
     return { ...current, ...changes };
   });
+  await ctx.members.changed(memberId);
   await project(ctx, await memberProjection(ctx.db, memberId, { openOnly: true }));
   return memberView(member);
 }
@@ -44,11 +45,19 @@ export function memberView(m: { id: string; displayName?: string | null; region?
   return { member: m.id, displayName: m.displayName ?? null, region: m.region ?? null, excluded: m.excludedAt !== null };
 }
 
-/** The profile; the exclusion history (reasons, who excluded) only for admins. */
-export async function memberProfile(ctx: AppContext, memberId: string, options: { admin: boolean }) {
+/**
+ * The profile; the exclusion history (reasons, who excluded) only for admins, and whether
+ * the member is excluded only for callers with a key (with PUBLIC_READS, anyone on the
+ * internet would otherwise see who was caught cheating).
+ */
+export async function memberProfile(ctx: AppContext, memberId: string, options: { admin: boolean; anonymous?: boolean }) {
   assertMemberId(memberId);
   const member = await findMember(ctx.db, memberId);
   if (!member) throw new NotFound(`member "${memberId}" not found`);
+  if (options.anonymous) {
+    const { excluded: _excluded, ...publicView } = memberView(member);
+    return publicView;
+  }
   if (!options.admin) return memberView(member);
   const history = await exclusionHistory(ctx.db, memberId);
   return {

@@ -1,3 +1,4 @@
+import { retiredBefore } from '../domain/retention.js';
 import type { AppContext } from '../context.js';
 import type { AggregateState } from '../storage/postgres/events-repository.js';
 import { memberProjection } from '../storage/postgres/moderation-repository.js';
@@ -34,8 +35,11 @@ const REPROJECT_DELAY_MS = 5000;
 
 /** Projects the member's current aggregates (of open periods only, or all). */
 export async function reprojectMember(ctx: AppContext, member: string, openOnly: boolean): Promise<number> {
-  const states = await memberProjection(ctx.db, member, { openOnly });
+  const states = await memberProjection(ctx.db, member, { openOnly, retiredBefore: retentionCutoff(ctx) });
   const boards = await ctx.boards.getMany(states.map((a) => a.board));
   requestScopeRebuilds(ctx, await ctx.leaderboard.project(states, boards), 'moderation');
   return states.length;
 }
+
+/** Periods closed before this instant are read from their final results: moderation no longer projects into them. */
+export const retentionCutoff = (ctx: AppContext) => retiredBefore(ctx.clock.now(), ctx.env.CLOSED_PERIOD_CACHE_HOURS);

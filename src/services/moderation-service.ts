@@ -12,13 +12,13 @@ import {
 } from '../storage/postgres/moderation-repository.js';
 import { lockPeriodShared } from '../storage/postgres/periods-repository.js';
 import { assertMemberId } from './member-id.js';
-import { project, queueReprojection } from './member-projection.js';
+import { project, queueReprojection, retentionCutoff } from './member-projection.js';
 import { memberView } from './member-profile-service.js';
 import { NotFound, Conflict } from '../domain/errors.js';
 import { parseOrThrow } from '../domain/validation.js';
 import { hasPgCode, PG_ERROR } from '../storage/postgres/pg-errors.js';
 
-const reasonSchema = z.object({ reason: z.string().trim().min(1).max(500).refine(isSafeText, UNSAFE_TEXT_MESSAGE) }).strict();
+export const reasonSchema = z.object({ reason: z.string().trim().min(1).max(500).refine(isSafeText, UNSAFE_TEXT_MESSAGE) }).strict();
 
 /**
  * Excludes a member: their events keep counting in Postgres, but every aggregate is
@@ -53,7 +53,7 @@ async function setExcluded(ctx: AppContext, memberId: string, by: string, change
     ctx.log.info({ member: memberId, by }, change.exclude ? 'member excluded' : 'member restored');
     return { ...current, excludedAt: change.exclude ? at : null };
   });
-  await project(ctx, await memberProjection(ctx.db, memberId, { openOnly: false }));
+  await project(ctx, await memberProjection(ctx.db, memberId, { openOnly: false, retiredBefore: retentionCutoff(ctx) }));
   return memberView(member);
 }
 

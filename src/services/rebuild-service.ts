@@ -8,6 +8,7 @@ import { periodContaining } from '../domain/period.js';
 import { listBoards } from '../storage/postgres/boards-repository.js';
 import { listOpenPeriods } from '../storage/postgres/periods-repository.js';
 import { findPeriod } from '../storage/postgres/periods-repository.js';
+import { isRetired } from '../domain/retention.js';
 import { isPeriodArchived } from '../storage/postgres/ledger-partitions.js';
 import type { IncompleteCategory } from '../storage/redis/leaderboard-cache.js';
 import { REBUILD_QUEUE, rebuildJobOptions, scopeDedupId, type RequestJob, type ScopeJob, type ScopeJobResult } from '../queue/rebuild-queue.js';
@@ -60,7 +61,14 @@ async function targetsOf(ctx: AppContext, request: z.infer<typeof rebuildRequest
     const currentKey = periodContaining(board.period, board.timezone, now).key;
     if (request.period) {
       const key = request.period === 'current' ? currentKey : request.period;
-      if (!(await findPeriod(ctx.db, board.id, key))) throw new NotFound(`period "${key}" not found on board "${board.id}"`);
+      const stored = await findPeriod(ctx.db, board.id, key);
+      if (!stored) throw new NotFound(`period "${key}" not found on board "${board.id}"`);
+      if (isRetired(stored, now, ctx.env.CLOSED_PERIOD_CACHE_HOURS)) {
+        throw new Conflict(
+          `period "${key}" of board "${board.id}" closed more than CLOSED_PERIOD_CACHE_HOURS (${ctx.env.CLOSED_PERIOD_CACHE_HOURS}) hours ago; its standings are read from its final results, which a rebuild does not change`,
+          [{ path: 'period', message: 'a retired closed period is not rebuilt into Redis' }],
+        );
+      }
       if (request.fromEvents && (await isPeriodArchived(ctx.db, board.id, key))) {
         throw new Conflict(`the events of period "${key}" of board "${board.id}" are archived; its stored aggregates and results stand`, [
           { path: 'fromEvents', message: 'not possible for a period whose ledger month was archived' },

@@ -6,7 +6,7 @@ import { parseOrThrow } from '../domain/validation.js';
 
 const HOUR = 3_600_000;
 
-const statsQuerySchema = z.object({
+export const statsQuerySchema = z.object({
   board: z.string().regex(BOARD_ID).optional(),
   from: z.iso.datetime({ offset: true }).optional(),
   to: z.iso.datetime({ offset: true }).optional(),

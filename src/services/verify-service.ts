@@ -2,7 +2,9 @@ import type { AppContext } from '../context.js';
 import type { Board } from '../domain/board.js';
 import { ALL_CATEGORIES, WORLD } from '../domain/ids.js';
 import { listBoards } from '../storage/postgres/boards-repository.js';
-import { listOpenPeriods } from '../storage/postgres/periods-repository.js';
+import { findPeriod, listOpenPeriods } from '../storage/postgres/periods-repository.js';
+import { isRetired } from '../domain/retention.js';
+import { scanMatching } from '../storage/redis/maintenance.js';
 import { NotFound } from '../domain/errors.js';
 import { aggregateRegions, streamScope } from '../storage/postgres/standings-repository.js';
 import { cachedRegions } from '../storage/redis/scope-regions.js';
@@ -35,6 +37,7 @@ export async function verifyLeaderboards(
   for (const board of boards) {
     const periods = options.period ? [options.period] : (await listOpenPeriods(ctx.db, board.id)).map((p) => p.key);
     for (const period of periods) {
+      if (await checkRetired(ctx, board, period, differences)) continue;
       for (const category of [ALL_CATEGORIES, ...board.categories]) {
         for (const region of await regionsOf(ctx, board, period, category)) {
           scopes += 1;
@@ -45,6 +48,21 @@ export async function verifyLeaderboards(
     }
   }
   return { scopes, differences };
+}
+
+/**
+ * A retired period (closed longer than CLOSED_PERIOD_CACHE_HOURS) is read from its final
+ * results, so Redis must hold nothing of it: any key left is a difference (the period tick
+ * removes them shortly after the retirement). True when the period is retired.
+ */
+async function checkRetired(ctx: AppContext, board: Board, period: string, out: Difference[]): Promise<boolean> {
+  const stored = await findPeriod(ctx.db, board.id, period);
+  if (!stored || !isRetired(stored, ctx.clock.now(), ctx.env.CLOSED_PERIOD_CACHE_HOURS)) return false;
+  const left = await scanMatching(ctx.leaderboard.redis, [`${ctx.leaderboard.keys.period(board.id, period)}:*`]);
+  if (left.length > 0) {
+    out.push({ board: board.id, period, category: ALL_CATEGORIES, region: WORLD, problem: `retired closed period still holds ${left.length} Redis key(s)` });
+  }
+  return true;
 }
 
 /** World, plus every region either side knows for the category. */

@@ -33,12 +33,15 @@ function startReceiver(): Promise<{ server: Server; url: string; delivered: Deli
         res.writeHead(500).end();
         return;
       }
-      const expected = `sha256=${createHmac('sha256', SECRET).update(raw).digest('hex')}`;
+      // Standard Webhooks, checked by hand: v1,<base64 HMAC-SHA256 of "id.timestamp.body">.
+      const id = String(req.headers['webhook-id']);
+      const timestamp = String(req.headers['webhook-timestamp']);
+      const expected = `v1,${createHmac('sha256', SECRET).update(`${id}.${timestamp}.${raw}`).digest('base64')}`;
       delivered.push({
-        id: String(req.headers['x-laurel-delivery']),
+        id,
         type: String(req.headers['x-laurel-event']),
         body: JSON.parse(raw),
-        signatureOk: req.headers['x-laurel-signature'] === expected,
+        signatureOk: req.headers['webhook-signature'] === expected && Math.abs(Date.now() / 1000 - Number(timestamp)) < 60,
       });
       res.writeHead(204).end();
     });

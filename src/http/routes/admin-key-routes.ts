@@ -8,7 +8,7 @@ import { principalOf, requireRole } from '../auth.js';
 import { NotFound } from '../../domain/errors.js';
 import { parseOrThrow } from '../../domain/validation.js';
 
-const createKeySchema = z
+export const createKeySchema = z
   .object({
     name: z.string().min(1).max(100).refine(isSafeText, UNSAFE_TEXT_MESSAGE),
     role: z.enum(['ingest', 'read', 'admin']),

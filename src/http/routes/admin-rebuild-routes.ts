@@ -12,7 +12,7 @@ export function adminRebuildRoutes(ctx: AppContext, verifier: ApiKeyVerifier): R
 
   router.post('/v1/admin/rebuilds', admin, async (req, res) => {
     const { rebuildId, scopes } = await requestRebuild(ctx, req.body, 'api');
-    res.status(202).json({ rebuildId, scopes });
+    res.location(`/v1/admin/rebuilds/${rebuildId}`).status(202).json({ rebuildId, scopes });
   });
   router.get('/v1/admin/rebuilds/:rebuildId', admin, async (req, res) => {
     res.json(await rebuildStatus(ctx, param(req, 'rebuildId')));

@@ -181,21 +181,6 @@ export async function rankedMemberCount(db: Db, boardId: string, key: string): P
   return rows[0]!.n;
 }
 
-/** Final standings of one scope of a closed period, a page at a time. */
-export async function finalStandings(db: Db, ref: { board: string; period: string; category: string; region: string }, page: { offset: number; limit: number }) {
-  const scope = db
-    .selectFrom('period_results')
-    .where('board_id', '=', ref.board)
-    .where('period_key', '=', ref.period)
-    .where('category', '=', ref.category)
-    .where('region', '=', ref.region);
-  const [rows, count] = await Promise.all([
-    scope.select(['rank', 'member_id', 'value']).orderBy('position').limit(page.limit).offset(page.offset).execute(),
-    scope.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { total: Number(count.n), entries: rows.map((r) => ({ rank: r.rank, member: r.member_id, scaled: r.value })) };
-}
-
 export async function scopeAwards(db: Db, ref: { board: string; period: string; category: string; region: string }) {
   return db
     .selectFrom('awards')

@@ -19,13 +19,14 @@ export interface PostgresHandle {
   pool: pg.Pool;
 }
 
-export function createPostgres(connectionString: string, options: { max?: number; applicationName?: string } = {}): PostgresHandle {
+export function createPostgres(connectionString: string, options: { max?: number; applicationName?: string; statementTimeoutMs?: number } = {}): PostgresHandle {
   const pool = new pg.Pool({
     connectionString,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'laurel',
     connectionTimeoutMillis: 5000,
     idleTimeoutMillis: 30_000,
+    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
   });
   // An idle client that loses its connection emits here; without a listener it would crash the process.
   pool.on('error', () => undefined);

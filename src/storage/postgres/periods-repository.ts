@@ -10,10 +10,11 @@ export interface StoredPeriod {
   startsAt: Date;
   endsAt: Date | null;
   state: PeriodState;
+  closedAt: Date | null;
 }
 
 function toPeriod(row: Selectable<PeriodsTable>): StoredPeriod {
-  return { boardId: row.board_id, key: row.key, startsAt: row.starts_at, endsAt: row.ends_at, state: row.state };
+  return { boardId: row.board_id, key: row.key, startsAt: row.starts_at, endsAt: row.ends_at, state: row.state, closedAt: row.closed_at };
 }
 
 export async function findPeriod(db: Db, boardId: string, key: string): Promise<StoredPeriod | undefined> {

@@ -31,6 +31,7 @@ export interface PeriodsTable {
   state: Generated<'open' | 'closing' | 'closed'>;
   created_at: Generated<Date>;
   closed_at: Date | null;
+  cache_evicted_at: Date | null;
 }
 
 export interface MembersTable {
