@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { sql } from 'kysely';
 import type { AppContext } from '../../context.js';
+import { storedFunctionDrift } from '../../storage/postgres/function-installer.js';
 import { pendingMigrations } from '../../storage/postgres/migrator.js';
 import { pingAll } from '../../storage/redis/connections.js';
 
@@ -26,6 +27,10 @@ export function healthRoutes(ctx: AppContext): Router {
       check('migrations', async () => {
         const pending = await pendingMigrations(ctx.db);
         if (pending.length > 0) throw new Error(`pending: ${pending.join(', ')}`);
+      }),
+      check('functions', async () => {
+        const drift = await storedFunctionDrift(ctx.db);
+        if (drift.length > 0) throw new Error(`not installed: ${drift.map((d) => `${d.name} (${d.state})`).join(', ')}`);
       }),
     ]);
     const failing = checks.filter((c) => !c.ok);

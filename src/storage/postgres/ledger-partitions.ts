@@ -3,8 +3,11 @@ import type { Db } from './database.js';
 
 /**
  * The ledger (score_events) is partitioned by UTC month of occurred_at, with a default
- * partition for any month that has none (see migrations/...-0006-partitioned-ledger.ts).
+ * partition for any month that has none (see migrations/...-0001-baseline.ts).
  */
+
+/** This month's partition and the next ones are kept ready (by each migration, then the period tick). */
+export const LEDGER_MONTHS_AHEAD = 3;
 
 /** A UTC month as 'YYYY-MM'. */
 export type Month = string;
