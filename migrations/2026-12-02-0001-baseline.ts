@@ -297,12 +297,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     CREATE TYPE laurel_apply_outcome AS (
       outcome text, stored_board text, stored_period text, stored_member text, stored_category text)`.execute(db);
 
-  // Which definition of each stored function is installed: the hash of its text.
+  // Every definition of each stored function ever installed (the hash of its text); the one
+  // installed last is current. The history tells a process of the previous release (its
+  // definition installed before: the database is ahead of it) from one of the next (its
+  // definition never installed: the database is behind).
   await sql`
     CREATE TABLE laurel_functions (
-      name text PRIMARY KEY,
+      name text NOT NULL,
       hash text NOT NULL,
-      installed_at timestamptz NOT NULL DEFAULT now()
+      installed_at timestamptz NOT NULL DEFAULT now(),
+      PRIMARY KEY (name, hash)
     )`.execute(db);
 }
 

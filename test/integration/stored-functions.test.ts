@@ -7,7 +7,7 @@ import { createHarness } from '../support/harness.js';
 import { databaseUrl, dropDatabase, withAdminClient } from '../support/databases.js';
 import { createPostgres } from '../../src/storage/postgres/database.js';
 import { migrateToLatest } from '../../src/storage/postgres/migrator.js';
-import { storedFunctionDrift } from '../../src/storage/postgres/function-installer.js';
+import { installStoredFunctions, storedFunctionDrift } from '../../src/storage/postgres/function-installer.js';
 import type { Database } from '../../src/storage/postgres/schema.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -42,17 +42,27 @@ describe('migrating: tables by migration, stored functions by definition', () =>
     expect(part.rows[0]!.n).toBe(1);
   });
 
-  it('reports a function whose installed definition is not the code\'s, and the next migration replaces it', async () => {
-    // What a database looks like when another release installed its own body.
+  it('tells a database behind this code from one ahead of it, and the next migration brings it in step', async () => {
+    // Ahead: a later release installed another body of laurel_apply_batch (this one stays in the history).
+    const { STORED_FUNCTIONS } = await import('../../src/storage/postgres/functions/index.js');
+    const later = STORED_FUNCTIONS.map((f) => (f.name === 'laurel_apply_batch' ? { ...f, definition: `${f.definition}\n-- a later release` } : f));
+    expect(await installStoredFunctions(a, later)).toEqual(['laurel_apply_batch']);
+    expect(await storedFunctionDrift(a, later)).toEqual([]);
+    expect(await storedFunctionDrift(a)).toEqual([{ name: 'laurel_apply_batch', state: 'superseded' }]);
+    // Behind: the database runs a body this code never installed, or none.
     await sql`UPDATE laurel_functions SET hash = 'another release' WHERE name = 'laurel_aggregate_json'`.execute(a);
     await sql`DELETE FROM laurel_functions WHERE name = 'laurel_recompute_aggregates'`.execute(a);
     expect(await storedFunctionDrift(a)).toEqual([
-      { name: 'laurel_aggregate_json', state: 'differs' },
+      { name: 'laurel_aggregate_json', state: 'outdated' },
       { name: 'laurel_recompute_aggregates', state: 'missing' },
+      { name: 'laurel_apply_batch', state: 'superseded' },
     ]);
+    // Migrating with this code (a rollback, for laurel_apply_batch) installs its definitions again.
     const again = await migrateToLatest(a);
-    expect(again).toEqual({ migrations: [], functions: ['laurel_aggregate_json', 'laurel_recompute_aggregates'] });
+    expect(again).toEqual({ migrations: [], functions: ['laurel_aggregate_json', 'laurel_recompute_aggregates', 'laurel_apply_batch'] });
     expect(await storedFunctionDrift(a)).toEqual([]);
+    const body = await sql<{ src: string }>`SELECT prosrc AS src FROM pg_proc WHERE proname = 'laurel_apply_batch'`.execute(a);
+    expect(body.rows[0]!.src).not.toContain('a later release');
     expect(await migrateToLatest(a)).toEqual({ migrations: [], functions: [] });
   });
 });
@@ -66,7 +76,7 @@ describe('/readyz', () => {
       const res = await h.api('GET', '/readyz', undefined, null);
       expect(res.status).toBe(503);
       expect(res.body.failing).toEqual(['functions']);
-      expect(res.body.checks.functions).toBe('not installed: laurel_apply_batch (differs)');
+      expect(res.body.checks.functions).toBe('not installed: laurel_apply_batch (outdated)');
     } finally {
       await h.close();
     }

@@ -29,7 +29,8 @@ export function healthRoutes(ctx: AppContext): Router {
         if (pending.length > 0) throw new Error(`pending: ${pending.join(', ')}`);
       }),
       check('functions', async () => {
-        const drift = await storedFunctionDrift(ctx.db);
+        // A superseded definition is a process of the previous release during a rolling deploy: still ready.
+        const drift = (await storedFunctionDrift(ctx.db)).filter((d) => d.state !== 'superseded');
         if (drift.length > 0) throw new Error(`not installed: ${drift.map((d) => `${d.name} (${d.state})`).join(', ')}`);
       }),
     ]);

@@ -5,47 +5,64 @@ import { STORED_FUNCTIONS, type StoredFunction } from './functions/index.js';
 
 /**
  * Stored functions are installed by definition, not by migration: each one's text lives in
- * one file under functions/, and laurel_functions records the hash of the text installed.
+ * one file under functions/, and laurel_functions records the hash of every text installed,
+ * the last one being current.
  */
 
 export function definitionHash(fn: StoredFunction): string {
   return createHash('sha256').update(fn.definition).digest('hex');
 }
 
+/** Per function name, its installed hashes, the current (last installed) first. */
+async function installedHashes(db: Kysely<Database>): Promise<Map<string, string[]>> {
+  const rows = await db.selectFrom('laurel_functions').select(['name', 'hash']).orderBy('installed_at', 'desc').execute();
+  const out = new Map<string, string[]>();
+  for (const r of rows) out.set(r.name, [...(out.get(r.name) ?? []), r.hash]);
+  return out;
+}
+
 /**
- * Creates or replaces every function whose recorded hash differs from its definition's;
- * returns their names. The caller runs it inside the migration transaction, under its lock,
- * so two processes migrating at once install each definition once.
+ * Creates or replaces every function whose current hash is not its definition's; returns
+ * their names. The caller runs it inside the migration transaction, under its lock, so two
+ * processes migrating at once install each definition once.
  */
 export async function installStoredFunctions(db: Kysely<Database>, functions: readonly StoredFunction[] = STORED_FUNCTIONS): Promise<string[]> {
-  const recorded = new Map((await db.selectFrom('laurel_functions').select(['name', 'hash']).execute()).map((r) => [r.name, r.hash]));
-  const installed: string[] = [];
+  const installed = await installedHashes(db);
+  const changed: string[] = [];
   for (const fn of functions) {
     const hash = definitionHash(fn);
-    if (recorded.get(fn.name) === hash) continue;
+    if (installed.get(fn.name)?.[0] === hash) continue;
     await sql.raw(fn.definition).execute(db);
+    // clock_timestamp, not now(): one transaction may install a definition back and forth.
     await db
       .insertInto('laurel_functions')
-      .values({ name: fn.name, hash })
-      .onConflict((oc) => oc.column('name').doUpdateSet({ hash, installed_at: new Date() }))
+      .values({ name: fn.name, hash, installed_at: sql<Date>`clock_timestamp()` })
+      .onConflict((oc) => oc.columns(['name', 'hash']).doUpdateSet({ installed_at: sql<Date>`clock_timestamp()` }))
       .execute();
-    installed.push(fn.name);
+    changed.push(fn.name);
   }
-  return installed;
+  return changed;
 }
 
 export interface FunctionDrift {
   name: string;
-  /** missing: never installed; differs: the database runs another definition than this code's. */
-  state: 'missing' | 'differs';
+  /**
+   * missing: never installed. outdated: the database runs a definition this code has never
+   * installed (this code is newer: migrate). superseded: this code's definition was
+   * installed once and a later one replaced it (this process is of the previous release,
+   * still running during a rolling deploy; the newer definition stays compatible with it).
+   */
+  state: 'missing' | 'outdated' | 'superseded';
 }
 
-/** The code's functions whose definition the database does not have (empty: in step). */
+/** The code's functions whose current definition in the database is not the code's. */
 export async function storedFunctionDrift(db: Kysely<Database>, functions: readonly StoredFunction[] = STORED_FUNCTIONS): Promise<FunctionDrift[]> {
-  const recorded = new Map((await db.selectFrom('laurel_functions').select(['name', 'hash']).execute()).map((r) => [r.name, r.hash]));
+  const installed = await installedHashes(db);
   return functions.flatMap((fn): FunctionDrift[] => {
-    const hash = recorded.get(fn.name);
-    if (hash === undefined) return [{ name: fn.name, state: 'missing' }];
-    return hash === definitionHash(fn) ? [] : [{ name: fn.name, state: 'differs' }];
+    const hashes = installed.get(fn.name) ?? [];
+    const hash = definitionHash(fn);
+    if (hashes.length === 0) return [{ name: fn.name, state: 'missing' }];
+    if (hashes[0] === hash) return [];
+    return [{ name: fn.name, state: hashes.includes(hash) ? 'superseded' : 'outdated' }];
   });
 }
