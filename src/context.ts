@@ -4,7 +4,7 @@ import { systemClock, type Clock } from './clock.js';
 import { createLogger, type Logger } from './logger.js';
 import { createPostgres, type Db, type PostgresHandle } from './storage/postgres/database.js';
 import { BoardCatalog } from './storage/board-catalog.js';
-import { PeriodCache } from './storage/period-cache.js';
+import { PeriodCache } from './storage/period-row-cache.js';
 import { createFailFastRedis, onConnectionError, leaderboardTarget, queueTarget, type RedisClient } from './storage/redis/connections.js';
 import { LeaderboardKeys } from './storage/redis/leaderboard-keys.js';
 import { LeaderboardCache } from './storage/redis/leaderboard-cache.js';
@@ -14,6 +14,7 @@ import { createRebuildFlowProducer, createRebuildQueue } from './queue/rebuild-q
 import { createPeriodsQueue } from './queue/periods-queue.js';
 import { createWebhooksQueue, type WebhookJob } from './queue/webhooks-queue.js';
 import { Metrics } from './observability/metrics.js';
+import { QueueMemoryGuard } from './services/intake-backpressure.js';
 
 /**
  * Points where tests inject failures into the real pipeline (a crash between the Postgres
@@ -43,6 +44,8 @@ export interface AppContext {
   periodsQueue: Queue;
   webhooksQueue: Queue<WebhookJob>;
   metrics: Metrics;
+  /** Intake's backpressure on the queue Redis' memory. */
+  queueMemory: QueueMemoryGuard;
   faults: FaultHooks;
   close(): Promise<void>;
 }
@@ -74,6 +77,9 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
   periodsQueue.on('error', (err) => log.warn({ err: err.message }, 'periods queue error'));
   const webhooksQueue = createWebhooksQueue(queueRedis, env.REDIS_PREFIX);
   webhooksQueue.on('error', (err) => log.warn({ err: err.message }, 'webhooks queue error'));
+  const metrics = new Metrics(() => [scoreQueue, rebuildQueue, periodsQueue, webhooksQueue] as Queue[]);
+  const queueMemory = new QueueMemoryGuard(queueRedis, env.QUEUE_MEMORY_REFUSE_RATIO, log);
+  queueMemory.register(metrics.registry);
 
   return {
     env,
@@ -90,7 +96,8 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
     rebuildFlow,
     periodsQueue,
     webhooksQueue,
-    metrics: new Metrics(() => [scoreQueue, rebuildQueue, periodsQueue, webhooksQueue] as Queue[]),
+    metrics,
+    queueMemory,
     faults: options.faults ?? {},
     async close() {
       await scoreQueue.close().catch(() => undefined);

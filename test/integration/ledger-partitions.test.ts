@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -9,7 +9,7 @@ import { referenceStandings, type RefEvent } from '../support/reference.js';
 import { processScoreJob } from '../../workers/score-processor.js';
 import { payloadHash, type ScoreEventInput } from '../../src/domain/event.js';
 import type { ScoreJob } from '../../src/queue/score-events-queue.js';
-import { runTick } from '../../src/services/period-lifecycle.js';
+import { runTick } from '../../workers/period-tick.js';
 import { archiveLedger } from '../../src/services/ledger-archive.js';
 import { verifyLeaderboards } from '../../src/services/verify-service.js';
 import { processScopeRebuild } from '../../workers/rebuild-processor.js';
@@ -186,6 +186,8 @@ describe('the partitioned ledger in service', () => {
     const kept = await sql<{ n: number }>`SELECT count(*)::int AS n FROM ledger_archive.score_events_p2026_09`.execute(h.ctx.db);
     expect(kept.rows[0]!.n).toBe(40);
     expect(await readdir(outDir)).toEqual(['score_events_2026-09.csv.gz']);
+    // The file holds every member's events: readable by its owner only, whatever the umask.
+    expect((await stat(path.join(outDir, 'score_events_2026-09.csv.gz'))).mode & 0o777).toBe(0o600);
     const csv = gunzipSync(await readFile(path.join(outDir, 'score_events_2026-09.csv.gz'))).toString('utf8').trim().split('\n');
     expect(csv[0]).toMatch(/^id,idempotency_key,board_id,period_key,member_id/);
     expect(csv.slice(1).map((l) => l.split(',')[1]).sort()).toEqual(events.map((e) => e.key).sort());

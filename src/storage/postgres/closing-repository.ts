@@ -179,19 +179,11 @@ export async function reportPage(db: Db, boardId: string, key: string, afterId: 
   return rows.map((r) => ({ id: r.id, member: r.member_id, rank: r.rank, title: r.title, body: r.body, award: r.award }));
 }
 
-/** Final standings of one scope of a closed period, a page at a time. */
-export async function finalStandings(db: Db, ref: { board: string; period: string; category: string; region: string }, page: { offset: number; limit: number }) {
-  const scope = db
-    .selectFrom('period_results')
-    .where('board_id', '=', ref.board)
-    .where('period_key', '=', ref.period)
-    .where('category', '=', ref.category)
-    .where('region', '=', ref.region);
-  const [rows, count] = await Promise.all([
-    scope.select(['rank', 'member_id', 'value']).orderBy('position').limit(page.limit).offset(page.offset).execute(),
-    scope.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { total: Number(count.n), entries: rows.map((r) => ({ rank: r.rank, member: r.member_id, scaled: r.value })) };
+/** How many members a closed period ranked in its world scope of all categories. */
+export async function rankedMemberCount(db: Db, boardId: string, key: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    SELECT count(*)::int AS n FROM period_results WHERE board_id = ${boardId} AND period_key = ${key} AND category = 'all' AND region = 'world'`.execute(db);
+  return rows[0]!.n;
 }
 
 export async function scopeAwards(db: Db, ref: { board: string; period: string; category: string; region: string }) {

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Database } from './schema.js';
 
 // int8 columns (ids, scaled values, versions) stay below 2^53 by construction: read them
@@ -33,4 +33,8 @@ export function createPostgres(connectionString: string, options: { max?: number
   pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, pool };
+}
+
+export async function pingPostgres(db: Db): Promise<void> {
+  await sql`SELECT 1`.execute(db);
 }

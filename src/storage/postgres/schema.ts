@@ -33,6 +33,7 @@ export interface PeriodsTable {
   closed_at: Date | null;
   closing_started_at: Date | null;
   webhooks_enqueued_at: Date | null;
+  cache_evicted_at: Date | null;
 }
 
 export interface MembersTable {

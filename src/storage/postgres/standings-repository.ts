@@ -136,6 +136,14 @@ export async function countAggregates(db: Db, ref: { board: string; period: stri
   return rows[0]!.n;
 }
 
+/** The regions members of a category have aggregates in. */
+export async function aggregateRegions(db: Db, ref: { board: string; period: string; category: string }): Promise<string[]> {
+  const { rows } = await sql<{ region: string }>`
+    SELECT DISTINCT region FROM member_aggregates
+     WHERE board_id = ${ref.board} AND period_key = ${ref.period} AND category = ${ref.category} AND region IS NOT NULL`.execute(db);
+  return rows.map((r) => r.region);
+}
+
 /**
  * The whole ranking of one scope, streamed through a server-side cursor in chunks: one
  * pass over Postgres however large the scope, with memory bounded by the chunk.

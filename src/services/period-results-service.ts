@@ -2,13 +2,14 @@ import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { conflict, notFound, parseOrThrow } from '../http/errors.js';
 import { listPeriods } from '../storage/postgres/periods-repository.js';
-import { finalStandings, memberAwards, memberNotifications, scopeAwards } from '../storage/postgres/closing-repository.js';
-import { assertMemberId } from './members-service.js';
+import { resultsPage } from '../storage/postgres/final-results-repository.js';
+import { memberAwards, memberNotifications, scopeAwards } from '../storage/postgres/closing-repository.js';
+import { assertMemberId } from './member-id.js';
 import { displayNames } from '../storage/postgres/members-repository.js';
 import { unscale } from '../domain/decimal.js';
 import { pageQuerySchema, resolveScope } from './standings-service.js';
 
-const periodsQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
+export const periodsQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
 
 export async function boardPeriods(ctx: AppContext, boardId: string, query: Record<string, unknown>) {
   const { limit } = parseOrThrow(periodsQuerySchema, query, 'query');
@@ -31,13 +32,13 @@ export async function boardPeriods(ctx: AppContext, boardId: string, query: Reco
  * shape of the live standings, with the awards of the scope. An open period: 409.
  */
 export async function periodResults(ctx: AppContext, boardId: string, key: string, query: Record<string, unknown>) {
-  const page = parseOrThrow(pageQuerySchema.omit({ period: true }), query, 'query');
+  const page = parseOrThrow(resultsQuerySchema, query, 'query');
   const scope = await resolveScope(ctx, boardId, { ...query, period: key });
   if (scope.period.state !== 'closed') {
     throw conflict(`period "${key}" of board "${boardId}" is ${scope.period.state}; final results exist once it is closed`);
   }
   const ref = { board: boardId, period: key, category: scope.category, region: scope.region };
-  const [final, awards] = await Promise.all([finalStandings(ctx.db, ref, page), scopeAwards(ctx.db, ref)]);
+  const [final, awards] = await Promise.all([resultsPage(ctx.db, ref, page.offset, page.limit), scopeAwards(ctx.db, ref)]);
   const names = await displayNames(ctx.db, final.entries.map((e) => e.member));
   return {
     board: boardId,
@@ -58,7 +59,10 @@ export async function periodResults(ctx: AppContext, boardId: string, key: strin
   };
 }
 
-const notificationsQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(500).default(50) });
+/** The standings page query without `period`: the period is the path's key. */
+export const resultsQuerySchema = pageQuerySchema.omit({ period: true });
+
+export const notificationsQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(500).default(50) });
 
 export async function awardsOf(ctx: AppContext, memberId: string) {
   assertMemberId(memberId);

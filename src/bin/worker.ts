@@ -1,3 +1,3 @@
-import { run } from '../src/bin/run.js';
+import { run } from './run.js';
 
 await run({ web: false, worker: true });

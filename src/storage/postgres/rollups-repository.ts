@@ -1,19 +1,12 @@
 import { sql } from 'kysely';
-import { z } from 'zod';
-import type { AppContext } from '../context.js';
-import { BOARD_ID } from '../domain/ids.js';
-import { parseOrThrow } from '../http/errors.js';
-
-const HOUR = 3_600_000;
+import type { Db } from './database.js';
 
 /**
- * Recomputes the hourly rollups (per board, period and hour) of the last `hours` hours from
- * the ledger and the insert-only logs. Idempotent: each run overwrites the hours it covers.
- * Lag is received -> applied (the Postgres commit; the Redis write follows in the same job).
+ * Recomputes the hourly rollups (per board, period and hour) from `from` on, from the ledger
+ * and the insert-only logs, in one statement; each run overwrites the hours it covers.
+ * Lag is received -> applied (the Postgres commit). Returns the rows written.
  */
-export async function computeRollups(ctx: AppContext, hours = 3): Promise<number> {
-  const now = ctx.clock.now();
-  const from = new Date(Math.floor(now.getTime() / HOUR) * HOUR - (hours - 1) * HOUR);
+export async function writeRollups(db: Db, from: Date, now: Date): Promise<number> {
   const { rows } = await sql<{ n: number }>`
     WITH applied AS (
       SELECT board_id, period_key, date_trunc('hour', applied_at) AS hour, count(*) AS n,
@@ -66,39 +59,12 @@ export async function computeRollups(ctx: AppContext, hours = 3): Promise<number
         rebuilds = excluded.rebuilds, rebuild_ms = excluded.rebuild_ms, computed_at = excluded.computed_at
       RETURNING 1
     )
-    SELECT count(*)::int AS n FROM written`.execute(ctx.db);
+    SELECT count(*)::int AS n FROM written`.execute(db);
   return rows[0]!.n;
 }
 
-const statsQuerySchema = z.object({
-  board: z.string().regex(BOARD_ID).optional(),
-  from: z.iso.datetime({ offset: true }).optional(),
-  to: z.iso.datetime({ offset: true }).optional(),
-});
-
-export async function stats(ctx: AppContext, query: unknown) {
-  const q = parseOrThrow(statsQuerySchema, query, 'query');
-  const to = q.to ? new Date(q.to) : ctx.clock.now();
-  const from = q.from ? new Date(q.from) : new Date(to.getTime() - 24 * HOUR);
-  let select = ctx.db.selectFrom('rollups').selectAll().where('hour', '>=', from).where('hour', '<', to);
-  if (q.board) select = select.where('board_id', '=', q.board);
-  const rows = await select.orderBy('hour').orderBy('board_id').orderBy('period_key').execute();
-  return {
-    from: from.toISOString(),
-    to: to.toISOString(),
-    rollups: rows.map((r) => ({
-      board: r.board_id,
-      period: r.period_key,
-      hour: r.hour.toISOString(),
-      applied: r.applied,
-      duplicates: r.duplicates,
-      rejected: { periodClosed: r.rejected_period_closed, conflict: r.rejected_conflict, outOfRange: r.rejected_out_of_range },
-      members: r.members,
-      lagP50Ms: r.lag_p50_ms,
-      lagP99Ms: r.lag_p99_ms,
-      voids: r.voids,
-      rebuilds: r.rebuilds,
-      rebuildMs: Number(r.rebuild_ms),
-    })),
-  };
+export async function listRollups(db: Db, range: { from: Date; to: Date; board?: string }) {
+  let select = db.selectFrom('rollups').selectAll().where('hour', '>=', range.from).where('hour', '<', range.to);
+  if (range.board) select = select.where('board_id', '=', range.board);
+  return select.orderBy('hour').orderBy('board_id').orderBy('period_key').execute();
 }

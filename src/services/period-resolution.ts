@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.js';
 import type { Board } from '../domain/board.js';
 import { periodContaining, periodForKey, type PeriodWindow } from '../domain/period.js';
+import { isRetired } from '../domain/retention.js';
 import type { PeriodState, StoredPeriod } from '../storage/postgres/periods-repository.js';
 
 export interface PeriodView {
@@ -14,6 +15,8 @@ export interface ResolvedPeriod {
   view: PeriodView;
   /** False for a current period that no event has reached yet: it is shown, never created. */
   stored: boolean;
+  /** Closed longer than CLOSED_PERIOD_CACHE_HOURS: read from its final results, never from Redis. */
+  retired: boolean;
 }
 
 /**
@@ -47,7 +50,8 @@ export async function resolvePeriods(
   return windows.flatMap((w) => {
     const row = byRef.get(`${w.boardId}|${w.key}`);
     if (!row && requested !== 'current') return [];
-    return [{ board: w.board, stored: row !== undefined, view: periodView(w, row) }];
+    const retired = row !== undefined && isRetired(row, now, ctx.env.CLOSED_PERIOD_CACHE_HOURS);
+    return [{ board: w.board, stored: row !== undefined, retired, view: periodView(w, row) }];
   });
 }
 

@@ -1,22 +1,17 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { MEMBER_ID } from '../domain/ids.js';
-import { parseOrThrow, validationFailed } from '../http/errors.js';
+import { parseOrThrow } from '../http/errors.js';
+import { assertMemberId } from './member-id.js';
 import { replaceFollowing } from '../storage/postgres/members-repository.js';
 
 export const MAX_FOLLOWING = 1000;
 
-const followingSchema = z
+export const followingSchema = z
   .object({
     memberIds: z.array(z.string().regex(MEMBER_ID, 'must match ^[A-Za-z0-9_.:@-]{1,128}$')).max(MAX_FOLLOWING, `at most ${MAX_FOLLOWING} members`),
   })
   .strict();
-
-export function assertMemberId(memberId: string): void {
-  if (!MEMBER_ID.test(memberId)) {
-    throw validationFailed('invalid member id', [{ path: 'memberId', message: 'must match ^[A-Za-z0-9_.:@-]{1,128}$' }]);
-  }
-}
 
 /** Replaces whom a member follows: duplicates collapse, the member itself is ignored. */
 export async function putFollowing(ctx: AppContext, memberId: string, body: unknown) {
