@@ -3,7 +3,7 @@ import { SingleBar, Presets } from 'cli-progress';
 import { loadEnvOrExit } from '../config/env.js';
 import { createContext, type AppContext } from '../context.js';
 import { createLogger } from '../logger.js';
-import { migrateDatabase } from '../storage/postgres/migrator.js';
+import { describeMigration, migrateDatabase } from '../storage/postgres/migrator.js';
 import { waitUntilReady } from '../storage/redis/connections.js';
 import { rebuildStatus, requestRebuild } from '../services/rebuild-service.js';
 import { verifyLeaderboards } from '../services/verify-service.js';
@@ -48,10 +48,9 @@ export function buildProgram(configure?: (root: Command) => void): Command {
 
   program
     .command('migrate')
-    .description('apply database migrations up to the latest')
+    .description('apply database migrations up to the latest, then install changed stored functions')
     .action(async () => {
-      const applied = await migrateDatabase(loadEnvOrExit().DATABASE_URL);
-      console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
+      console.log(describeMigration(await migrateDatabase(loadEnvOrExit().DATABASE_URL)));
     });
 
   program

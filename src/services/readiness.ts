@@ -1,5 +1,6 @@
 import type { AppContext } from '../context.js';
 import { pingPostgres } from '../storage/postgres/database.js';
+import { storedFunctionDrift } from '../storage/postgres/function-installer.js';
 import { pendingMigrations } from '../storage/postgres/migrator.js';
 import { pingAll } from '../storage/redis/connections.js';
 
@@ -27,7 +28,7 @@ async function check(name: string, probe: () => Promise<unknown>): Promise<{ nam
   }
 }
 
-/** Whether this process can serve: Postgres, both Redis roles, and no pending migration. */
+/** Whether this process can serve: Postgres, both Redis roles, no pending migration, and the stored functions of this code (or a later, compatible release) installed. */
 export async function readiness(ctx: AppContext): Promise<Readiness> {
   const checks = await Promise.all([
     check('postgres', () => pingPostgres(ctx.db)),
@@ -36,6 +37,11 @@ export async function readiness(ctx: AppContext): Promise<Readiness> {
     check('migrations', async () => {
       const pending = await pendingMigrations(ctx.db);
       if (pending.length > 0) throw new Error(`pending: ${pending.join(', ')}`);
+    }),
+    check('functions', async () => {
+      // A superseded definition is a process of the previous release during a rolling deploy: still ready.
+      const drift = (await storedFunctionDrift(ctx.db)).filter((d) => d.state !== 'superseded');
+      if (drift.length > 0) throw new Error(`not installed: ${drift.map((d) => `${d.name} (${d.state})`).join(', ')}`);
     }),
   ]);
   const failing = checks.filter((c) => !c.ok).map((c) => c.name);

@@ -142,18 +142,23 @@ export async function writeReports(db: Db, board: Board, key: string, label: str
 }
 
 export async function markClosed(db: Db, boardId: string, key: string, now: Date): Promise<void> {
-  await sql`UPDATE periods SET state = 'closed', closed_at = ${now} WHERE board_id = ${boardId} AND key = ${key}`.execute(db);
+  await db.updateTable('periods').set({ state: 'closed', closed_at: now }).where('board_id', '=', boardId).where('key', '=', key).execute();
 }
 
 /** Closed periods whose webhooks were not enqueued yet (a crash right after the close commit). */
 export async function periodsAwaitingWebhooks(db: Db): Promise<Array<{ boardId: string; key: string }>> {
-  const { rows } = await sql<{ board_id: string; key: string }>`
-    SELECT board_id, key FROM periods WHERE state = 'closed' AND webhooks_enqueued_at IS NULL ORDER BY closed_at`.execute(db);
+  const rows = await db
+    .selectFrom('periods')
+    .select(['board_id', 'key'])
+    .where('state', '=', 'closed')
+    .where('webhooks_enqueued_at', 'is', null)
+    .orderBy('closed_at')
+    .execute();
   return rows.map((r) => ({ boardId: r.board_id, key: r.key }));
 }
 
 export async function markWebhooksEnqueued(db: Db, boardId: string, key: string, now: Date): Promise<void> {
-  await sql`UPDATE periods SET webhooks_enqueued_at = ${now} WHERE board_id = ${boardId} AND key = ${key}`.execute(db);
+  await db.updateTable('periods').set({ webhooks_enqueued_at: now }).where('board_id', '=', boardId).where('key', '=', key).execute();
 }
 
 export interface ReportRow {

@@ -1,31 +1,31 @@
-import { sql, type Kysely } from 'kysely';
+import { mergeAggregates, rankedEvents, scopesOf, winnerColumns } from './aggregate-rules.js';
+import type { StoredFunction } from './stored-function.js';
 
 /**
- * laurel_apply_batch, same contract and same statements in the same order (so the same
- * locks, taken in the same order), made cheaper per event:
+ * laurel_apply_batch applies one intake batch in one round trip and one transaction:
+ * classify each event (duplicate, conflict, closed period, fresh), refuse sums that would
+ * leave ±2^40, insert the fresh events, fold them into the member aggregates (bumping each
+ * aggregate's version), record rejections, and return the resulting aggregates for the
+ * Redis projection. Called by storage/postgres/events-repository.ts (applyBatch).
  *
- * - The events are parsed from jsonb once, into an array of a composite type. Each pass
- *   reads them with unnest and writes only a parallel array of verdicts (then of outcomes);
- *   the 0006 version re-serialised and re-parsed every event, payload included, as jsonb in
- *   each of its passes.
- * - laurel_aggregate_json is declared STABLE, which it is (jsonb_build_object is stable):
- *   declared IMMUTABLE, the planner could not inline it and called it once per aggregate.
+ * Why it is shaped as it is (each point measured with bench/apply-cost.ts):
+ * - The events are parsed from jsonb once, into an array of laurel_apply_event. Each pass
+ *   reads them with unnest and writes only a parallel array of verdicts (then of outcomes).
  * - No statement joins two of its own intermediate results: a repeated key finds its first
  *   copy with a window, and the range check adds each sum to its current row with GROUP BY.
  *   Estimated at a few rows, such joins were planned as nested loops; the range check's
- *   compared every pair, a quadratic cost (~300 ms per 1000 events) once the batch's members
- *   all had aggregate rows, which is the steady state.
+ *   compared every pair, a quadratic cost once the batch's members all had aggregate rows.
  * - Keys this batch claimed are looked up in the claimed-keys object (a binary search), not
  *   in a jsonb array of inserted keys (a linear one), and the key table is read again only
  *   for events this batch did not store itself.
+ * - When copies of one key in a batch are rejected with the same reason and payload hash, the
+ *   rejection row kept (unique on those three) is the first copy's.
  *
- * Outcomes, rows written and locks are those of 0006. One choice was arbitrary in 0006 and is
- * now fixed: when copies of one key in a batch are rejected with the same reason and payload
- * hash, the rejection row kept (unique on those three) is the first copy's.
+ * Signature (jsonb, jsonb, timestamptz) -> jsonb: workers of the previous release call it
+ * during a rolling deploy. Read "Stored functions" in docs/ARCHITECTURE.md before changing it.
  */
-const EVENT_FIELDS = `ord int, key text, board_id text, period_key text, starts_at timestamptz, ends_at timestamptz,
-  member_id text, category text, value bigint, occurred_at timestamptz, received_at timestamptz,
-  source text, payload_hash text, metadata jsonb, payload jsonb, pre_reason text`;
+
+/** Columns of laurel_apply_event (migrations/...-0001-baseline.ts), in its order. */
 const EVENT_COLUMNS = `ord, key, board_id, period_key, starts_at, ends_at, member_id, category, value, occurred_at,
   received_at, source, payload_hash, metadata, payload, pre_reason`;
 /** The batch's events beside their verdicts, i being the position in the batch. */
@@ -34,7 +34,9 @@ const classified = (alias: string) => `unnest(v_ev, v_verdict) WITH ORDINALITY A
 const decided = (alias: string) =>
   `unnest(v_ev, v_out) AS ${alias}(${EVENT_COLUMNS}, outcome, stored_board, stored_period, stored_member, stored_category)`;
 
-const APPLY_BATCH = `
+export const applyBatch: StoredFunction = {
+  name: 'laurel_apply_batch',
+  definition: `
 CREATE OR REPLACE FUNCTION laurel_apply_batch(p_events jsonb, p_boards jsonb, p_now timestamptz)
 RETURNS jsonb
 LANGUAGE plpgsql
@@ -144,7 +146,7 @@ BEGIN
     SELECT f.board_id, f.period_key, k.cat, f.member_id, sum(f.value) AS s
       FROM fresh f
       JOIN boards b ON b.id = f.board_id AND b.aggregation = 'sum'
-      CROSS JOIN LATERAL (VALUES ('all'::text), (f.category)) AS k(cat)
+      ${scopesOf('f.category')}
      WHERE k.cat IS NOT NULL
      GROUP BY 1, 2, 3, 4
   ),
@@ -209,99 +211,19 @@ BEGIN
     SELECT i.*, k.cat, b.aggregation, b.sort_order
       FROM ins i
       JOIN boards b ON b.id = i.board_id
-      CROSS JOIN LATERAL (VALUES ('all'::text), (i.category)) AS k(cat)
+      ${scopesOf('i.category')}
      WHERE k.cat IS NOT NULL
   ),
-  ranked AS (
-    SELECT x.*,
-           row_number() OVER w AS rn,
-           sum(x.value) OVER p AS total,
-           max(x.occurred_at) OVER p AS latest,
-           count(*) OVER p AS n
-      FROM expanded x
-    WINDOW p AS (PARTITION BY x.board_id, x.period_key, x.cat, x.member_id),
-           w AS (PARTITION BY x.board_id, x.period_key, x.cat, x.member_id
-                 ORDER BY CASE WHEN x.aggregation = 'best' THEN CASE WHEN x.sort_order = 'desc' THEN -x.value ELSE x.value END END,
-                          CASE WHEN x.aggregation = 'best' THEN x.occurred_at END,
-                          x.occurred_at DESC, x.idempotency_key DESC)
+  ranked AS (${rankedEvents('expanded', 'x.board_id, x.period_key, x.cat, x.member_id')}
   ),
   contrib AS (
     SELECT r.board_id, r.period_key, r.cat, r.member_id, r.aggregation, r.sort_order,
-           (CASE WHEN r.aggregation = 'sum' THEN r.total ELSE r.value END)::bigint AS value,
-           CASE WHEN r.aggregation = 'sum' THEN r.latest ELSE r.occurred_at END AS reached_at,
-           r.idempotency_key AS last_key, r.n::int AS n, m.region
+           ${winnerColumns('r')}, m.region
       FROM ranked r
       JOIN members m ON m.id = r.member_id
      WHERE r.rn = 1
   ),
-  up_sum AS (
-    INSERT INTO member_aggregates AS a (board_id, period_key, category, member_id, value, reached_at, last_key, event_count, region, updated_at)
-    SELECT c.board_id, c.period_key, c.cat, c.member_id, c.value, c.reached_at, c.last_key, c.n, c.region, p_now
-      FROM contrib c WHERE c.aggregation = 'sum'
-     ORDER BY 1, 2, 3, 4
-    ON CONFLICT (board_id, period_key, category, member_id) DO UPDATE SET
-      value = a.value + excluded.value,
-      reached_at = greatest(a.reached_at, excluded.reached_at),
-      last_key = CASE WHEN (excluded.reached_at, excluded.last_key) > (a.reached_at, a.last_key) THEN excluded.last_key ELSE a.last_key END,
-      event_count = a.event_count + excluded.event_count,
-      region = excluded.region,
-      version = a.version + 1,
-      updated_at = excluded.updated_at
-    RETURNING 1
-  ),
-  up_best_desc AS (
-    INSERT INTO member_aggregates AS a (board_id, period_key, category, member_id, value, reached_at, last_key, event_count, region, updated_at)
-    SELECT c.board_id, c.period_key, c.cat, c.member_id, c.value, c.reached_at, c.last_key, c.n, c.region, p_now
-      FROM contrib c WHERE c.aggregation = 'best' AND c.sort_order = 'desc'
-     ORDER BY 1, 2, 3, 4
-    ON CONFLICT (board_id, period_key, category, member_id) DO UPDATE SET
-      value = CASE WHEN a.event_count = 0 THEN excluded.value ELSE greatest(a.value, excluded.value) END,
-      reached_at = CASE WHEN a.event_count = 0 OR excluded.value > a.value THEN excluded.reached_at
-                        WHEN excluded.value < a.value THEN a.reached_at
-                        ELSE least(a.reached_at, excluded.reached_at) END,
-      last_key = CASE WHEN a.event_count = 0 OR excluded.value > a.value
-                        OR (excluded.value = a.value AND excluded.reached_at < a.reached_at)
-                      THEN excluded.last_key ELSE a.last_key END,
-      event_count = a.event_count + excluded.event_count,
-      region = excluded.region,
-      version = a.version + 1,
-      updated_at = excluded.updated_at
-    RETURNING 1
-  ),
-  up_best_asc AS (
-    INSERT INTO member_aggregates AS a (board_id, period_key, category, member_id, value, reached_at, last_key, event_count, region, updated_at)
-    SELECT c.board_id, c.period_key, c.cat, c.member_id, c.value, c.reached_at, c.last_key, c.n, c.region, p_now
-      FROM contrib c WHERE c.aggregation = 'best' AND c.sort_order = 'asc'
-     ORDER BY 1, 2, 3, 4
-    ON CONFLICT (board_id, period_key, category, member_id) DO UPDATE SET
-      value = CASE WHEN a.event_count = 0 THEN excluded.value ELSE least(a.value, excluded.value) END,
-      reached_at = CASE WHEN a.event_count = 0 OR excluded.value < a.value THEN excluded.reached_at
-                        WHEN excluded.value > a.value THEN a.reached_at
-                        ELSE least(a.reached_at, excluded.reached_at) END,
-      last_key = CASE WHEN a.event_count = 0 OR excluded.value < a.value
-                        OR (excluded.value = a.value AND excluded.reached_at < a.reached_at)
-                      THEN excluded.last_key ELSE a.last_key END,
-      event_count = a.event_count + excluded.event_count,
-      region = excluded.region,
-      version = a.version + 1,
-      updated_at = excluded.updated_at
-    RETURNING 1
-  ),
-  up_last AS (
-    INSERT INTO member_aggregates AS a (board_id, period_key, category, member_id, value, reached_at, last_key, event_count, region, updated_at)
-    SELECT c.board_id, c.period_key, c.cat, c.member_id, c.value, c.reached_at, c.last_key, c.n, c.region, p_now
-      FROM contrib c WHERE c.aggregation = 'last'
-     ORDER BY 1, 2, 3, 4
-    ON CONFLICT (board_id, period_key, category, member_id) DO UPDATE SET
-      value = CASE WHEN (excluded.reached_at, excluded.last_key) > (a.reached_at, a.last_key) THEN excluded.value ELSE a.value END,
-      reached_at = greatest(a.reached_at, excluded.reached_at),
-      last_key = CASE WHEN (excluded.reached_at, excluded.last_key) > (a.reached_at, a.last_key) THEN excluded.last_key ELSE a.last_key END,
-      event_count = a.event_count + excluded.event_count,
-      region = excluded.region,
-      version = a.version + 1,
-      updated_at = excluded.updated_at
-    RETURNING 1
-  )
+  ${mergeAggregates('contrib', 'p_now')}
   SELECT count(*) INTO v_inserted FROM ins;
 
   -- Final pass. An event classified fresh may still have lost a race with a concurrent
@@ -376,7 +298,7 @@ BEGIN
     INTO v_aggregates
     FROM (SELECT DISTINCT f.stored_board, f.stored_period, k.cat, f.stored_member
             FROM ${decided('f')}
-            CROSS JOIN LATERAL (VALUES ('all'::text), (f.stored_category)) AS k(cat)
+            ${scopesOf('f.stored_category')}
            WHERE f.outcome IN ('applied', 'duplicate') AND k.cat IS NOT NULL) t
     -- One lookup by the whole key per aggregate. As a plain join, stale statistics of a young
     -- table once planned it as a scan of the board's rows per aggregate (seconds per batch).
@@ -397,27 +319,5 @@ BEGIN
     'aggregates', v_aggregates,
     'createdPeriods', v_created);
 END
-$fn$`;
-
-export async function up(db: Kysely<any>): Promise<void> {
-  // Kept for down(), beside what 0006 keeps (0006's down() runs after this one's).
-  await sql`
-    INSERT INTO laurel_superseded_functions (name, definition)
-    SELECT '0007:' || p.proname, pg_get_functiondef(p.oid) FROM pg_proc p
-     WHERE p.proname = 'laurel_apply_batch' AND p.pronamespace = current_schema()::regnamespace`.execute(db);
-  await sql.raw(`CREATE TYPE laurel_apply_event AS (${EVENT_FIELDS})`).execute(db);
-  await sql`
-    CREATE TYPE laurel_apply_outcome AS (
-      outcome text, stored_board text, stored_period text, stored_member text, stored_category text)`.execute(db);
-  await sql`ALTER FUNCTION laurel_aggregate_json(member_aggregates, boolean, boolean) STABLE`.execute(db);
-  await sql.raw(APPLY_BATCH).execute(db);
-}
-
-export async function down(db: Kysely<any>): Promise<void> {
-  const { rows } = await sql<{ definition: string }>`
-    DELETE FROM laurel_superseded_functions WHERE name = '0007:laurel_apply_batch' RETURNING definition`.execute(db);
-  for (const r of rows) await sql.raw(r.definition).execute(db);
-  await sql`ALTER FUNCTION laurel_aggregate_json(member_aggregates, boolean, boolean) IMMUTABLE`.execute(db);
-  await sql`DROP TYPE laurel_apply_outcome`.execute(db);
-  await sql`DROP TYPE laurel_apply_event`.execute(db);
-}
+$fn$`,
+};
