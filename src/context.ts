@@ -14,6 +14,8 @@ import { createRebuildFlowProducer, createRebuildQueue } from './queue/rebuild-q
 import { createPeriodsQueue } from './queue/periods-queue.js';
 import { createWebhooksQueue, type WebhookJob } from './queue/webhooks-queue.js';
 import { Metrics } from './observability/metrics.js';
+import type { LaurelError } from './domain/errors.js';
+import { storageFailure } from './storage/failures.js';
 import { FallbackReads } from './services/fallback-reads.js';
 import { MemberDirectory } from './services/member-directory.js';
 import { MemberChanges } from './storage/redis/member-changes.js';
@@ -54,6 +56,8 @@ export interface AppContext {
   /** Intake's backpressure on the queue Redis' memory. */
   queueMemory: QueueMemoryGuard;
   faults: FaultHooks;
+  /** What a storage failure means in Laurel's terms (an outage, unstorable text), or undefined for a bug. */
+  failureOf(err: unknown): LaurelError | undefined;
   close(): Promise<void>;
 }
 
@@ -115,6 +119,7 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
     metrics,
     queueMemory,
     faults: options.faults ?? {},
+    failureOf: (err) => storageFailure(err, [queueRedis, leaderboardRedis]),
     async close() {
       await scoreQueue.close().catch(() => undefined);
       await rebuildQueue.close().catch(() => undefined);

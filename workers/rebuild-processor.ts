@@ -5,9 +5,9 @@ import { recomputeAggregates } from '../src/storage/postgres/moderation-reposito
 import { aggregatePage, countAggregates } from '../src/storage/postgres/standings-repository.js';
 import { recordRebuild } from '../src/storage/postgres/rebuild-log-repository.js';
 import { ScopeRebuildWriter } from '../src/storage/redis/scope-rebuild.js';
+import type { ScopeJob, ScopeJobResult } from '../src/queue/rebuild-queue.js';
 import { findPeriod } from '../src/storage/postgres/periods-repository.js';
 import { isRetired } from '../src/domain/retention.js';
-import { scopeJobSchema, type ScopeJobResult } from '../src/queue/rebuild-queue.js';
 
 const PAGE_SIZE = 5000;
 
@@ -22,10 +22,9 @@ const PAGE_SIZE = 5000;
  */
 export async function processScopeRebuild(
   ctx: AppContext,
-  data: unknown,
+  job: ScopeJob,
   onProgress: (progress: { members: number; total: number; percent: number }) => Promise<void> = async () => undefined,
 ): Promise<ScopeJobResult | { superseded: true } | { skipped: 'retired' }> {
-  const job = scopeJobSchema.parse(data);
   const started = Date.now();
   // A retired period is read from its final results; a rebuild asked for by a read or a
   // moderation action that raced the retirement must not bring its keys back.

@@ -9,7 +9,8 @@ import { readPlaceMany } from '../src/services/standings-source.js';
 import { applyBatch, type RoutedEvent, type EventOutcome } from '../src/storage/postgres/events-repository.js';
 import { clearPendingCommand } from '../src/storage/redis/pending-events.js';
 import { requestScopeRebuilds } from '../src/services/rebuild-service.js';
-import { scoreJobSchema, type EventResult, type ScoreJob, type ScoreJobResult } from '../src/queue/score-events-queue.js';
+import type { EventResult, ScoreJob, ScoreJobResult } from '../src/queue/score-events-queue.js';
+import { isUnstorableText } from '../src/storage/postgres/pg-errors.js';
 
 const STALE_RETRIES = 3;
 
@@ -21,8 +22,7 @@ const STALE_RETRIES = 3;
  * projection is versioned, so a retry after a crash between the two steps, or two workers
  * racing on one member, end with Redis equal to Postgres.
  */
-export async function processScoreJob(ctx: AppContext, data: unknown, jobId?: string): Promise<ScoreJobResult> {
-  const job = scoreJobSchema.parse(data);
+export async function processScoreJob(ctx: AppContext, job: ScoreJob, jobId?: string): Promise<ScoreJobResult> {
   const boardIds = job.events.map((e) => e.posted.board);
 
   for (let attempt = 0; attempt < STALE_RETRIES; attempt += 1) {
@@ -34,8 +34,7 @@ export async function processScoreJob(ctx: AppContext, data: unknown, jobId?: st
 
     const outcome = await applyBatch(ctx.db, routed, revisions, ctx.clock.now()).catch((err: unknown) => {
       // Text Postgres cannot store never gets better with retries (intake refuses it anyway).
-      const code = (err as { code?: string }).code;
-      if (code === '22P05' || code === '22021') throw new UnrecoverableError(`batch holds text Postgres cannot store: ${(err as Error).message}`);
+      if (isUnstorableText(err)) throw new UnrecoverableError(`batch holds text Postgres cannot store: ${(err as Error).message}`);
       throw err;
     });
     if (outcome.stale) continue;

@@ -1,92 +1,69 @@
-import { Worker } from 'bullmq';
+import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import type { AppContext } from '../src/context.js';
 import { createWorkerRedis, onConnectionError, queueTarget } from '../src/storage/redis/connections.js';
-import { SCORE_EVENTS_QUEUE, queuePrefix, type ScoreJob, type ScoreJobResult } from '../src/queue/score-events-queue.js';
+import { queuePrefix } from '../src/queue/score-events-queue.js';
+import { registerSchedulers } from '../src/queue/periods-queue.js';
+import type { QueueName } from '../src/queue/job-contracts.js';
 import { cappedExponentialBackoff } from './backoff.js';
-import { processScoreJob } from './score-processor.js';
-import { processRebuildRequest, processScopeRebuild } from './rebuild-processor.js';
-import { REBUILD_QUEUE } from '../src/queue/rebuild-queue.js';
-import { PERIODS_QUEUE, registerSchedulers } from '../src/queue/periods-queue.js';
-import { WEBHOOKS_QUEUE } from '../src/queue/webhooks-queue.js';
-import { runTick } from './period-tick.js';
-import { computeRollups } from './rollups-processor.js';
-import { deliverWebhook } from './webhook-processor.js';
-import { processMemberReprojection } from './member-reprojection.js';
+import { JOB_HANDLERS } from './job-handlers.js';
+import { buildJobRegistry, dispatcher, type JobHandler } from './job-registry.js';
 
 export interface RunningWorkers {
   workers: Worker[];
   close(): Promise<void>;
 }
 
-/** Starts a BullMQ worker for every queue Laurel has. */
-export function startWorkers(
-  ctx: AppContext,
-  options: { concurrency?: number; rebuildConcurrency?: number; schedulers?: boolean } = {},
-): RunningWorkers {
+export interface WorkerStartOptions {
+  concurrency?: number;
+  rebuildConcurrency?: number;
+  schedulers?: boolean;
+  /** The handlers to run (tests only); JOB_HANDLERS by default. */
+  handlers?: readonly JobHandler[];
+}
+
+/**
+ * Starts a BullMQ worker for every queue Laurel has. Throws before starting any when a job
+ * name has no handler or two (see job-registry.ts).
+ */
+export function startWorkers(ctx: AppContext, options: WorkerStartOptions = {}): RunningWorkers {
+  const registry = buildJobRegistry(options.handlers ?? JOB_HANDLERS);
+  const concurrency: Record<QueueName, number> = {
+    'score-events': options.concurrency ?? ctx.env.WORKER_CONCURRENCY,
+    rebuild: options.rebuildConcurrency ?? 2,
+    // One tick at a time: closing is safe to repeat, but two at once would only contend.
+    periods: 1,
+    webhooks: 8,
+  };
   const connection = createWorkerRedis(queueTarget(ctx.env), 'laurel-worker');
   onConnectionError(connection, (err) => ctx.log.warn({ err: err.message }, 'worker redis connection error'));
-  // Every job here is safe to run again, so a job whose worker died is taken over several
-  // times (BullMQ's default fails it on its second stall, leaving a 202 unapplied); bounded,
-  // so a job that kills every worker that takes it (out of memory, say) ends up failed.
-  const takeOver = { lockDuration: ctx.env.JOB_LOCK_MS, stalledInterval: ctx.env.JOB_LOCK_MS, maxStalledCount: 10 };
-
-  const score = new Worker<ScoreJob, ScoreJobResult>(
-    SCORE_EVENTS_QUEUE,
-    (job) => processScoreJob(ctx, job.data, job.id),
-    {
-      connection,
-      prefix: queuePrefix(ctx.env.REDIS_PREFIX, SCORE_EVENTS_QUEUE),
-      concurrency: options.concurrency ?? ctx.env.WORKER_CONCURRENCY,
-      ...takeOver,
-      settings: { backoffStrategy: cappedExponentialBackoff },
-    },
-  );
-  score.on('failed', (job, err) =>
-    ctx.log.warn({ jobId: job?.id, attemptsMade: job?.attemptsMade, err: err.message }, 'score job failed; it will be retried'),
-  );
-  score.on('error', (err) => ctx.log.error({ err: err.message }, 'score worker error'));
-
-  const rebuild = new Worker(
-    REBUILD_QUEUE,
-    async (job) => {
-      if (job.name === 'request') return processRebuildRequest(job);
-      if (job.name === 'member') return processMemberReprojection(ctx, job.data);
-      return processScopeRebuild(ctx, job.data, (progress) => job.updateProgress(progress));
-    },
-    {
-      connection,
-      prefix: queuePrefix(ctx.env.REDIS_PREFIX, REBUILD_QUEUE),
-      concurrency: options.rebuildConcurrency ?? 2,
-      ...takeOver,
-      settings: { backoffStrategy: cappedExponentialBackoff },
-    },
-  );
-  rebuild.on('failed', (job, err) => ctx.log.warn({ jobId: job?.id, name: job?.name, err: err.message }, 'rebuild job failed'));
-  rebuild.on('error', (err) => ctx.log.error({ err: err.message }, 'rebuild worker error'));
-
-  const periods = new Worker(
-    PERIODS_QUEUE,
-    async (job) => (job.name === 'tick' ? runTick(ctx) : computeRollups(ctx)),
-    { connection, prefix: queuePrefix(ctx.env.REDIS_PREFIX, PERIODS_QUEUE), concurrency: 1, ...takeOver },
-  );
-  periods.on('failed', (job, err) => ctx.log.warn({ jobId: job?.id, name: job?.name, err: err.message }, 'periods job failed'));
-  periods.on('error', (err) => ctx.log.error({ err: err.message }, 'periods worker error'));
-
-  const webhooks = new Worker(WEBHOOKS_QUEUE, async (job) => deliverWebhook(ctx, job.data), {
+  const common: Omit<WorkerOptions, 'concurrency'> = {
     connection,
-    prefix: queuePrefix(ctx.env.REDIS_PREFIX, WEBHOOKS_QUEUE),
-    concurrency: 8,
-    ...takeOver,
+    // Every job here is safe to run again, so a job whose worker died is taken over several
+    // times (BullMQ's default fails it on its second stall, leaving a 202 unapplied); bounded,
+    // so a job that kills every worker that takes it (out of memory, say) ends up failed.
+    lockDuration: ctx.env.JOB_LOCK_MS,
+    stalledInterval: ctx.env.JOB_LOCK_MS,
+    maxStalledCount: 10,
+    // Every queue's jobs may name it, so every worker knows it.
     settings: { backoffStrategy: cappedExponentialBackoff },
+  };
+
+  const workers = (Object.keys(concurrency) as QueueName[]).map((queue) => {
+    const worker = new Worker(queue, dispatcher(ctx, queue, registry), {
+      ...common,
+      prefix: queuePrefix(ctx.env.REDIS_PREFIX, queue),
+      concurrency: concurrency[queue],
+    });
+    worker.on('completed', (job) => recordRun(ctx, queue, job, 'completed'));
+    worker.on('failed', (job, err) => reportFailure(ctx, queue, job, err));
+    worker.on('error', (err) => ctx.log.error({ queue, err: err.message }, 'worker error'));
+    return worker;
   });
-  webhooks.on('failed', (job, err) => ctx.log.warn({ jobId: job?.id, attemptsMade: job?.attemptsMade, err: err.message }, 'webhook delivery failed; it will be retried'));
-  webhooks.on('error', (err) => ctx.log.error({ err: err.message }, 'webhooks worker error'));
 
   if (options.schedulers !== false) {
     registerSchedulers(ctx.periodsQueue).catch((err: Error) => ctx.log.error({ err: err.message }, 'could not register job schedulers'));
   }
 
-  const workers: Worker[] = [score, rebuild, periods, webhooks];
   return {
     workers,
     async close() {
@@ -94,4 +71,26 @@ export function startWorkers(
       connection.disconnect();
     },
   };
+}
+
+function recordRun(ctx: AppContext, queue: string, job: Job, outcome: 'completed' | 'retried' | 'failed'): void {
+  ctx.metrics.jobs.inc({ queue, name: job.name, outcome });
+  if (job.processedOn) ctx.metrics.jobDuration.observe({ queue, name: job.name }, (Date.now() - job.processedOn) / 1000);
+}
+
+/**
+ * The one place a failed job run is logged and counted: a warning while BullMQ retries it,
+ * an error once it has failed for good (out of attempts, or unrecoverable).
+ */
+function reportFailure(ctx: AppContext, queue: string, job: Job | undefined, err: Error): void {
+  if (!job) {
+    ctx.log.error({ queue, err: err.message }, 'job failed');
+    return;
+  }
+  // BullMQ sets finishedOn only when the job moved to failed rather than back to be retried.
+  const final = Boolean(job.finishedOn);
+  recordRun(ctx, queue, job, final ? 'failed' : 'retried');
+  const fields = { queue, jobId: job.id, name: job.name, attemptsMade: job.attemptsMade, err: err.message };
+  if (final) ctx.log.error(fields, 'job failed for good');
+  else ctx.log.warn(fields, 'job failed; it will be retried');
 }

@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import type { AppContext } from '../src/context.js';
-import { webhookJobSchema } from '../src/queue/webhooks-queue.js';
+import type { WebhookJob } from '../src/queue/webhooks-queue.js';
 
 const TIMEOUT_MS = 10_000;
 
@@ -22,8 +22,7 @@ export function webhookHeaders(secret: string, deliveryId: string, at: Date, bod
  * backoff: delivery is at least once, and the receiver deduplicates on `webhook-id`.
  * Redirects are not followed: a 3xx would re-post the signed body to wherever it points.
  */
-export async function deliverWebhook(ctx: AppContext, data: unknown): Promise<{ status: number }> {
-  const job = webhookJobSchema.parse(data);
+export async function deliverWebhook(ctx: AppContext, job: WebhookJob): Promise<{ status: number }> {
   const url = ctx.env.WEBHOOK_URL;
   if (!url) return { status: 0 }; // webhooks were turned off since: nothing to deliver
   const body = JSON.stringify({ id: job.deliveryId, type: job.type, createdAt: job.createdAt, data: job.data });

@@ -15,10 +15,3 @@ export function periodLabel(kind: PeriodKind, startsAt: Date, timezone: string):
       return 'All time';
   }
 }
-
-/** 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, 112th... */
-export function ordinal(n: number): string {
-  const mod100 = n % 100;
-  if (mod100 >= 11 && mod100 <= 13) return `${n}th`;
-  return `${n}${['th', 'st', 'nd', 'rd'][n % 10] ?? 'th'}`;
-}

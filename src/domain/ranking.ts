@@ -17,11 +17,6 @@ export type SortOrder = (typeof SORT_ORDERS)[number];
 const TIME_WIDTH = 11;
 const MAX_SECONDS = 10 ** TIME_WIDTH - 1;
 
-/** Ties on time compare whole seconds (SPEC §3: "remaining ties (same second)"). */
-export function reachedSecond(reachedAt: Date): number {
-  return Math.floor(reachedAt.getTime() / 1000);
-}
-
 export function encodeEntry(tieBreak: TieBreak, reachedSec: number, memberId: string): string {
   switch (tieBreak) {
     case 'first':

@@ -5,7 +5,7 @@ import { ApiKeyVerifier } from '../services/api-keys.js';
 import { createResultListener } from '../services/intake-service.js';
 import { authenticate, declaresBody, takesBody } from './auth.js';
 import { accessLog } from './access-log.js';
-import { errorHandler, HttpError, notFound } from './errors.js';
+import { errorHandler, HttpError } from './errors.js';
 import { createBudgets, type Budgets } from './rate-limit.js';
 import { answerPreflight, setCacheControl, setCorsHeaders, type CorsPolicy } from './answer-headers.js';
 import { methodNotAllowed } from './method-not-allowed.js';
@@ -18,6 +18,7 @@ import { standingsRoutes } from './routes/standings-routes.js';
 import { memberRoutes } from './routes/member-routes.js';
 import { adminRebuildRoutes } from './routes/admin-rebuild-routes.js';
 import { operationsRoutes } from './routes/operations-routes.js';
+import { NotFound } from '../domain/errors.js';
 
 /** Largest request body read; a larger one is a 413 before it is parsed. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -111,7 +112,7 @@ export function createWebApp(ctx: AppContext): WebApp {
   app.use(adminRebuildRoutes(ctx, verifier));
   app.use(operationsRoutes(ctx, verifier));
   app.use(methodNotAllowed(app));
-  app.use(errorHandler(ctx.log));
+  app.use(errorHandler(ctx.log, ctx.failureOf));
 
   return {
     app,

@@ -1,5 +1,6 @@
 import type { Express, RequestHandler } from 'express';
-import { HttpError, notFound } from './errors.js';
+import { NotFound } from '../domain/errors.js';
+import { HttpError } from './errors.js';
 
 interface Layer {
   route?: { methods: Record<string, boolean> };
@@ -30,7 +31,7 @@ export function methodNotAllowed(app: Express): RequestHandler {
   };
   return (req, _res, next) => {
     const allowed = methodsFor(req.path);
-    if (allowed.length === 0) return next(notFound(`no route for ${req.method} ${req.path}`));
+    if (allowed.length === 0) return next(new NotFound(`no route for ${req.method} ${req.path}`));
     next(
       new HttpError(405, 'method_not_allowed', `${req.path} answers ${allowed.join(', ')}, not ${req.method}`, undefined, {
         Allow: allowed.join(', '),

@@ -44,6 +44,21 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly jobs = new Counter({
+    name: 'laurel_jobs_total',
+    help: 'Jobs run by this process, by queue, job name and outcome (completed, retried, failed)',
+    labelNames: ['queue', 'name', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly jobDuration = new Histogram({
+    name: 'laurel_job_duration_seconds',
+    help: 'Time one job run took, by queue and job name, whatever its outcome',
+    labelNames: ['queue', 'name'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers: [this.registry],
+  });
+
   constructor(queues: () => Queue[]) {
     collectDefaultMetrics({ register: this.registry, prefix: 'laurel_' });
     new Gauge({

@@ -1,4 +1,5 @@
 import { Queue } from 'bullmq';
+import { z } from 'zod';
 import type { RedisClient } from '../storage/redis/connections.js';
 import { queuePrefix } from './score-events-queue.js';
 
@@ -11,6 +12,9 @@ export const PERIOD_TICK_SCHEDULER = 'period-tick';
 export const ROLLUPS_SCHEDULER = 'rollups';
 export const TICK_EVERY_MS = 30_000;
 export const ROLLUPS_EVERY_MS = 5 * 60_000;
+
+/** Scheduled jobs carry no payload: what a tick or a rollup does depends only on the clock and the database. */
+export const periodsJobPayload = z.object({}).optional();
 
 export function createPeriodsQueue(connection: RedisClient, redisPrefix: string): Queue {
   return new Queue(PERIODS_QUEUE, {

@@ -1,6 +1,5 @@
 import type { AppContext } from '../context.js';
 import { boardDefinitionSchema, changedFixedFields, isValidBoardId, type Board } from '../domain/board.js';
-import { conflict, parseOrThrow, validationFailed, notFound } from '../http/errors.js';
 import {
   boardHasEvents,
   findBoard,
@@ -10,6 +9,8 @@ import {
   updateBoard,
 } from '../storage/postgres/boards-repository.js';
 import { currentPeriods, type PeriodView } from './period-resolution.js';
+import { NotFound, Conflict, InvalidInput } from '../domain/errors.js';
+import { parseOrThrow } from '../domain/validation.js';
 
 export type BoardView = Omit<Board, 'revision' | 'createdAt' | 'updatedAt'> & {
   createdAt: string;
@@ -43,7 +44,7 @@ async function views(ctx: AppContext, boards: readonly Board[]): Promise<BoardVi
 /** Creates or replaces a board definition (PUT semantics: omitted fields take their defaults). */
 export async function putBoard(ctx: AppContext, id: string, body: unknown): Promise<{ created: boolean; board: BoardView }> {
   if (!isValidBoardId(id)) {
-    throw validationFailed('invalid board id', [{ path: 'boardId', message: 'must match ^[a-z0-9][a-z0-9_-]{0,63}$' }]);
+    throw new InvalidInput('invalid board id', [{ path: 'boardId', message: 'must match ^[a-z0-9][a-z0-9_-]{0,63}$' }]);
   }
   const def = parseOrThrow(boardDefinitionSchema, body, 'board definition');
   const { board, created } = await ctx.db.transaction().execute(async (trx) => {
@@ -56,7 +57,7 @@ export async function putBoard(ctx: AppContext, id: string, body: unknown): Prom
     const existing = current ?? (await lockBoard(trx, id))!;
     const changed = changedFixedFields(existing, def);
     if (changed.length > 0 && (await boardHasEvents(trx, id))) {
-      throw conflict(
+      throw new Conflict(
         `board "${id}" has events; ${changed.join(', ')} cannot change`,
         changed.map((field) => ({ path: field, message: 'fixed once the board has events' })),
       );
@@ -69,7 +70,7 @@ export async function putBoard(ctx: AppContext, id: string, body: unknown): Prom
 
 export async function getBoardView(ctx: AppContext, id: string): Promise<BoardView> {
   const board = isValidBoardId(id) ? await findBoard(ctx.db, id) : undefined;
-  if (!board) throw notFound(`board "${id}" not found`);
+  if (!board) throw new NotFound(`board "${id}" not found`);
   return (await views(ctx, [board]))[0]!;
 }
 

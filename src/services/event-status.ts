@@ -2,9 +2,9 @@ import type { AppContext } from '../context.js';
 import { unscale } from '../domain/decimal.js';
 import { IDEMPOTENCY_KEY } from '../domain/ids.js';
 import { periodContaining } from '../domain/period.js';
-import { notFound } from '../http/errors.js';
 import { pendingJobOf } from '../storage/redis/pending-events.js';
 import { archivedMonthOf, currentAggregate, findEvent, findLatestRejection } from '../storage/postgres/events-repository.js';
+import { NotFound } from '../domain/errors.js';
 
 /** What only admins see of an event: why it was voided, and what a refused one carried. */
 const ADMIN_ONLY = ['voidReason', 'payload'] as const;
@@ -23,7 +23,7 @@ export async function eventStatus(ctx: AppContext, key: string, options: { admin
 }
 
 async function fullEventStatus(ctx: AppContext, key: string): Promise<Record<string, unknown>> {
-  if (!IDEMPOTENCY_KEY.test(key)) throw notFound(`no event with idempotency key "${key}"`);
+  if (!IDEMPOTENCY_KEY.test(key)) throw new NotFound(`no event with idempotency key "${key}"`);
   const pendingJobId = await pendingJobOf(ctx.leaderboard, key);
   const stored = await findEvent(ctx.db, key);
   if (stored) {
@@ -86,6 +86,6 @@ async function fullEventStatus(ctx: AppContext, key: string): Promise<Record<str
     };
   }
   const archived = await archivedMonthOf(ctx.db, key);
-  if (archived) throw notFound(`the event with idempotency key "${key}" was archived with the ledger of ${archived}`);
-  throw notFound(`no event with idempotency key "${key}"`);
+  if (archived) throw new NotFound(`the event with idempotency key "${key}" was archived with the ledger of ${archived}`);
+  throw new NotFound(`no event with idempotency key "${key}"`);
 }

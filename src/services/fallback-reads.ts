@@ -1,9 +1,9 @@
 import type { Db } from '../storage/postgres/database.js';
-import { HttpError } from '../http/errors.js';
+import { Unavailable } from '../domain/errors.js';
 
 const QUERY_CANCELED = '57014';
 
-const unavailable = (message: string) => new HttpError(503, 'unavailable', message, undefined, { 'Retry-After': '1' });
+const unavailable = (message: string) => new Unavailable(message);
 
 /**
  * The Postgres side of standings reads Redis cannot answer, bounded: at most `max` at once

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { MEMBER_ID } from '../domain/ids.js';
-import { parseOrThrow } from '../http/errors.js';
 import { assertMemberId } from './member-id.js';
 import { replaceFollowing } from '../storage/postgres/members-repository.js';
+import { parseOrThrow } from '../domain/validation.js';
 
 export const MAX_FOLLOWING = 1000;
 

@@ -1,6 +1,6 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Logger } from '../logger.js';
-import { HttpError } from '../http/errors.js';
+import { Unavailable } from '../domain/errors.js';
 import type { RedisClient } from '../storage/redis/connections.js';
 import { readMemoryUsage, type MemoryUsage } from '../storage/redis/memory-usage.js';
 
@@ -68,8 +68,8 @@ export class QueueMemoryGuard {
   }
 
   /** The refusal, for Redis' own OOM answer too: nothing was accepted, retrying later is safe. */
-  full(message: string): HttpError {
-    return new HttpError(503, 'unavailable', message, undefined, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+  full(message: string): Unavailable {
+    return new Unavailable(message, undefined, { retryAfterSeconds: RETRY_AFTER_SECONDS });
   }
 
   /** laurel_queue_redis_memory_bytes{kind="used"|"max"}, read at scrape time through the same one-second reading. */

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../context.js';
 import { checkAgainstBoard, MAX_BATCH, payloadHash, scoreEventSchema, type ScoreEventInput } from '../domain/event.js';
-import { DependencyUnavailable, validationFailed, zodDetails, type ErrorDetail } from '../http/errors.js';
 import type { ScoreJob, ScoreJobResult } from '../queue/score-events-queue.js';
 import { ScoreJobListener } from '../storage/redis/queue-events.js';
 import { markPending } from '../storage/redis/pending-events.js';
+import { InvalidInput, Unavailable, type ErrorDetail } from '../domain/errors.js';
+import { zodDetails } from '../domain/validation.js';
 
 /** What `?wait=true` listens with: one per web app, closed with it. */
 export type ResultListener = Pick<ScoreJobListener, 'open' | 'close'>;
@@ -20,7 +21,7 @@ const ENQUEUE_TIMEOUT_MS = 3000;
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DependencyUnavailable(`queue Redis did not answer within ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new Unavailable(`the queue did not answer within ${ms} ms; nothing was accepted, retry later`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
@@ -32,7 +33,7 @@ export type IntakeAnswer =
 /** Splits the body into events: one event, or `{ events: [...] }` with 1 to 1000 of them. */
 function eventsOf(body: unknown): { events: unknown[]; batch: boolean } {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw validationFailed('request body must be a JSON object: one event, or { "events": [...] }', [
+    throw new InvalidInput('request body must be a JSON object: one event, or { "events": [...] }', [
       { path: '(root)', message: 'must be a JSON object' },
     ]);
   }
@@ -40,10 +41,10 @@ function eventsOf(body: unknown): { events: unknown[]; batch: boolean } {
   const { events, ...rest } = body as { events: unknown };
   const extra = Object.keys(rest);
   if (extra.length > 0) {
-    throw validationFailed('invalid batch', [{ path: extra[0]!, message: `unknown field(s): ${extra.join(', ')}` }]);
+    throw new InvalidInput('invalid batch', [{ path: extra[0]!, message: `unknown field(s): ${extra.join(', ')}` }]);
   }
   if (!Array.isArray(events) || events.length < 1 || events.length > MAX_BATCH) {
-    throw validationFailed('invalid batch', [{ path: 'events', message: `must be an array of 1 to ${MAX_BATCH} events` }]);
+    throw new InvalidInput('invalid batch', [{ path: 'events', message: `must be an array of 1 to ${MAX_BATCH} events` }]);
   }
   return { events, batch: true };
 }
@@ -66,7 +67,7 @@ export async function acceptEvents(
     if (result.success) parsed.push(result.data);
     else details.push(...zodDetails(result.error, batch ? index : undefined));
   });
-  if (details.length > 0) throw validationFailed('invalid events; nothing was accepted', details);
+  if (details.length > 0) throw new InvalidInput('invalid events; nothing was accepted', details);
 
   const now = ctx.clock.now();
   const boards = await ctx.boards.getMany(parsed.map((e) => e.board));
@@ -75,7 +76,7 @@ export async function acceptEvents(
       details.push(batch ? { index, ...problem } : problem);
     }
   });
-  if (details.length > 0) throw validationFailed('invalid events; nothing was accepted', details);
+  if (details.length > 0) throw new InvalidInput('invalid events; nothing was accepted', details);
 
   const receivedAt = now.toISOString();
   const data: ScoreJob = {
@@ -85,7 +86,7 @@ export async function acceptEvents(
   // Keys are marked pending before the job exists, so a fast worker can never clear the
   // mark before it is set; the mark names the job, so a mark left by a failed add is ignored.
   const jobId = randomUUID();
-  if (ctx.queueRedis.status !== 'ready') throw new DependencyUnavailable(`queue Redis is ${ctx.queueRedis.status}`);
+  if (ctx.queueRedis.status !== 'ready') throw new Unavailable(`the queue is unavailable (Redis ${ctx.queueRedis.status}); nothing was accepted, retry later`);
   // The job's data is most of what it costs the queue Redis.
   await ctx.queueMemory.assertRoom(JSON.stringify(data).length);
   await markPendingKeys(ctx, jobId, parsed);

@@ -17,6 +17,7 @@ import {
   type LedgerArchive,
   type Month,
 } from '../storage/postgres/ledger-partitions.js';
+import { hasPgCode, PG_ERROR } from '../storage/postgres/pg-errors.js';
 
 export interface ArchiveOptions {
   /** Archive the months strictly before this one (YYYY-MM, at most the current month). */
@@ -117,9 +118,7 @@ async function withLockRetries<T>(ctx: Ctx, fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (err) {
-      const code = (err as { code?: string }).code;
-      // 55P03 lock_not_available (lock_timeout), 40P01 deadlock_detected.
-      if ((code !== '55P03' && code !== '40P01') || attempt >= 5) throw err;
+      if (!hasPgCode(err, PG_ERROR.lockNotAvailable, PG_ERROR.deadlockDetected) || attempt >= 5) throw err;
       ctx.log.warn({ attempt, err: (err as Error).message }, 'ledger busy; retrying the detach');
       await new Promise((r) => setTimeout(r, 1000 * attempt));
     }

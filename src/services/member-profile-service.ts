@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { isSafeText, REGION_CODE, UNSAFE_TEXT_MESSAGE, WORLD } from '../domain/ids.js';
-import { notFound, parseOrThrow } from '../http/errors.js';
 import { exclusionHistory, findMember, lockMember, memberProjection, moveOpenAggregates, updateMember } from '../storage/postgres/moderation-repository.js';
 import { assertMemberId } from './member-id.js';
 import { project, queueReprojection } from './member-projection.js';
+import { NotFound } from '../domain/errors.js';
+import { parseOrThrow } from '../domain/validation.js';
 
 export const memberSchema = z
   .object({
@@ -52,7 +53,7 @@ export function memberView(m: { id: string; displayName?: string | null; region?
 export async function memberProfile(ctx: AppContext, memberId: string, options: { admin: boolean; anonymous?: boolean }) {
   assertMemberId(memberId);
   const member = await findMember(ctx.db, memberId);
-  if (!member) throw notFound(`member "${memberId}" not found`);
+  if (!member) throw new NotFound(`member "${memberId}" not found`);
   if (options.anonymous) {
     const { excluded: _excluded, ...publicView } = memberView(member);
     return publicView;

@@ -1,10 +1,10 @@
 import { retiredBefore } from '../domain/retention.js';
 import type { AppContext } from '../context.js';
-import { HttpError } from '../http/errors.js';
 import type { AggregateState } from '../storage/postgres/events-repository.js';
 import { memberProjection } from '../storage/postgres/moderation-repository.js';
 import { requestScopeRebuilds } from './rebuild-service.js';
 import type { MemberJob } from '../queue/rebuild-queue.js';
+import { Unavailable } from '../domain/errors.js';
 
 /**
  * Writes the new state of aggregates changed by a moderation action. The change is already
@@ -17,7 +17,7 @@ export async function project(ctx: AppContext, aggregates: AggregateState[]): Pr
     requestScopeRebuilds(ctx, await ctx.leaderboard.project(aggregates, boards), 'moderation');
   } catch (err) {
     ctx.log.warn({ err: (err as Error).message }, 'moderation saved but not projected');
-    throw new HttpError(503, 'unavailable', 'the change is saved, but rankings could not be updated now; repeat the request to update them');
+    throw new Unavailable('the change is saved, but rankings could not be updated now; repeat the request to update them');
   }
 }
 

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { IDEMPOTENCY_KEY, isSafeText, UNSAFE_TEXT_MESSAGE } from '../domain/ids.js';
-import { conflict, notFound, parseOrThrow } from '../http/errors.js';
 import {
   bumpAllAggregates,
   lockEvent,
@@ -15,6 +14,9 @@ import { lockPeriodShared } from '../storage/postgres/periods-repository.js';
 import { assertMemberId } from './member-id.js';
 import { project, queueReprojection, retentionCutoff } from './member-projection.js';
 import { memberView } from './member-profile-service.js';
+import { NotFound, Conflict } from '../domain/errors.js';
+import { parseOrThrow } from '../domain/validation.js';
+import { hasPgCode, PG_ERROR } from '../storage/postgres/pg-errors.js';
 
 export const reasonSchema = z.object({ reason: z.string().trim().min(1).max(500).refine(isSafeText, UNSAFE_TEXT_MESSAGE) }).strict();
 
@@ -41,7 +43,7 @@ export async function restoreMember(ctx: AppContext, memberId: string, by: strin
 async function setExcluded(ctx: AppContext, memberId: string, by: string, change: { exclude: true; reason: string } | { exclude: false }) {
   const member = await ctx.db.transaction().execute(async (trx) => {
     const current = await lockMember(trx, memberId, false);
-    if (!current) throw notFound(`member "${memberId}" not found`);
+    if (!current) throw new NotFound(`member "${memberId}" not found`);
     if ((current.excludedAt !== null) === change.exclude) return current;
     const at = ctx.clock.now();
     if (change.exclude) await recordExclusion(trx, memberId, change.reason, by, at);
@@ -61,14 +63,14 @@ async function setExcluded(ctx: AppContext, memberId: string, by: string, change
  */
 export async function voidEvent(ctx: AppContext, key: string, body: unknown, by: string) {
   const { reason } = parseOrThrow(reasonSchema, body, 'void');
-  if (!IDEMPOTENCY_KEY.test(key)) throw notFound(`no applied event with idempotency key "${key}"`);
+  if (!IDEMPOTENCY_KEY.test(key)) throw new NotFound(`no applied event with idempotency key "${key}"`);
   const outcome = await ctx.db.transaction().execute(async (trx) => {
     const event = await lockEvent(trx, key);
-    if (!event) throw notFound(`no applied event with idempotency key "${key}"`);
+    if (!event) throw new NotFound(`no applied event with idempotency key "${key}"`);
     // FOR SHARE: closing and fromEvents recomputations wait for this void, and it for them.
     const period = await lockPeriodShared(trx, event.board_id, event.period_key);
     if (period?.state !== 'open') {
-      throw conflict(`period "${event.period_key}" of board "${event.board_id}" is ${period?.state}; its results are final`);
+      throw new Conflict(`period "${event.period_key}" of board "${event.board_id}" is ${period?.state}; its results are final`);
     }
     // Already voided: nothing changes, the projection is only repeated.
     if (event.status === 'voided') return { member: event.member_id, reason: event.void_reason };
@@ -80,8 +82,8 @@ export async function voidEvent(ctx: AppContext, key: string, body: unknown, by:
       ctx.log.info({ idempotencyKey: key, member: event.member_id, by }, 'event voided');
       return { member: event.member_id, reason };
     } catch (err) {
-      if ((err as { code?: string }).code === '23514') {
-        throw conflict('voiding this event would take the member aggregate beyond ±2^40');
+      if (hasPgCode(err, PG_ERROR.checkViolation)) {
+        throw new Conflict('voiding this event would take the member aggregate beyond ±2^40');
       }
       throw err;
     }

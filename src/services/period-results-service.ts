@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { conflict, notFound, parseOrThrow } from '../http/errors.js';
 import { listPeriods } from '../storage/postgres/periods-repository.js';
 import { resultsPage } from '../storage/postgres/final-results-repository.js';
 import { memberAwards, memberNotifications, scopeAwards } from '../storage/postgres/closing-repository.js';
@@ -8,13 +7,15 @@ import { assertMemberId } from './member-id.js';
 import { displayNames } from '../storage/postgres/members-repository.js';
 import { unscale } from '../domain/decimal.js';
 import { pageQuerySchema, resolveScope } from './standings-service.js';
+import { NotFound, Conflict } from '../domain/errors.js';
+import { parseOrThrow } from '../domain/validation.js';
 
 export const periodsQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
 
 export async function boardPeriods(ctx: AppContext, boardId: string, query: Record<string, unknown>) {
   const { limit } = parseOrThrow(periodsQuerySchema, query, 'query');
   const board = await ctx.boards.get(boardId);
-  if (!board) throw notFound(`board "${boardId}" not found`);
+  if (!board) throw new NotFound(`board "${boardId}" not found`);
   const periods = await listPeriods(ctx.db, boardId, limit);
   return {
     board: boardId,
@@ -35,7 +36,7 @@ export async function periodResults(ctx: AppContext, boardId: string, key: strin
   const page = parseOrThrow(resultsQuerySchema, query, 'query');
   const scope = await resolveScope(ctx, boardId, { ...query, period: key });
   if (scope.period.state !== 'closed') {
-    throw conflict(`period "${key}" of board "${boardId}" is ${scope.period.state}; final results exist once it is closed`);
+    throw new Conflict(`period "${key}" of board "${boardId}" is ${scope.period.state}; final results exist once it is closed`);
   }
   const ref = { board: boardId, period: key, category: scope.category, region: scope.region };
   const [final, awards] = await Promise.all([resultsPage(ctx.db, ref, page.offset, page.limit), scopeAwards(ctx.db, ref)]);

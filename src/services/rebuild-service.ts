@@ -5,7 +5,6 @@ import type { AppContext } from '../context.js';
 import type { Board } from '../domain/board.js';
 import { ALL_CATEGORIES, BOARD_ID } from '../domain/ids.js';
 import { periodContaining } from '../domain/period.js';
-import { conflict, notFound, parseOrThrow, validationFailed } from '../http/errors.js';
 import { listBoards } from '../storage/postgres/boards-repository.js';
 import { listOpenPeriods } from '../storage/postgres/periods-repository.js';
 import { findPeriod } from '../storage/postgres/periods-repository.js';
@@ -15,6 +14,8 @@ import type { IncompleteCategory } from '../storage/redis/leaderboard-cache.js';
 import { REBUILD_QUEUE, rebuildJobOptions, scopeDedupId, type RequestJob, type ScopeJob, type ScopeJobResult } from '../queue/rebuild-queue.js';
 import { queuePrefix } from '../queue/score-events-queue.js';
 import { claimInstanceMarkers } from '../storage/redis/instance-markers.js';
+import { NotFound, Conflict, InvalidInput } from '../domain/errors.js';
+import { parseOrThrow } from '../domain/validation.js';
 
 /**
  * Asks for one category of a period to be rebuilt, at most once at a time: while such a
@@ -50,9 +51,9 @@ interface Target {
 
 async function targetsOf(ctx: AppContext, request: z.infer<typeof rebuildRequestSchema>): Promise<Target[]> {
   const boards = request.board ? [await ctx.boards.get(request.board)].filter((b): b is Board => !!b) : await listBoards(ctx.db);
-  if (request.board && boards.length === 0) throw notFound(`board "${request.board}" not found`);
+  if (request.board && boards.length === 0) throw new NotFound(`board "${request.board}" not found`);
   if (request.period && !request.board) {
-    throw validationFailed('invalid rebuild request', [{ path: 'period', message: 'needs a board' }]);
+    throw new InvalidInput('invalid rebuild request', [{ path: 'period', message: 'needs a board' }]);
   }
   const now = ctx.clock.now();
   const targets: Target[] = [];
@@ -61,15 +62,15 @@ async function targetsOf(ctx: AppContext, request: z.infer<typeof rebuildRequest
     if (request.period) {
       const key = request.period === 'current' ? currentKey : request.period;
       const stored = await findPeriod(ctx.db, board.id, key);
-      if (!stored) throw notFound(`period "${key}" not found on board "${board.id}"`);
+      if (!stored) throw new NotFound(`period "${key}" not found on board "${board.id}"`);
       if (isRetired(stored, now, ctx.env.CLOSED_PERIOD_CACHE_HOURS)) {
-        throw conflict(
+        throw new Conflict(
           `period "${key}" of board "${board.id}" closed more than CLOSED_PERIOD_CACHE_HOURS (${ctx.env.CLOSED_PERIOD_CACHE_HOURS}) hours ago; its standings are read from its final results, which a rebuild does not change`,
           [{ path: 'period', message: 'a retired closed period is not rebuilt into Redis' }],
         );
       }
       if (request.fromEvents && (await isPeriodArchived(ctx.db, board.id, key))) {
-        throw conflict(`the events of period "${key}" of board "${board.id}" are archived; its stored aggregates and results stand`, [
+        throw new Conflict(`the events of period "${key}" of board "${board.id}" are archived; its stored aggregates and results stand`, [
           { path: 'fromEvents', message: 'not possible for a period whose ledger month was archived' },
         ]);
       }
@@ -117,7 +118,7 @@ export async function requestRebuild(
 
 export async function rebuildStatus(ctx: AppContext, rebuildId: string) {
   const job = /^[0-9a-f-]{36}$/.test(rebuildId) ? await ctx.rebuildQueue.getJob(rebuildId) : undefined;
-  if (!job || job.name !== 'request') throw notFound(`no rebuild with id "${rebuildId}"`);
+  if (!job || job.name !== 'request') throw new NotFound(`no rebuild with id "${rebuildId}"`);
   const state = await job.getState();
   const counts = await job.getDependenciesCount();
   const done = await job.getChildrenValues<ScopeJobResult>();

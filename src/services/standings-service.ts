@@ -4,13 +4,15 @@ import type { Board } from '../domain/board.js';
 import { unscale } from '../domain/decimal.js';
 import { ALL_CATEGORIES, MEMBER_ID, REGION_CODE, WORLD } from '../domain/ids.js';
 import { placement } from '../domain/ranking.js';
-import { notFound, parseOrThrow } from '../http/errors.js';
+import { displayNames, followedBy } from '../storage/postgres/members-repository.js';
 import { MAX_FOLLOWING } from './following-service.js';
 import { resolvePeriod, resolvePeriods, type PeriodView } from './period-resolution.js';
 import { readAround, readPick, readPlace, readPlaceMany, readSlice, type Source } from './standings-source.js';
 import { finalAround, finalPick, finalPlace, finalPlaceMany, finalSlice } from './final-standings-source.js';
 import type { ScopeRef } from '../storage/redis/leaderboard-cache.js';
 import { listBoards } from '../storage/postgres/boards-repository.js';
+import { NotFound } from '../domain/errors.js';
+import { parseOrThrow } from '../domain/validation.js';
 
 export const scopeQuerySchema = z.object({
   period: z.string().max(32).default('current'),
@@ -51,14 +53,14 @@ export async function resolveScope(ctx: AppContext, boardId: string, query: unkn
 /** resolveScope for a query already parsed by a schema that extends scopeQuerySchema. */
 async function resolveParsedScope(ctx: AppContext, boardId: string, q: z.infer<typeof scopeQuerySchema>): Promise<Scope> {
   const board = await ctx.boards.get(boardId);
-  if (!board) throw notFound(`board "${boardId}" not found`);
+  if (!board) throw new NotFound(`board "${boardId}" not found`);
   const period = await resolvePeriod(ctx, board, q.period);
-  if (!period) throw notFound(`period "${q.period}" not found on board "${boardId}"`);
+  if (!period) throw new NotFound(`period "${q.period}" not found on board "${boardId}"`);
   if (q.category !== ALL_CATEGORIES && !board.categories.includes(q.category)) {
-    throw notFound(`category "${q.category}" not found on board "${boardId}"`);
+    throw new NotFound(`category "${q.category}" not found on board "${boardId}"`);
   }
   if (q.region !== WORLD && (!board.regions || !REGION_CODE.test(q.region))) {
-    throw notFound(
+    throw new NotFound(
       board.regions ? `region "${q.region}" is not a valid region code` : `board "${boardId}" does not rank by region`,
     );
   }
@@ -107,7 +109,7 @@ export async function standingsPage(
 }
 
 function assertMember(memberId: string): void {
-  if (!MEMBER_ID.test(memberId)) throw notFound(`member "${memberId}" is not a valid member id`);
+  if (!MEMBER_ID.test(memberId)) throw new NotFound(`member "${memberId}" is not a valid member id`);
 }
 
 async function withNames<T extends { member: string; scaled: number; rank: number }>(

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { BOARD_ID } from '../domain/ids.js';
-import { parseOrThrow } from '../http/errors.js';
 import { listRollups } from '../storage/postgres/rollups-repository.js';
+import { parseOrThrow } from '../domain/validation.js';
 
 const HOUR = 3_600_000;
 

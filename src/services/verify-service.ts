@@ -5,6 +5,7 @@ import { listBoards } from '../storage/postgres/boards-repository.js';
 import { findPeriod, listOpenPeriods } from '../storage/postgres/periods-repository.js';
 import { isRetired } from '../domain/retention.js';
 import { scanMatching } from '../storage/redis/maintenance.js';
+import { NotFound } from '../domain/errors.js';
 import { aggregateRegions, streamScope } from '../storage/postgres/standings-repository.js';
 import { cachedRegions } from '../storage/redis/scope-regions.js';
 import { isMiss } from '../storage/redis/leaderboard-cache.js';
@@ -30,7 +31,7 @@ export async function verifyLeaderboards(
   options: { board?: string; period?: string } = {},
 ): Promise<{ scopes: number; differences: Difference[] }> {
   const boards = options.board ? [await ctx.boards.get(options.board)].filter((b): b is Board => !!b) : await listBoards(ctx.db);
-  if (options.board && boards.length === 0) throw new Error(`board "${options.board}" not found`);
+  if (options.board && boards.length === 0) throw new NotFound(`board "${options.board}" not found`);
   const differences: Difference[] = [];
   let scopes = 0;
   for (const board of boards) {

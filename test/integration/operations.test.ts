@@ -9,6 +9,7 @@ import { chromium } from 'playwright-core';
 import { ADMIN_KEY, createHarness, envForChild, type Harness } from '../support/harness.js';
 import { startLaurel, waitForHttp } from '../support/laurel-process.js';
 import { freePort } from '../support/free-port.js';
+import { buildProgram } from '../../src/cli/program.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
@@ -129,11 +130,27 @@ describe('the laurel CLI', () => {
   const env = () => ({ ...process.env, ...envForChild(h.env), LOG_LEVEL: 'silent' });
 
   it('has --help on every command', async () => {
-    for (const args of [[], ['migrate'], ['rebuild'], ['verify'], ['keys', 'create'], ['keys', 'revoke'], ['boards', 'apply'], ['demo']]) {
-      const { stdout } = await run(TSX, ['src/cli/laurel.ts', ...args, '--help'], { cwd: ROOT, env: env() });
-      expect(stdout).toMatch(/^Usage: laurel/);
+    for (const args of [[], ['migrate'], ['rebuild'], ['verify'], ['keys', 'create'], ['keys', 'revoke'], ['boards', 'apply'], ['partitions', 'archive'], ['demo']]) {
+      let out = '';
+      const program = buildProgram((root) => root.exitOverride().configureOutput({ writeOut: (text) => (out += text), writeErr: (text) => (out += text) }));
+      await expect(program.parseAsync(['node', 'laurel', ...args, '--help'])).rejects.toMatchObject({ code: 'commander.helpDisplayed' });
+      expect(out).toMatch(/^Usage: laurel/);
+      expect(out).toContain(args.at(-1) ?? 'laurel');
     }
-  }, 180000);
+  });
+
+  it('names the board and the field at fault when a definition is invalid', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'laurel-'));
+    const file = path.join(dir, 'bad.yaml');
+    writeFileSync(file, 'boards:\n  - id: bad-board\n    aggregation: median\n');
+    const failed = await run(TSX, ['src/cli/laurel.ts', 'boards', 'apply', file], { cwd: ROOT, env: env() }).then(
+      () => null,
+      (err: { code: number; stderr: string }) => err,
+    );
+    expect(failed?.code).toBe(1);
+    expect(failed?.stderr).toContain('laurel: board "bad-board": invalid board definition');
+    expect(failed?.stderr).toMatch(/\n {2}aggregation: /);
+  }, 60000);
 
   it('applies boards from YAML and creates and revokes keys', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'laurel-'));

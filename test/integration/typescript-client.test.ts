@@ -168,7 +168,7 @@ describe('webhooks (Standard Webhooks)', () => {
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
     try {
       const ctx = { env: { WEBHOOK_URL: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`, WEBHOOK_SECRET: secret } } as unknown as AppContext;
-      const job = { deliveryId: 'd-2', type: 'period.closed', createdAt: new Date().toISOString(), data: {} };
+      const job = { deliveryId: 'd-2', type: 'period.closed' as const, createdAt: new Date().toISOString(), data: {} };
       await expect(deliverWebhook(ctx, job)).rejects.toThrow(/307.*redirect/);
       expect(elsewhere).toBe(0);
     } finally {

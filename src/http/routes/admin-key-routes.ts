@@ -5,7 +5,8 @@ import type { AppContext } from '../../context.js';
 import { createApiKey, revokeApiKey, type ApiKeyVerifier } from '../../services/api-keys.js';
 import { param } from '../params.js';
 import { principalOf, requireRole } from '../auth.js';
-import { notFound, parseOrThrow } from '../errors.js';
+import { NotFound } from '../../domain/errors.js';
+import { parseOrThrow } from '../../domain/validation.js';
 
 export const createKeySchema = z
   .object({
@@ -26,7 +27,7 @@ export function adminKeyRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Route
   });
   router.delete('/v1/admin/keys/:keyId', admin, async (req, res) => {
     const id = param(req, 'keyId');
-    if (!(await revokeApiKey(ctx.db, id))) throw notFound(`no active key with id "${id}"`);
+    if (!(await revokeApiKey(ctx.db, id))) throw new NotFound(`no active key with id "${id}"`);
     verifier.forgetAll();
     ctx.log.info({ keyId: id, by: principalOf(res)?.name }, 'api key revoked');
     res.status(204).end();

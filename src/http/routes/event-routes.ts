@@ -7,7 +7,7 @@ import { acceptEvents, type ResultListener } from '../../services/intake-service
 import { param } from '../params.js';
 import { principalOf, requireRole } from '../auth.js';
 import { voidEvent } from '../../services/moderation-service.js';
-import { parseOrThrow } from '../errors.js';
+import { parseOrThrow } from '../../domain/validation.js';
 
 export const intakeQuerySchema = z.object({
   wait: z.enum(['true', 'false']).optional().meta({ description: 'true: answer once applied (at most 5 s), with per-event results' }),

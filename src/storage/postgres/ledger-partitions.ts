@@ -23,11 +23,6 @@ export function addMonths(month: Month, n: number): Month {
   return monthOf(new Date(Date.UTC(y, m - 1 + n, 1)));
 }
 
-export function monthStart(month: Month): Date {
-  const [y, m] = month.split('-').map(Number) as [number, number];
-  return new Date(Date.UTC(y, m - 1, 1));
-}
-
 /** Partition maintenance waits this long for a lock, then gives up until its next run. */
 const LOCK_TIMEOUT = '5s';
 
