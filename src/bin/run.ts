@@ -63,6 +63,7 @@ export async function run(parts: { web: boolean; worker: boolean }): Promise<voi
     const web = createWebApp(ctx);
     const server: Server = web.app.listen(env.PORT, () => ctx.log.info({ port: env.PORT }, 'http listening'));
     closers.unshift(async () => {
+      web.closeStreams();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await web.close();
     });

@@ -62,6 +62,8 @@ const envSchema = z.object({
     .string()
     .default('false')
     .transform((v): boolean | number | string => (v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v)),
+  /** Interval of the `: keepalive` comment on every open stream (SPEC §9.5: 15 s). */
+  STREAM_KEEPALIVE_MS: z.coerce.number().int().min(50).max(600_000).default(15_000),
   WEBHOOK_URL: z.string().url().optional(),
   WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
 });

@@ -17,6 +17,8 @@ import { standingsRoutes } from './routes/standings-routes.js';
 import { memberRoutes } from './routes/member-routes.js';
 import { adminRebuildRoutes } from './routes/admin-rebuild-routes.js';
 import { operationsRoutes } from './routes/operations-routes.js';
+import { streamRoutes } from './routes/stream-routes.js';
+import { StreamHub } from '../services/realtime/stream-hub.js';
 
 /** Largest request body read; a larger one is a 413 before it is parsed. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -43,6 +45,8 @@ const checkBody: RequestHandler = (req, _res, next) => {
 
 export interface WebApp {
   app: Express;
+  /** Ends the event streams, which would otherwise hold the server open (clients reconnect elsewhere). */
+  closeStreams(): void;
   close(): Promise<void>;
 }
 
@@ -106,6 +110,8 @@ export function createWebApp(ctx: AppContext): WebApp {
   app.use(express.json({ limit: MAX_BODY_BYTES, strict: false, type: JSON_TYPES }));
   app.use(boardRoutes(ctx, verifier));
   app.use(eventRoutes(ctx, verifier, getQueueEvents));
+  const streams = new StreamHub(ctx);
+  app.use(streamRoutes(ctx, verifier, streams));
   app.use(standingsRoutes(ctx, verifier));
   app.use(memberRoutes(ctx, verifier));
   app.use(adminKeyRoutes(ctx, verifier));
@@ -116,7 +122,9 @@ export function createWebApp(ctx: AppContext): WebApp {
 
   return {
     app,
+    closeStreams: () => streams.close(),
     async close() {
+      streams.close();
       await queueEvents?.then((events) => events.close()).catch(() => undefined);
       for (const connection of listenerConnections) connection.disconnect();
     },

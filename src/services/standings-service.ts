@@ -9,7 +9,7 @@ import { displayNames, followedBy } from '../storage/postgres/members-repository
 import { MAX_FOLLOWING } from './members-service.js';
 import { resolvePeriod, resolvePeriods, type PeriodView } from './periods.js';
 import { readAround, readPick, readPlace, readPlaceMany, readSlice, type Source } from './standings-source.js';
-import type { ScopeRef } from '../storage/redis/leaderboard-cache.js';
+import type { Placed, ScopeRef } from '../storage/redis/leaderboard-cache.js';
 import { listBoards } from '../storage/postgres/boards-repository.js';
 
 export const scopeQuerySchema = z.object({
@@ -63,11 +63,11 @@ async function resolveParsedScope(ctx: AppContext, boardId: string, q: z.infer<t
   return { board, period: period.view, periodStored: period.stored, category: q.category, region: q.region };
 }
 
-function header(scope: Scope, total: number, source: Source): ScopeHeader {
+export function header(scope: Scope, total: number, source: Source): ScopeHeader {
   return { board: scope.board.id, period: scope.period, category: scope.category, region: scope.region, total, source };
 }
 
-function ref(scope: Scope): ScopeRef {
+export function ref(scope: Scope): ScopeRef {
   return { board: scope.board, period: scope.period.key, category: scope.category, region: scope.region };
 }
 
@@ -96,11 +96,11 @@ export async function standingsPage(
   };
 }
 
-function assertMember(memberId: string): void {
+export function assertMember(memberId: string): void {
   if (!MEMBER_ID.test(memberId)) throw notFound(`member "${memberId}" is not a valid member id`);
 }
 
-async function withNames<T extends { member: string; scaled: number; rank: number }>(
+export async function withNames<T extends { member: string; scaled: number; rank: number }>(
   ctx: AppContext,
   board: Board,
   entries: readonly T[],
@@ -171,6 +171,11 @@ export async function memberStanding(ctx: AppContext, boardId: string, memberId:
   const { source, placed } = scope.periodStored
     ? await readPlace(ctx, ref(scope), memberId)
     : { source: 'cache' as const, placed: { total: 0, rank: null, scaled: null } };
+  return memberStandingBody(scope, memberId, source, placed);
+}
+
+/** The member standing route's body, also the payload of its stream's `standing` events. */
+export function memberStandingBody(scope: Scope, memberId: string, source: Source, placed: Placed) {
   const base = { ...header(scope, placed.total, source), member: memberId };
   if (placed.rank === null || placed.scaled === null) {
     return { ...base, rank: null, score: null, percentile: null, topPercent: null };

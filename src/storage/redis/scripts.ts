@@ -1,4 +1,5 @@
 import type { RedisClient } from './connections.js';
+import { defineWatchScript, type WatchCommand } from './watch-script.js';
 
 /**
  * Lua scripts of the leaderboard Redis. Each runs atomically, so a reader never sees a
@@ -181,7 +182,7 @@ return 1
 // Each answers {0, rebuilding} when the category is not known to be complete (Redis lost
 // it, or a rebuild has not finished): the caller then reads Postgres instead, and asks for
 // a rebuild unless one is running.
-const READY = `
+export const READY = `
 if redis.call('HEXISTS', KEYS[3], ARGV[1]) == 0 then
   local base = string.sub(KEYS[3], 1, -4)
   local token = redis.call('HGET', base .. ':rb', ARGV[1])
@@ -204,7 +205,7 @@ return {1, total, first, items}
 
 
 // Finds the member's sorted-set entry in this scope, or nil.
-const ENTRY = `
+export const ENTRY = `
 local function entryOf(member)
   local state = redis.call('HGET', KEYS[2], member)
   if not state then return nil end
@@ -290,7 +291,7 @@ export interface LeaderboardCommands {
   laurelPick(scope: string, state: string, ok: string, category: string, ...members: string[]): Promise<NotReady | [1, string[]]>;
 }
 
-export type LeaderboardRedis = RedisClient & LeaderboardCommands;
+export type LeaderboardRedis = RedisClient & LeaderboardCommands & WatchCommand;
 
 /**
  * Registers the scripts on a connection (ioredis sends EVALSHA and falls back to EVAL; on a
@@ -305,5 +306,6 @@ export function withLeaderboardScripts(redis: RedisClient): LeaderboardRedis {
   redis.defineCommand('laurelPlace', { numberOfKeys: 3, lua: PLACE });
   redis.defineCommand('laurelAround', { numberOfKeys: 3, lua: AROUND });
   redis.defineCommand('laurelPick', { numberOfKeys: 3, lua: PICK });
+  defineWatchScript(redis);
   return redis as LeaderboardRedis;
 }
