@@ -24,7 +24,7 @@ export function openEventStream(req: Request, res: Response, onClose: () => void
     res.write(text);
   };
   return {
-    send: (event, data) => write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`),
+    send: (event, data) => write(`event: ${event}\ndata: ${data}\n\n`),
     keepalive: () => write(': keepalive\n\n'),
     end: () => {
       if (!res.writableEnded) res.end();

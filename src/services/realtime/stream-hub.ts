@@ -11,7 +11,8 @@ export const STREAM_INTERVAL_MS = 1000;
 
 /** Where a stream's messages go (an HTTP response in production). */
 export interface StreamSink {
-  send(event: string, data: unknown): void;
+  /** `data`: the message's JSON body, serialised once for every stream that gets it. */
+  send(event: string, data: string): void;
   keepalive(): void;
   end(): void;
 }
@@ -21,7 +22,7 @@ export type StreamSpec = { kind: 'member'; member: string } | { kind: 'top'; lim
 interface Stream {
   spec: StreamSpec;
   sink: StreamSink;
-  /** Awaiting its first message. */
+  /** Awaiting its first message (then also in its watch's `fresh`). */
   fresh: boolean;
   /** What was last sent (rank and score, or the top entries), to send only changes. */
   last: string | null;
@@ -32,6 +33,7 @@ interface Stream {
 interface ScopeWatch {
   scope: Scope;
   streams: Set<Stream>;
+  fresh: Set<Stream>;
   dirty: boolean;
   /** Visible time of the oldest change not yet read: push lag is measured from it. */
   changedAt: number | null;
@@ -83,6 +85,7 @@ export class StreamHub {
       // Nothing will change any more: the final state, then `closed`.
       const watch = this.scopeWatch(scope);
       watch.streams.add(stream);
+      watch.fresh.add(stream);
       await this.finishScope(watch);
       return leave;
     }
@@ -91,13 +94,14 @@ export class StreamHub {
     let watch = period.scopes.get(key);
     if (!watch) period.scopes.set(key, (watch = this.scopeWatch(scope)));
     watch.streams.add(stream);
+    watch.fresh.add(stream);
     this.schedule(watch);
     this.startTicker();
     return leave;
   }
 
   private scopeWatch(scope: Scope): ScopeWatch {
-    return { scope, streams: new Set(), dirty: false, changedAt: null, lastRead: 0, timer: null, timerDue: 0, running: false };
+    return { scope, streams: new Set(), fresh: new Set(), dirty: false, changedAt: null, lastRead: 0, timer: null, timerDue: 0, running: false };
   }
 
   private periodWatch(scope: Scope): PeriodWatch {
@@ -129,7 +133,9 @@ export class StreamHub {
     const period = this.periods.get(channel);
     const key = scopeKey(scope);
     const watch = period?.scopes.get(key);
-    if (!period || !watch || !watch.streams.delete(stream) || watch.streams.size > 0) return;
+    if (!period || !watch || !watch.streams.delete(stream)) return;
+    watch.fresh.delete(stream);
+    if (watch.streams.size > 0) return;
     if (watch.timer) clearTimeout(watch.timer);
     period.scopes.delete(key);
     if (period.scopes.size > 0) return;
@@ -160,7 +166,7 @@ export class StreamHub {
   private schedule(watch: ScopeWatch): void {
     if (watch.running || this.closed) return;
     const now = Date.now();
-    const fresh = [...watch.streams].some((s) => s.fresh);
+    const fresh = watch.fresh.size > 0;
     if (!fresh && !watch.dirty) return;
     const due = fresh ? now : Math.max(now, watch.lastRead + STREAM_INTERVAL_MS);
     if (watch.timer) {
@@ -183,7 +189,7 @@ export class StreamHub {
       watch.changedAt = null;
       watch.lastRead = now;
     }
-    const targets = [...watch.streams].filter((s) => full || s.fresh);
+    const targets = [...(full ? watch.streams : watch.fresh)];
     try {
       if (targets.length > 0) {
         const state = await this.read(watch, targets);
@@ -194,14 +200,14 @@ export class StreamHub {
       for (const s of targets) {
         if (s.unavailable) continue;
         s.unavailable = true;
-        s.sink.send('unavailable', { error: 'unavailable', message: 'standings cannot be read right now; the stream resumes by itself' });
+        s.sink.send('unavailable', JSON.stringify({ error: 'unavailable', message: 'standings cannot be read right now; the stream resumes by itself' }));
         this.metrics.messages.inc({ event: 'unavailable' });
       }
       // Retried after an interval (a failed read counts as a read for the pacing).
       watch.dirty = true;
       watch.changedAt ??= changedAt;
       if (!full) watch.lastRead = now;
-      for (const s of targets) s.fresh = false;
+      for (const s of targets) this.served(watch, s);
     } finally {
       watch.running = false;
     }
@@ -224,39 +230,50 @@ export class StreamHub {
     return readWatched(this.ctx, ref(watch.scope), [...members], topN);
   }
 
-  /** Writes each target stream's message if its state changed (always: first and final messages). */
+  /**
+   * Writes each target stream's message if its state changed (always: first and final
+   * messages). Streams of the same member or limit share one serialised body per read.
+   */
   private async deliver(watch: ScopeWatch, targets: readonly Stream[], state: WatchedScope, changedAt: number | null, always: boolean): Promise<void> {
     const { scope } = watch;
+    const bodies = new Map<string, string>();
     let named: Awaited<ReturnType<typeof withNames>> | null = null;
+    const sentAt = Date.now();
     for (const s of targets) {
       let event: string;
       let fingerprint: string;
-      let body: () => Promise<unknown> | unknown;
+      let cacheKey: string;
       if (s.spec.kind === 'member') {
-        const placed = state.placed.get(s.spec.member) ?? { total: state.total, rank: null, scaled: null };
         event = 'standing';
+        cacheKey = `m:${s.spec.member}`;
+        const placed = state.placed.get(s.spec.member) ?? { total: state.total, rank: null, scaled: null };
         fingerprint = `${placed.rank}|${placed.scaled}`;
-        const member = s.spec.member;
-        body = () => memberStandingBody(scope, member, state.source, placed);
+        if (!always && !s.fresh && !s.unavailable && fingerprint === s.last) continue;
+        if (!bodies.has(cacheKey)) bodies.set(cacheKey, JSON.stringify(memberStandingBody(scope, s.spec.member, state.source, placed)));
       } else {
-        const top = state.top.slice(0, s.spec.limit);
         event = 'top';
+        cacheKey = `t:${s.spec.limit}`;
+        const top = state.top.slice(0, s.spec.limit);
         fingerprint = top.map((e) => `${e.rank}|${e.member}|${e.scaled}`).join(',');
-        const limit = s.spec.limit;
-        body = async () => {
+        if (!always && !s.fresh && !s.unavailable && fingerprint === s.last) continue;
+        if (!bodies.has(cacheKey)) {
           named ??= await withNames(this.ctx, scope.board, state.top);
-          return { ...header(scope, state.total, state.source), limit, offset: 0, entries: named.slice(0, limit) };
-        };
+          bodies.set(cacheKey, JSON.stringify({ ...header(scope, state.total, state.source), limit: s.spec.limit, offset: 0, entries: named.slice(0, s.spec.limit) }));
+        }
       }
-      if (!always && !s.fresh && !s.unavailable && fingerprint === s.last) continue;
       const wasFresh = s.fresh;
-      s.sink.send(event, await body());
-      s.fresh = false;
+      s.sink.send(event, bodies.get(cacheKey)!);
+      this.served(watch, s);
       s.unavailable = false;
       s.last = fingerprint;
       this.metrics.messages.inc({ event });
-      if (!wasFresh && changedAt !== null) this.metrics.pushLag.observe(Math.max(0, Date.now() - changedAt) / 1000);
+      if (!wasFresh && changedAt !== null) this.metrics.pushLag.observe(Math.max(0, sentAt - changedAt) / 1000);
     }
+  }
+
+  private served(watch: ScopeWatch, s: Stream): void {
+    s.fresh = false;
+    watch.fresh.delete(s);
   }
 
   /** The period closed: every stream of it gets the final state and `closed`, then ends. */
@@ -281,7 +298,7 @@ export class StreamHub {
       this.ctx.log.warn({ err: (err as Error).message }, 'final stream state could not be read');
     }
     for (const s of streams) {
-      s.sink.send('closed', { board: watch.scope.board.id, period: watch.scope.period });
+      s.sink.send('closed', JSON.stringify({ board: watch.scope.board.id, period: watch.scope.period }));
       this.metrics.messages.inc({ event: 'closed' });
       s.sink.end();
     }
