@@ -81,7 +81,7 @@ export class StreamHub {
       this.metrics.open.dec({ kind: spec.kind });
       this.leave(scope, stream);
     };
-    if (scope.period.state === 'closed') {
+    if (scope.period.state === 'closed' || this.periods.get(this.channel(scope))?.finishing) {
       // Nothing will change any more: the final state, then `closed`.
       const watch = this.scopeWatch(scope);
       watch.streams.add(stream);
@@ -104,8 +104,12 @@ export class StreamHub {
     return { scope, streams: new Set(), fresh: new Set(), dirty: false, changedAt: null, lastRead: 0, timer: null, timerDue: 0, running: false };
   }
 
+  private channel(scope: Scope): string {
+    return this.ctx.leaderboard.keys.changes(scope.board.id, scope.period.key);
+  }
+
   private periodWatch(scope: Scope): PeriodWatch {
-    const channel = this.ctx.leaderboard.keys.changes(scope.board.id, scope.period.key);
+    const channel = this.channel(scope);
     let period = this.periods.get(channel);
     if (period) return period;
     period = { channel, board: scope.board.id, period: scope.period.key, scopes: new Map(), finishing: false };
@@ -129,8 +133,7 @@ export class StreamHub {
   }
 
   private leave(scope: Scope, stream: Stream): void {
-    const channel = this.ctx.leaderboard.keys.changes(scope.board.id, scope.period.key);
-    const period = this.periods.get(channel);
+    const period = this.periods.get(this.channel(scope));
     const key = scopeKey(scope);
     const watch = period?.scopes.get(key);
     if (!period || !watch || !watch.streams.delete(stream)) return;
@@ -138,7 +141,12 @@ export class StreamHub {
     if (watch.streams.size > 0) return;
     if (watch.timer) clearTimeout(watch.timer);
     period.scopes.delete(key);
-    if (period.scopes.size > 0) return;
+    if (period.scopes.size === 0) this.drop(period);
+  }
+
+  private drop(period: PeriodWatch): void {
+    const { channel } = period;
+    if (this.periods.get(channel) !== period) return;
     this.periods.delete(channel);
     this.metrics.subscriptions.dec();
     this.subscriber?.unsubscribe(channel).catch((err: Error) => this.ctx.log.debug({ err: err.message }, 'unsubscribe failed'));
@@ -282,6 +290,7 @@ export class StreamHub {
     period.finishing = true;
     this.ctx.periods.forget(period.board, period.period);
     await Promise.all([...period.scopes.values()].map((watch) => this.finishScope(watch)));
+    this.drop(period);
   }
 
   private async finishScope(watch: ScopeWatch): Promise<void> {
