@@ -4,6 +4,7 @@ import { boardDefinitionSchema } from '../domain/board.js';
 import { scoreEventSchema } from '../domain/event.js';
 import { pageQuerySchema, scopeQuerySchema } from '../services/standings-service.js';
 import { rebuildRequestSchema } from '../services/rebuild-service.js';
+import { topStreamQuerySchema } from '../services/realtime/stream-query.js';
 
 extendZodWithOpenApi(z);
 
@@ -15,6 +16,7 @@ const errorSchema = z.object({
 
 const json = (schema: z.ZodType, description: string) => ({ description, content: { 'application/json': { schema } } });
 const anyJson = (description: string) => json(z.record(z.string(), z.unknown()), description);
+const eventStream = (description: string) => ({ description, content: { 'text/event-stream': { schema: z.string() } } });
 const errors = {
   400: json(errorSchema, 'validation failed: `details` names each field at fault'),
   401: json(errorSchema, 'no or bad API key'),
@@ -41,7 +43,7 @@ export function openApiDocument(): object {
     summary: string,
     role: string,
     request: { params?: z.ZodObject; query?: z.ZodObject; body?: z.ZodType } = {},
-    ok: Record<number, ReturnType<typeof anyJson>> = { 200: anyJson('OK') },
+    ok: Record<number, ReturnType<typeof anyJson> | ReturnType<typeof eventStream>> = { 200: anyJson('OK') },
   ) =>
     registry.registerPath({
       method,
@@ -87,6 +89,14 @@ export function openApiDocument(): object {
     params: memberPath,
     query: scopeQuerySchema.extend({ limit: z.number().int().optional() }),
   });
+  route('get', '/v1/boards/{boardId}/standings/stream', 'Server-Sent Events: the top entries, at once and on change (at most 1/s)', 'read', {
+    params: boardId,
+    query: topStreamQuerySchema,
+  }, { 200: eventStream('`event: top` messages, `: keepalive` comments, `event: closed` at period end') });
+  route('get', '/v1/boards/{boardId}/standings/{memberId}/stream', "Server-Sent Events: the member's standing, at once and on change (at most 1/s)", 'read', {
+    params: memberPath,
+    query: scopeQuerySchema,
+  }, { 200: eventStream('`event: standing` messages, `: keepalive` comments, `event: closed` at period end') });
   route('get', '/v1/boards/{boardId}/periods', 'Periods and their state', 'read', { params: boardId });
   route('get', '/v1/boards/{boardId}/periods/{key}/results', 'Final standings of a closed period', 'read', {
     params: z.object({ boardId: z.string(), key: z.string() }),

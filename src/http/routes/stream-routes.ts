@@ -1,15 +1,13 @@
 import { Router } from 'express';
-import { z } from 'zod';
 import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import type { StreamHub } from '../../services/realtime/stream-hub.js';
-import { assertMember, resolveScope, scopeQuerySchema } from '../../services/standings-service.js';
+import { assertMember, resolveScope } from '../../services/standings-service.js';
+import { topStreamQuerySchema } from '../../services/realtime/stream-query.js';
 import { parseOrThrow } from '../errors.js';
 import { openEventStream } from '../event-stream.js';
 import { param } from '../params.js';
 import { requireRole } from '../auth.js';
-
-const topQuerySchema = scopeQuerySchema.extend({ limit: z.coerce.number().int().min(1).max(50).default(10) });
 
 /**
  * SPEC §9.5 streams. Registered before the standings routes, so that `/standings/stream`
@@ -21,7 +19,7 @@ export function streamRoutes(ctx: AppContext, verifier: ApiKeyVerifier, hub: Str
   const read = requireRole(verifier, 'read', { publicReads: ctx.env.PUBLIC_READS });
 
   router.get('/v1/boards/:boardId/standings/stream', read, async (req, res) => {
-    const { limit } = parseOrThrow(topQuerySchema, req.query, 'query');
+    const { limit } = parseOrThrow(topStreamQuerySchema, req.query, 'query');
     const scope = await resolveScope(ctx, param(req, 'boardId'), req.query);
     let leave: (() => void) | null = null;
     const sink = openEventStream(req, res, () => leave?.());

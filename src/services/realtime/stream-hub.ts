@@ -8,6 +8,8 @@ import { readWatched, type WatchedScope } from './watch-source.js';
 
 /** SPEC §9.5: at most one message per second per stream. */
 export const STREAM_INTERVAL_MS = 1000;
+/** How often a process re-reads what it watches whatever the notices (pub/sub may lose some). */
+const STREAM_RESYNC_MS = 15_000;
 
 /** Where a stream's messages go (an HTTP response in production). */
 export interface StreamSink {
@@ -314,24 +316,29 @@ export class StreamHub {
   }
 
   /**
-   * Every keepalive interval: the comment on every stream, a look at the watched periods'
-   * states (a close whose notice was lost still ends its streams), and one re-read of every
-   * watched scope, which heals any lost notice; while the notice connection is down, every
-   * interval.
+   * The comment on every stream each keepalive interval; every resync interval, a look at
+   * the watched periods' states (a close whose notice was lost still ends its streams) and
+   * one re-read of every watched scope, which heals any lost notice; while the notice
+   * connection is down, that re-read every interval.
    */
   private startTicker(): void {
     if (this.ticker || this.closed) return;
     let sinceKeepalive = 0;
+    let sinceResync = 0;
     const every = Math.min(STREAM_INTERVAL_MS, this.ctx.env.STREAM_KEEPALIVE_MS);
     this.ticker = setInterval(() => {
       sinceKeepalive += every;
+      sinceResync += every;
       const down = this.subscriber !== null && !this.subscriber.connected;
-      if (down) this.touchAll(Date.now());
-      if (sinceKeepalive < this.ctx.env.STREAM_KEEPALIVE_MS) return;
-      sinceKeepalive = 0;
-      for (const period of this.periods.values()) for (const watch of period.scopes.values()) for (const s of watch.streams) s.sink.keepalive();
-      if (!down) this.touchAll(Date.now());
-      void this.checkClosed();
+      if (down || sinceResync >= STREAM_RESYNC_MS) this.touchAll(Date.now());
+      if (sinceResync >= STREAM_RESYNC_MS) {
+        sinceResync = 0;
+        void this.checkClosed();
+      }
+      if (sinceKeepalive >= this.ctx.env.STREAM_KEEPALIVE_MS) {
+        sinceKeepalive = 0;
+        for (const period of this.periods.values()) for (const watch of period.scopes.values()) for (const s of watch.streams) s.sink.keepalive();
+      }
     }, every);
     this.ticker.unref();
   }
