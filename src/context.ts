@@ -4,7 +4,7 @@ import { systemClock, type Clock } from './clock.js';
 import { createLogger, type Logger } from './logger.js';
 import { createPostgres, type Db, type PostgresHandle } from './storage/postgres/database.js';
 import { BoardCatalog } from './storage/board-catalog.js';
-import { PeriodCache } from './storage/period-cache.js';
+import { PeriodCache } from './storage/period-row-cache.js';
 import { createFailFastRedis, onConnectionError, leaderboardTarget, queueTarget, type RedisClient } from './storage/redis/connections.js';
 import { LeaderboardKeys } from './storage/redis/leaderboard-keys.js';
 import { LeaderboardCache } from './storage/redis/leaderboard-cache.js';
@@ -14,6 +14,10 @@ import { createRebuildFlowProducer, createRebuildQueue } from './queue/rebuild-q
 import { createPeriodsQueue } from './queue/periods-queue.js';
 import { createWebhooksQueue, type WebhookJob } from './queue/webhooks-queue.js';
 import { Metrics } from './observability/metrics.js';
+import { FallbackReads } from './services/fallback-reads.js';
+import { MemberDirectory } from './services/member-directory.js';
+import { MemberChanges } from './storage/redis/member-changes.js';
+import { QueueMemoryGuard } from './services/intake-backpressure.js';
 
 /**
  * Points where tests inject failures into the real pipeline (a crash between the Postgres
@@ -37,12 +41,18 @@ export interface AppContext {
   /** Queue Redis for producers: fail-fast, so intake answers 503 when it is down. */
   queueRedis: RedisClient;
   leaderboard: LeaderboardCache;
+  /** Standings reads from Postgres when Redis cannot answer: bounded, on a pool of their own. */
+  fallback: FallbackReads;
+  /** Display names and follow lists, cached and invalidated across processes. */
+  members: MemberDirectory;
   scoreQueue: Queue<ScoreJob, ScoreJobResult>;
   rebuildQueue: Queue;
   rebuildFlow: FlowProducer;
   periodsQueue: Queue;
   webhooksQueue: Queue<WebhookJob>;
   metrics: Metrics;
+  /** Intake's backpressure on the queue Redis' memory. */
+  queueMemory: QueueMemoryGuard;
   faults: FaultHooks;
   close(): Promise<void>;
 }
@@ -58,12 +68,19 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
   const name = options.name ?? 'laurel';
   const log = options.log ?? createLogger(env.LOG_LEVEL);
   const postgres = createPostgres(env.DATABASE_URL, { applicationName: name, max: 10 });
+  // Created connectionless: the pool opens a connection only when a fallback read needs one.
+  const fallbackPostgres = createPostgres(env.DATABASE_URL, {
+    applicationName: `${name}-fallback`,
+    max: env.FALLBACK_MAX_CONCURRENT,
+    statementTimeoutMs: env.FALLBACK_STATEMENT_TIMEOUT_MS,
+  });
   const queueRedis = createFailFastRedis(queueTarget(env), `${name}-queue`);
   const leaderboardRedis = withLeaderboardScripts(createFailFastRedis(leaderboardTarget(env), `${name}-leaderboard`));
   for (const [label, redis] of [['queue', queueRedis], ['leaderboard', leaderboardRedis]] as const) {
     onConnectionError(redis, (err) => log.warn({ err: err.message, redis: label }, 'redis connection error'));
   }
   const keys = new LeaderboardKeys(env.REDIS_PREFIX);
+  const memberChanges = new MemberChanges(leaderboardRedis, env.REDIS_PREFIX);
   const scoreQueue = createScoreEventsQueue(queueRedis, env.REDIS_PREFIX);
   scoreQueue.on('error', (err) => log.warn({ err: err.message }, 'score queue error'));
   const rebuildQueue = createRebuildQueue(queueRedis, env.REDIS_PREFIX);
@@ -74,6 +91,9 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
   periodsQueue.on('error', (err) => log.warn({ err: err.message }, 'periods queue error'));
   const webhooksQueue = createWebhooksQueue(queueRedis, env.REDIS_PREFIX);
   webhooksQueue.on('error', (err) => log.warn({ err: err.message }, 'webhooks queue error'));
+  const metrics = new Metrics(() => [scoreQueue, rebuildQueue, periodsQueue, webhooksQueue] as Queue[]);
+  const queueMemory = new QueueMemoryGuard(queueRedis, env.QUEUE_MEMORY_REFUSE_RATIO, log);
+  queueMemory.register(metrics.registry);
 
   return {
     env,
@@ -85,12 +105,15 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
     periods: new PeriodCache(postgres.db),
     queueRedis,
     leaderboard: new LeaderboardCache(leaderboardRedis, keys),
+    members: new MemberDirectory(postgres.db, memberChanges),
+    fallback: new FallbackReads(fallbackPostgres.db, env.FALLBACK_MAX_CONCURRENT),
     scoreQueue,
     rebuildQueue,
     rebuildFlow,
     periodsQueue,
     webhooksQueue,
-    metrics: new Metrics(() => [scoreQueue, rebuildQueue, periodsQueue, webhooksQueue] as Queue[]),
+    metrics,
+    queueMemory,
     faults: options.faults ?? {},
     async close() {
       await scoreQueue.close().catch(() => undefined);
@@ -98,9 +121,11 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
       await rebuildFlow.close().catch(() => undefined);
       await periodsQueue.close().catch(() => undefined);
       await webhooksQueue.close().catch(() => undefined);
+      memberChanges.close();
       queueRedis.disconnect();
       leaderboardRedis.disconnect();
       await postgres.db.destroy();
+      await fallbackPostgres.db.destroy();
     },
   };
 }

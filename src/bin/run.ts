@@ -1,8 +1,11 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { loadEnvOrExit } from '../config/env.js';
 import { faultHooksFromEnvironment } from '../config/fault-injection.js';
+import { clockFromEnvironment } from '../config/warped-clock.js';
+import { systemClock } from '../clock.js';
 import { createContext, type AppContext } from '../context.js';
 import { createWebApp } from '../http/app.js';
+import { createHttpServer } from '../http/server.js';
 import { joinClusterMetrics } from '../observability/cluster-metrics.js';
 import { waitUntilReady } from '../storage/redis/connections.js';
 import { startWorkers } from '../../workers/start-workers.js';
@@ -17,7 +20,9 @@ const SHUTDOWN_TIMEOUT_MS = 15_000;
  */
 export async function run(parts: { web: boolean; worker: boolean }): Promise<void> {
   const env = loadEnvOrExit();
-  const ctx: AppContext = createContext(env, { name: parts.web && parts.worker ? 'laurel' : parts.web ? 'laurel-web' : 'laurel-worker' });
+  const clock = clockFromEnvironment(process.env);
+  const ctx: AppContext = createContext(env, { clock, name: parts.web && parts.worker ? 'laurel' : parts.web ? 'laurel-web' : 'laurel-worker' });
+  if (clock !== systemClock) ctx.log.warn({ speed: process.env.LAUREL_CLOCK_SPEED }, 'warped clock on (soak): time runs faster than real time');
   Object.assign(ctx.faults, faultHooksFromEnvironment(process.env, ctx.log));
   await waitUntilReady(ctx.queueRedis, 30_000).catch((err: Error) => ctx.log.warn({ err: err.message }, 'queue Redis not ready yet'));
 
@@ -49,19 +54,19 @@ export async function run(parts: { web: boolean; worker: boolean }): Promise<voi
   }
   if (parts.worker && !parts.web) {
     // Worker-only processes have no web side: their metrics get a port of their own.
-    const metrics = createServer((req, res) => {
+    const metrics = createHttpServer((req, res) => {
       if (req.url !== '/metrics') return void res.writeHead(404).end();
       ctx.metrics.registry.metrics().then(
         (text) => res.writeHead(200, { 'content-type': ctx.metrics.registry.contentType }).end(text),
         () => res.writeHead(500).end(),
       );
-    }).listen(env.METRICS_PORT);
+    }, env).listen(env.METRICS_PORT);
     closers.push(() => new Promise<void>((resolve) => metrics.close(() => resolve())));
   }
   if (parts.web) {
     joinClusterMetrics(ctx.metrics.registry);
     const web = createWebApp(ctx);
-    const server: Server = web.app.listen(env.PORT, () => ctx.log.info({ port: env.PORT }, 'http listening'));
+    const server: Server = createHttpServer(web.app, env).listen(env.PORT, () => ctx.log.info({ port: env.PORT }, 'http listening'));
     closers.unshift(async () => {
       web.closeStreams();
       await new Promise<void>((resolve) => server.close(() => resolve()));

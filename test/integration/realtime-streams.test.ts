@@ -3,7 +3,7 @@ import { createHarness, ADMIN_KEY, type Harness } from '../support/harness.js';
 import { openSse, type SseClient } from '../support/sse-client.js';
 import { testRedis } from '../support/databases.js';
 import { mastersOf, type RedisClient } from '../../src/storage/redis/connections.js';
-import { runTick } from '../../src/services/period-lifecycle.js';
+import { runTick } from '../../workers/period-tick.js';
 
 /**
  * SPEC §9.5 streams over real HTTP against a real Laurel (web and workers in this process,

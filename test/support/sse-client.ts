@@ -12,6 +12,8 @@ export interface SseMessage {
 export interface SseClient {
   status: number;
   contentType: string | null;
+  /** An answer that is not an event stream (an error): its JSON body; null for a stream. */
+  body: unknown;
   messages: SseMessage[];
   comments: string[];
   /** The next message not yet taken (in arrival order), waiting for it if needed. */
@@ -51,8 +53,11 @@ export async function openSse(url: string, key: string | null): Promise<SseClien
     },
   });
   let done = false;
+  const contentType = res.headers.get('content-type');
+  const isStream = contentType?.startsWith('text/event-stream') ?? false;
+  const text = isStream ? '' : await res.text();
   const ended = (async () => {
-    if (!res.body) return;
+    if (!res.body || !isStream) return;
     const decoder = new TextDecoder();
     try {
       for await (const chunk of res.body) parser.feed(decoder.decode(chunk as Uint8Array, { stream: true }));
@@ -78,7 +83,8 @@ export async function openSse(url: string, key: string | null): Promise<SseClien
   };
   const client: SseClient = {
     status: res.status,
-    contentType: res.headers.get('content-type'),
+    contentType,
+    body: text ? JSON.parse(text) : null,
     messages,
     comments,
     next: (timeoutMs = 15_000) => waitFor(() => (cursor < messages.length ? messages[cursor++] : undefined), 'message', timeoutMs),

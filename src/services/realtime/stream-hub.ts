@@ -2,9 +2,9 @@ import type { AppContext } from '../../context.js';
 import { leaderboardTarget } from '../../storage/redis/connections.js';
 import { NoticeSubscriber, type Notice } from '../../storage/redis/change-notices.js';
 import { streamMetrics, type StreamMetrics } from '../../observability/stream-metrics.js';
-import { resolvePeriod } from '../periods.js';
+import { resolvePeriod } from '../period-resolution.js';
 import { header, memberStandingBody, ref, withNames, type Scope } from '../standings-service.js';
-import { readWatched, type WatchedScope } from './watch-source.js';
+import { readRetired, readWatched, type WatchedScope } from './watch-source.js';
 
 /** SPEC §9.5: at most one message per second per stream. */
 export const STREAM_INTERVAL_MS = 1000;
@@ -234,9 +234,10 @@ export class StreamHub {
     if (!watch.scope.periodStored) {
       // The period had no row when the stream began: the first event creates it.
       const resolved = await resolvePeriod(this.ctx, watch.scope.board, watch.scope.period.key);
-      if (resolved) watch.scope = { ...watch.scope, period: resolved.view, periodStored: resolved.stored };
+      if (resolved) watch.scope = { ...watch.scope, period: resolved.view, periodStored: resolved.stored, retired: resolved.retired };
     }
     if (!watch.scope.periodStored) return { source: 'cache', total: 0, top: [], placed: new Map() };
+    if (watch.scope.retired) return readRetired(this.ctx, ref(watch.scope), [...members], topN);
     return readWatched(this.ctx, ref(watch.scope), [...members], topN);
   }
 

@@ -1,3 +1,0 @@
-import { run } from '../src/bin/run.js';
-
-await run({ web: false, worker: true });
