@@ -19,6 +19,7 @@ export default defineConfig({
       'test/integration/query-api.test.ts',
       'test/integration/boards.test.ts',
       'test/integration/rebuild.test.ts',
+      'test/integration/realtime-streams.test.ts',
     ],
   },
 });

@@ -5,7 +5,7 @@
  */
 import { createLaurelClient } from '../clients/typescript/src/index.js';
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -14,12 +14,16 @@ import { Redis } from 'ioredis';
 import { Queue, Worker } from 'bullmq';
 import { migrateDatabase } from '../src/storage/postgres/migrator.js';
 import { keysOfPrefix, unlinkMatching } from '../src/storage/redis/maintenance.js';
+import { realtimePart } from './realtime.js';
 import { ROOT, closedLoop, openLoopHttp, histogramQuantile, http, openLoop, parseHistogram, peakRssMiB, round, startProcess, stopProcess, waitFor } from './support.js';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
 const QUICK = process.env.BENCH_QUICK === '1';
-/** BENCH_ONLY=ingest or BENCH_ONLY=big (rebuild + queries): one part, printed, results not written. */
+/**
+ * BENCH_ONLY=ingest or BENCH_ONLY=big (rebuild + queries): one part, printed, results not
+ * written. BENCH_ONLY=realtime: the streams part, its section replaced in latest.json.
+ */
 const ONLY = process.env.BENCH_ONLY;
 const BIG = QUICK ? 100_000 : 1_000_000;
 const ADMIN_KEY = randomBytes(24).toString('hex');
@@ -353,6 +357,21 @@ async function bigPart() {
   return { small, rebuildSmall, rebuildBig, raw, q };
 }
 
+async function streamsPart() {
+  await startWorker(4);
+  await laurel.putBoard({ params: { path: { boardId: 'realtime' } }, body: { aggregation: 'sum', period: 'all' } });
+  return realtimePart(
+    {
+      env,
+      port: WEB_PORT + 2,
+      adminKey: ADMIN_KEY,
+      seconds: QUICK ? 10 : 30,
+      post: async (list) => void (await postEvents({ events: list })),
+    },
+    log,
+  );
+}
+
 async function main() {
   const loadAtStart = os.loadavg();
   await admin.query(`CREATE DATABASE "laurel_${tag}"`);
@@ -361,8 +380,16 @@ async function main() {
   await waitFor(async () => (await fetch(`${base}/readyz`)).ok, 30_000, 'web');
   if (ONLY === 'ingest') return void (await ingestPart());
   if (ONLY === 'big') return void (await bigPart());
+  const resultsFile = path.join(ROOT, 'bench/results/latest.json');
+  if (ONLY === 'realtime') {
+    const realtime = await streamsPart();
+    const previous = existsSync(resultsFile) ? (JSON.parse(readFileSync(resultsFile, 'utf8')) as Record<string, unknown>) : {};
+    writeFileSync(resultsFile, `${JSON.stringify({ ...previous, realtime: { date: new Date().toISOString(), ...realtime } }, null, 2)}\n`);
+    return void log(`written: the realtime section of bench/results/latest.json`);
+  }
   const ing = await ingestPart();
   const big = await bigPart();
+  const realtime = await streamsPart();
   const { grid, best, lag, raw, naive } = ing;
   const { q } = big;
   const webPeakRssMiB = peakRssMiB(web!.pid!);
@@ -429,6 +456,7 @@ async function main() {
         aroundP99Ms: q.fallback.around.p99Ms,
       },
     },
+    realtime,
     rebuild: {
       members: BIG,
       seconds: big.rebuildBig.seconds,
@@ -462,6 +490,8 @@ async function main() {
     `| rebuild peak RSS MiB: ${big.small} / ${BIG} members (worker idle ${rb.workerIdleRssMiB}; raw ${rb.rawPeakRssMiB}) | ${rb.smaller.workerPeakRssMiB} / ${rb.workerPeakRssMiB} | | ${ratio(rb.workerPeakRssMiB, rb.smaller.workerPeakRssMiB)} for 10x members | flat |`,
     `| peak RSS MiB: web / worker (ingest) | ${webPeakRssMiB} / ${ing.workerPeakRssMiB} | | | |`,
     `| Redis bytes per member (sorted set + state hash) | ${q.redisBytesPerMember} | | | |`,
+    `| ${realtime.streams} streams, ${realtime.eventsPerSec} events/s over ${realtime.members} members: push lag p50 / p99 ms | ${realtime.pushLagP50Ms} / ${realtime.pushLagP99Ms} | | | p99 <= 1500 |`,
+    `| the same: web process CPU % of a core / peak RSS MiB | ${realtime.webCpuPercent} / ${realtime.webRssMiB} | | | RSS <= 512 |`,
   ].join('\n');
   const dir = path.join(ROOT, 'bench/results');
   writeFileSync(path.join(dir, 'latest.json'), `${JSON.stringify(result, null, 2)}\n`);

@@ -28,8 +28,10 @@ export async function generateClient(): Promise<Record<string, string>> {
   const types = astToString(await openapiTS(doc as never, { alphabetize: true, defaultNonNullable: false }));
   const methods = Object.entries(doc.paths).flatMap(([route, ops]) =>
     Object.entries(ops).map(([method, op]) => {
-      const text = Object.values(op.responses).some((r) => JSON.stringify(r).includes('text/plain'));
-      const init = text ? "{ ...init, parseAs: 'text' } as never" : 'init as never';
+      const answers = JSON.stringify(op.responses);
+      // An event stream is handed over unread (its body never ends): the caller parses it.
+      const parseAs = answers.includes('text/event-stream') ? 'stream' : answers.includes('text/plain') ? 'text' : null;
+      const init = parseAs ? `{ ...init, parseAs: '${parseAs}' } as never` : 'init as never';
       return [
         `    /** ${op.summary} */`,
         `    ${op.operationId}: (init${required(route, op) ? '' : '?'}: Init<'${route}', '${method}'>) =>`,

@@ -68,6 +68,7 @@ export async function run(parts: { web: boolean; worker: boolean }): Promise<voi
     const web = createWebApp(ctx);
     const server: Server = createHttpServer(web.app, env).listen(env.PORT, () => ctx.log.info({ port: env.PORT }, 'http listening'));
     closers.unshift(async () => {
+      web.closeStreams();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await web.close();
     });

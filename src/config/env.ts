@@ -110,6 +110,8 @@ const envSchema = z.object({
    * removes them and reads of the period are answered from its final results in Postgres.
    */
   CLOSED_PERIOD_CACHE_HOURS: z.coerce.number().int().min(0).max(87_600).default(168),
+  /** Interval of the `: keepalive` comment on every open stream (SPEC §9.5: 15 s). */
+  STREAM_KEEPALIVE_MS: z.coerce.number().int().min(50).max(600_000).default(15_000),
   WEBHOOK_URL: z.string().url().optional(),
   WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
 });

@@ -19,6 +19,8 @@ import { memberRoutes } from './routes/member-routes.js';
 import { adminRebuildRoutes } from './routes/admin-rebuild-routes.js';
 import { operationsRoutes } from './routes/operations-routes.js';
 import { NotFound } from '../domain/errors.js';
+import { streamRoutes } from './routes/stream-routes.js';
+import { StreamHub } from '../services/realtime/stream-hub.js';
 
 /** Largest request body read; a larger one is a 413 before it is parsed. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -66,6 +68,8 @@ function answerHeaders(cors: CorsPolicy): RequestHandler {
 
 export interface WebApp {
   app: Express;
+  /** Ends the event streams, which would otherwise hold the server open (clients reconnect elsewhere). */
+  closeStreams(): void;
   /** What admits a request (`admit` in auth.ts), for any other front end of the same process. */
   admission: { verifier: ApiKeyVerifier; budgets: Budgets };
   close(): Promise<void>;
@@ -106,6 +110,8 @@ export function createWebApp(ctx: AppContext): WebApp {
   app.use((req, res, next) => (takesBody(req.method) ? json(req, res, next) : next()));
   app.use(boardRoutes(ctx, verifier));
   app.use(eventRoutes(ctx, verifier, listener));
+  const streams = new StreamHub(ctx);
+  app.use(streamRoutes(ctx, verifier, streams));
   app.use(standingsRoutes(ctx, verifier));
   app.use(memberRoutes(ctx, verifier));
   app.use(adminKeyRoutes(ctx, verifier));
@@ -116,8 +122,10 @@ export function createWebApp(ctx: AppContext): WebApp {
 
   return {
     app,
+    closeStreams: () => streams.close(),
     admission: { verifier, budgets },
     async close() {
+      streams.close();
       await listener.close();
     },
   };

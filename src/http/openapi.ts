@@ -8,6 +8,7 @@ import { reasonSchema } from '../services/moderation-service.js';
 import { memberSchema } from '../services/member-profile-service.js';
 import { notificationsQuerySchema, periodsQuerySchema, resultsQuerySchema } from '../services/period-results-service.js';
 import { rebuildRequestSchema } from '../services/rebuild-service.js';
+import { topStreamQuerySchema } from '../services/realtime/stream-query.js';
 import { statsQuerySchema } from '../services/stats-service.js';
 import {
   aroundQuerySchema,
@@ -90,12 +91,15 @@ interface Operation {
   access: Access;
   query?: z.ZodObject;
   body?: string;
-  ok: Record<number, { description: string; schema?: z.ZodType; text?: true; location?: string }>;
+  ok: Record<number, { description: string; schema?: z.ZodType; text?: true; events?: Record<string, z.ZodType>; location?: string }>;
   /** Client errors beyond those every keyed route has (401, 403, 429, 503). */
   errors?: number[];
 }
 
 const json = (schema: z.ZodType, description: string) => ({ description, schema });
+
+/** The `data` of each event a stream sends besides its own (SPEC §9.5): the end and a pause. */
+const streamEnd = { closed: answers.streamClosedSchema, unavailable: answers.errorSchema };
 
 /** Every route Laurel serves, keyed `METHOD /path`. */
 const OPERATIONS: Record<string, Operation> = {
@@ -187,6 +191,34 @@ const OPERATIONS: Record<string, Operation> = {
     access: 'read',
     query: followingQuerySchema,
     ok: { 200: json(answers.followingStandingsSchema, 'the group ranking') },
+    errors: [400, 404],
+  },
+  'get /v1/boards/{boardId}/standings/stream': {
+    operationId: 'streamTop',
+    tag: 'standings',
+    summary: 'Server-Sent Events: the top entries at once, then whenever they change (at most 1/s)',
+    access: 'read',
+    query: topStreamQuerySchema,
+    ok: {
+      200: {
+        description: '`event: top` messages, a `: keepalive` comment every 15 s, `event: closed` at period end',
+        events: { top: answers.standingsPageSchema, ...streamEnd },
+      },
+    },
+    errors: [400, 404],
+  },
+  'get /v1/boards/{boardId}/standings/{memberId}/stream': {
+    operationId: 'streamMemberStanding',
+    tag: 'standings',
+    summary: "Server-Sent Events: the member's standing at once, then whenever it changes (at most 1/s)",
+    access: 'read',
+    query: scopeQuerySchema,
+    ok: {
+      200: {
+        description: '`event: standing` messages, a `: keepalive` comment every 15 s, `event: closed` at period end',
+        events: { standing: answers.memberStandingSchema, ...streamEnd },
+      },
+    },
     errors: [400, 404],
   },
   'get /v1/boards/{boardId}/periods': {
@@ -363,9 +395,11 @@ function responses(op: Operation) {
   for (const [status, answer] of Object.entries(op.ok)) {
     const content = answer.text
       ? { 'text/plain': { schema: { type: 'string' } } }
-      : answer.schema
-        ? { 'application/json': { schema: ref(idOf(answer.schema)) } }
-        : undefined;
+      : answer.events
+        ? { 'text/event-stream': eventStream(answer.events) }
+        : answer.schema
+          ? { 'application/json': { schema: ref(idOf(answer.schema)) } }
+          : undefined;
     const headers = answer.location
       ? { Location: { description: `URL of ${answer.location}`, schema: { type: 'string' } } }
       : undefined;
@@ -376,6 +410,18 @@ function responses(op: Operation) {
     out[status] = { $ref: `#/components/responses/E${status}` };
   }
   return out;
+}
+
+/**
+ * An event stream's media type: OpenAPI 3.1 has no schema for single events, so the JSON
+ * `data` of each event name is given in `x-event-data` (the contract test validates with it).
+ */
+function eventStream(events: Record<string, z.ZodType>) {
+  const names = Object.keys(events).map((e) => `\`${e}\``).join(', ');
+  return {
+    schema: { type: 'string', description: `Server-Sent Events (${names}), each \`data\` one JSON line` },
+    'x-event-data': Object.fromEntries(Object.entries(events).map(([name, schema]) => [name, ref(idOf(schema))])),
+  };
 }
 
 function components() {

@@ -46,6 +46,8 @@ export async function closePeriod(ctx: AppContext, board: Board, key: string): P
   if (!finished) return false;
   ctx.metrics.closeDuration.observe((Date.now() - started) / 1000);
   ctx.log.info({ board: board.id, period: key, durationMs: Date.now() - started }, 'period closed');
+  // Streams of the period end now rather than at their next look at the period's state.
+  await ctx.leaderboard.notifyClosed(board.id, key).catch((err: Error) => ctx.log.warn({ err: err.message }, 'closed notice not published'));
   if (webhooks) await enqueueWebhooks(ctx, board, key);
   return true;
 }

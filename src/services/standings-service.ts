@@ -9,7 +9,7 @@ import { MAX_FOLLOWING } from './following-service.js';
 import { resolvePeriod, resolvePeriods, type PeriodView } from './period-resolution.js';
 import { readAround, readPick, readPlace, readPlaceMany, readSlice, type Source } from './standings-source.js';
 import { finalAround, finalPick, finalPlace, finalPlaceMany, finalSlice } from './final-standings-source.js';
-import type { ScopeRef } from '../storage/redis/leaderboard-cache.js';
+import type { Placed, ScopeRef } from '../storage/redis/leaderboard-cache.js';
 import { listBoards } from '../storage/postgres/boards-repository.js';
 import { NotFound } from '../domain/errors.js';
 import { parseOrThrow } from '../domain/validation.js';
@@ -75,11 +75,11 @@ function readsOf(scope: Scope) {
   return scope.retired ? finalReads : liveReads;
 }
 
-function header(scope: Scope, total: number, source: Source): ScopeHeader {
+export function header(scope: Scope, total: number, source: Source): ScopeHeader {
   return { board: scope.board.id, period: scope.period, category: scope.category, region: scope.region, total, source };
 }
 
-function ref(scope: Scope): ScopeRef {
+export function ref(scope: Scope): ScopeRef {
   return { board: scope.board, period: scope.period.key, category: scope.category, region: scope.region };
 }
 
@@ -108,11 +108,11 @@ export async function standingsPage(
   };
 }
 
-function assertMember(memberId: string): void {
+export function assertMember(memberId: string): void {
   if (!MEMBER_ID.test(memberId)) throw new NotFound(`member "${memberId}" is not a valid member id`);
 }
 
-async function withNames<T extends { member: string; scaled: number; rank: number }>(
+export async function withNames<T extends { member: string; scaled: number; rank: number }>(
   ctx: AppContext,
   board: Board,
   entries: readonly T[],
@@ -183,6 +183,11 @@ export async function memberStanding(ctx: AppContext, boardId: string, memberId:
   const { source, placed } = scope.periodStored
     ? await readsOf(scope).place(ctx, ref(scope), memberId)
     : { source: 'cache' as const, placed: { total: 0, rank: null, scaled: null } };
+  return memberStandingBody(scope, memberId, source, placed);
+}
+
+/** The member standing route's body, also the payload of its stream's `standing` events. */
+export function memberStandingBody(scope: Scope, memberId: string, source: Source, placed: Placed) {
   const base = { ...header(scope, placed.total, source), member: memberId };
   if (placed.rank === null || placed.scaled === null) {
     return { ...base, rank: null, score: null, percentile: null, topPercent: null };

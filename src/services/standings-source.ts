@@ -17,7 +17,7 @@ function dbScope(s: ScopeRef): DbScope {
   return { period: s.period, category: s.category, region: s.region };
 }
 
-function fellBack(ctx: AppContext, s: ScopeRef, missed: Miss): 'database' {
+export function fellBack(ctx: AppContext, s: ScopeRef, missed: Miss): 'database' {
   if (!missed.rebuilding) requestScopeRebuilds(ctx, [{ board: s.board.id, period: s.period, category: s.category }], 'read');
   return 'database';
 }

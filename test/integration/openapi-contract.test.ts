@@ -11,6 +11,7 @@ import { openApiDocument } from '../../src/http/openapi.js';
 import { runTick } from '../../workers/period-tick.js';
 import { ADMIN_KEY, createHarness, type Harness } from '../support/harness.js';
 import { routesOf } from '../support/routes.js';
+import { openSse } from '../support/sse-client.js';
 
 const run = promisify(execFile);
 const doc = openApiDocument() as any;
@@ -95,6 +96,53 @@ describe('every route answers as the document says', () => {
     return res;
   }
 
+  const validatorOf = (schemaRef: string) => ajv.compile({ $ref: `doc#/components/schemas/${schemaRef.split('/').pop()}` });
+
+  /**
+   * An event stream route: status and content type as documented; for a stream, its first
+   * message (or, with `untilEnd`, every message up to the end the server makes) validated
+   * against the schema the document gives for that event name; else the JSON error body.
+   */
+  async function callStream(route: string, url: string, { untilEnd = false, key = ADMIN_KEY as string | null } = {}) {
+    const [method, pattern] = route.split(' ') as [string, string];
+    const op = doc.paths[toPattern(pattern)]?.[method.toLowerCase()];
+    expect(op, `${route} is documented`).toBeDefined();
+    const stream = await openSse(h.baseUrl + url, key);
+    try {
+      const label = `${method} ${url} -> ${stream.status}`;
+      let answer = op.responses[String(stream.status)];
+      expect(answer, `${label}: status documented`).toBeDefined();
+      if (answer.$ref) answer = doc.components.responses[answer.$ref.split('/').pop()];
+      const events = answer.content?.['text/event-stream'];
+      if (events) {
+        expect(stream.contentType, label).toMatch(/^text\/event-stream/);
+        if (untilEnd) {
+          let timer: NodeJS.Timeout | undefined;
+          const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${label}: not ended within 15 s: ${JSON.stringify(stream.messages)}`)), 15_000)));
+          await Promise.race([stream.ended, late]).finally(() => clearTimeout(timer));
+        } else {
+          await stream.next();
+        }
+        expect(stream.messages.length, `${label}: a first message`).toBeGreaterThan(0);
+        for (const message of stream.messages) {
+          const schema = events['x-event-data'][message.event];
+          expect(schema, `${label}: event ${message.event} documented`).toBeDefined();
+          const validate = validatorOf(schema.$ref);
+          expect(validate(message.data) ? [] : validate.errors, `${label}: ${message.event} ${JSON.stringify(message.data)}`).toEqual([]);
+        }
+      } else {
+        expect(stream.contentType, label).toMatch(/^application\/json/);
+        const validate = validatorOf(answer.content['application/json'].schema.$ref);
+        expect(validate(stream.body) ? [] : validate.errors, `${label}: ${JSON.stringify(stream.body)}`).toEqual([]);
+      }
+      if (!covered.has(route)) covered.set(route, new Set());
+      covered.get(route)!.add(stream.status);
+      return stream;
+    } finally {
+      stream.close();
+    }
+  }
+
   it('for each route of the router, successes and errors, validated against the document', async () => {
     // The validator does refuse what does not fit: a board without its fields, an extra field.
     const board = ajv.compile({ $ref: 'doc#/components/schemas/Health' });
@@ -133,6 +181,19 @@ describe('every route answers as the document says', () => {
     await call('GET /v1/boards/:boardId/standings/:memberId/around', '/v1/boards/arena/standings/p2/around?radius=1');
     await call('GET /v1/boards/:boardId/standings/:memberId/around', '/v1/boards/arena/standings/p2/around?radius=99');
     await call('GET /v1/boards/:boardId/standings/:memberId/following', '/v1/boards/arena/standings/p1/following?limit=10');
+    // Streams on a board of their own, with scores known here: s1 7, s2 3.
+    await call('PUT /v1/boards/:boardId', '/v1/boards/live', { aggregation: 'sum', graceSeconds: 0 });
+    const scores = [{ member: 's1', value: 7 }, { member: 's2', value: 3 }];
+    await call('POST /v1/events', '/v1/events?wait=true', { events: scores.map((e) => ({ board: 'live', ...e, idempotencyKey: `live-${e.member}` })) });
+    const standing = await callStream('GET /v1/boards/:boardId/standings/:memberId/stream', '/v1/boards/live/standings/s2/stream');
+    expect(standing.status, JSON.stringify(standing.body)).toBe(200);
+    expect(standing.messages[0]).toMatchObject({ event: 'standing', data: { member: 's2', rank: 2, score: 3, total: 2 } });
+    await callStream('GET /v1/boards/:boardId/standings/:memberId/stream', '/v1/boards/none/standings/s2/stream');
+    await callStream('GET /v1/boards/:boardId/standings/:memberId/stream', '/v1/boards/live/standings/s2/stream', { key: 'not-a-key' });
+    const top = await callStream('GET /v1/boards/:boardId/standings/stream', '/v1/boards/live/standings/stream?limit=2');
+    expect(top.messages[0]!.event).toBe('top');
+    expect(top.messages[0]!.data.entries.map((e: { member: string; score: number }) => [e.member, e.score])).toEqual([['s1', 7], ['s2', 3]]);
+    await callStream('GET /v1/boards/:boardId/standings/stream', '/v1/boards/live/standings/stream?limit=0');
     await call('GET /v1/members/:memberId', '/v1/members/p1');
     await call('GET /v1/members/:memberId', '/v1/members/ghost');
     await call('POST /v1/members/:memberId/exclusion', '/v1/members/p3/exclusion', { reason: 'cheating' });
@@ -150,6 +211,10 @@ describe('every route answers as the document says', () => {
     await call('GET /v1/boards/:boardId/periods/:periodKey/results', '/v1/boards/arena/periods/2026-11/results?category=ranked');
     await call('GET /v1/boards/:boardId/periods/:periodKey/results', '/v1/boards/arena/periods/2026-12/results');
     await call('GET /v1/boards/:boardId/standings', '/v1/boards/arena/standings?period=2026-11');
+    // A closed period's stream: its final state, then `closed`, then the server ends it.
+    const closed = await callStream('GET /v1/boards/:boardId/standings/stream', '/v1/boards/live/standings/stream?period=2026-11', { untilEnd: true });
+    expect(closed.messages.map((m) => m.event)).toEqual(['top', 'closed']);
+    expect(closed.messages[0]!.data.entries.map((e: { member: string }) => e.member)).toEqual(['s1', 's2']);
     await call('POST /v1/events/:idempotencyKey/void', '/v1/events/c-2/void', { reason: 'too late' });
     await call('GET /v1/members/:memberId/awards', '/v1/members/p1/awards');
     await call('GET /v1/members/:memberId/notifications', '/v1/members/p1/notifications?limit=5');

@@ -36,6 +36,8 @@ const ACCESS: Record<string, Access> = {
   'GET /v1/boards/:boardId/standings/:memberId': 'read',
   'GET /v1/boards/:boardId/standings/:memberId/around': 'read',
   'GET /v1/boards/:boardId/standings/:memberId/following': 'read',
+  'GET /v1/boards/:boardId/standings/:memberId/stream': 'read',
+  'GET /v1/boards/:boardId/standings/stream': 'read',
   'GET /v1/boards/:boardId/periods': 'read',
   'GET /v1/boards/:boardId/periods/:periodKey/results': 'read',
   'PUT /v1/members/:memberId': 'ingest',
@@ -77,6 +79,11 @@ async function call(h: Harness, method: string, url: string, authorization?: str
   const hasBody = method !== 'GET' && method !== 'DELETE';
   if (hasBody) headers['content-type'] = 'application/json';
   const res = await fetch(h.baseUrl + url, { method, headers, body: hasBody ? '{}' : undefined });
+  // An event stream never ends by itself: its status and headers are the answer.
+  if (res.headers.get('content-type')?.startsWith('text/event-stream')) {
+    await res.body?.cancel();
+    return { status: res.status, body: null, headers: res.headers };
+  }
   const text = await res.text();
   let body: any = text;
   try {

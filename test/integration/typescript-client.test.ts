@@ -5,6 +5,7 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { createParser } from 'eventsource-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLaurelClient, LaurelError, verifyWebhook, WebhookVerificationError } from '../../clients/typescript/src/index.js';
 import { CLIENT_DIR, generateClient } from '../../scripts/generate-client.js';
@@ -86,6 +87,24 @@ describe('the client against a running Laurel', () => {
     expect(page.entries.map((e) => [e.rank, e.member, e.score])).toEqual([[1, 'ana', 7], [2, 'bo', 3]]);
     const me = await laurel.getMemberStanding({ params: { path: { boardId: 'duel', memberId: 'bo' } } });
     expect([me.rank, me.total, me.topPercent]).toEqual([2, 2, 100]);
+    // An event stream comes back unread, past the request timeout: its first message is bo's standing.
+    const slow = createLaurelClient({ baseUrl: h.baseUrl, apiKey: ADMIN_KEY, timeoutMs: 500 });
+    const stream = await slow.streamMemberStanding({ params: { path: { boardId: 'duel', memberId: 'bo' } } });
+    const reader = stream.getReader();
+    const events: Array<{ event?: string; data: string }> = [];
+    const parser = createParser({ onEvent: (e) => events.push(e) });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      while (events.length === 0) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        parser.feed(new TextDecoder().decode(value));
+      }
+    } finally {
+      await reader.cancel();
+    }
+    expect(events[0]?.event).toBe('standing');
+    expect(JSON.parse(events[0]!.data)).toMatchObject({ member: 'bo', rank: 2, score: 3, total: 2 });
     expect(await laurel.getMetrics()).toContain('# HELP');
     const key = await laurel.createKey({ body: { name: 'temp', role: 'read' } });
     expect(await laurel.revokeKey({ params: { path: { keyId: key.id } } })).toBeUndefined();

@@ -31,7 +31,7 @@ export interface LaurelClientOptions {
   apiKey?: string;
   /** Attempts of POST /v1/events on 503, 429 and timeouts (default 5). */
   eventAttempts?: number;
-  /** Time one request may take before it is abandoned (and, for events, retried); default 10 s. */
+  /** Time one request may take before it is abandoned (and, for events, retried); default 10 s. Not for event streams. */
   timeoutMs?: number;
   /** First pause between event attempts, doubled each time (default 200 ms). */
   retryDelayMs?: number;
@@ -74,7 +74,9 @@ export function createLaurelClient(options: LaurelClientOptions) {
   const http = createClient<paths>({
     baseUrl: options.baseUrl.replace(/\/$/, ''),
     headers: options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {},
-    fetch: (request: Request) => baseFetch(request, { signal: AbortSignal.timeout(timeoutMs) }),
+    // An event stream stays open as long as the caller reads it (cancel its body to end it).
+    fetch: (request: Request) =>
+      new URL(request.url).pathname.endsWith('/stream') ? baseFetch(request) : baseFetch(request, { signal: AbortSignal.timeout(timeoutMs) }),
   });
   const ops = operations(http, send);
 

@@ -37,6 +37,12 @@ export function operations(http: Client<paths>, send: Send) {
     /** Ranking among the member and those they follow */
     getFollowingStandings: (init: Init<'/v1/boards/{boardId}/standings/{memberId}/following', 'get'>) =>
       send<Ok<paths['/v1/boards/{boardId}/standings/{memberId}/following']['get']>>(http.GET('/v1/boards/{boardId}/standings/{memberId}/following', init as never)),
+    /** Server-Sent Events: the top entries at once, then whenever they change (at most 1/s) */
+    streamTop: (init: Init<'/v1/boards/{boardId}/standings/stream', 'get'>) =>
+      send<Ok<paths['/v1/boards/{boardId}/standings/stream']['get']>>(http.GET('/v1/boards/{boardId}/standings/stream', { ...init, parseAs: 'stream' } as never)),
+    /** Server-Sent Events: the member's standing at once, then whenever it changes (at most 1/s) */
+    streamMemberStanding: (init: Init<'/v1/boards/{boardId}/standings/{memberId}/stream', 'get'>) =>
+      send<Ok<paths['/v1/boards/{boardId}/standings/{memberId}/stream']['get']>>(http.GET('/v1/boards/{boardId}/standings/{memberId}/stream', { ...init, parseAs: 'stream' } as never)),
     /** Periods of a board and their state, newest first */
     listPeriods: (init: Init<'/v1/boards/{boardId}/periods', 'get'>) =>
       send<Ok<paths['/v1/boards/{boardId}/periods']['get']>>(http.GET('/v1/boards/{boardId}/periods', init as never)),

@@ -324,6 +324,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/boards/{boardId}/standings/{memberId}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Server-Sent Events: the member's standing at once, then whenever it changes (at most 1/s)
+         * @description Role: read (none with PUBLIC_READS=true).
+         */
+        get: operations["streamMemberStanding"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/boards/{boardId}/standings/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Server-Sent Events: the top entries at once, then whenever they change (at most 1/s)
+         * @description Role: read (none with PUBLIC_READS=true).
+         */
+        get: operations["streamTop"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -957,6 +997,10 @@ export interface components {
             /** Format: date-time */
             to: string;
         };
+        StreamClosed: {
+            board: string;
+            period: components["schemas"]["Period"];
+        };
         VoidedEvent: {
             idempotencyKey: string;
             reason: string | null;
@@ -1560,6 +1604,72 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FollowingStandings"];
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    streamMemberStanding: {
+        parameters: {
+            query?: {
+                category?: string;
+                period?: string;
+                region?: string;
+            };
+            header?: never;
+            path: {
+                boardId: string;
+                memberId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `event: standing` messages, a `: keepalive` comment every 15 s, `event: closed` at period end */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    streamTop: {
+        parameters: {
+            query?: {
+                category?: string;
+                limit?: number;
+                period?: string;
+                region?: string;
+            };
+            header?: never;
+            path: {
+                boardId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `event: top` messages, a `: keepalive` comment every 15 s, `event: closed` at period end */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["E400"];

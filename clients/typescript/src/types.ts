@@ -14,7 +14,9 @@ export type Ok<Op> = Op extends { responses: infer R }
           ? B
           : R[S] extends { content: { 'text/plain': infer T } }
             ? T
-            : undefined
+            : R[S] extends { content: { 'text/event-stream': unknown } }
+              ? ReadableStream<Uint8Array>
+              : undefined
         : never;
     }[keyof R]
   : never;

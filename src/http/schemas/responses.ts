@@ -147,6 +147,9 @@ const placement = {
 
 export const memberStandingSchema = z.strictObject({ ...scopeHeader, member: z.string(), ...placement }).meta({ id: 'MemberStanding' });
 
+/** The `closed` event of a stream, its last message: the period it watched has ended. */
+export const streamClosedSchema = z.strictObject({ board: z.string(), period: periodViewSchema }).meta({ id: 'StreamClosed' });
+
 export const aroundSchema = z
   .strictObject({ ...scopeHeader, member: z.string(), rank: z.number().int().nullable(), radius: z.number().int(), entries: z.array(standingEntrySchema) })
   .meta({ id: 'AroundMember' });

@@ -161,18 +161,37 @@ export async function placeInScope(
   scope: DbScope,
   member: string,
 ): Promise<{ total: number; standing: DbStanding | null; position: number | null }> {
-  const { rows } = await sql<{ total: number; value: number | null; better: number | null; ties: number | null }>`
-    WITH me AS (SELECT a.member_id, a.value, a.reached_at FROM member_aggregates a WHERE ${inScope(board, scope)} AND a.member_id = ${member})
+  const { total, placed } = await placeManyInScope(db, board, scope, [member]);
+  const found = placed[0];
+  return found ? { total, standing: found.standing, position: found.position } : { total, standing: null, position: null };
+}
+
+/**
+ * placeInScope for many members in one statement (the event streams' fallback): the ranked
+ * ones among them with their rank and position, and the scope's total counted once.
+ */
+export async function placeManyInScope(
+  db: Db,
+  board: Board,
+  scope: DbScope,
+  members: readonly string[],
+): Promise<{ total: number; placed: Array<{ standing: DbStanding; position: number }> }> {
+  const { rows } = await sql<{ total: number; member_id: string | null; value: number | null; better: number | null; ties: number | null }>`
     SELECT ${countWhere(board, scope)} AS total,
+           me.member_id,
            me.value,
            ${countWhere(board, scope, better(board, sql`me.value`))} AS better,
            ${countWhere(board, scope, sql`a.value = me.value AND ${tieAhead(board)}`)} AS ties
-      FROM (SELECT 1) one LEFT JOIN me ON true`.execute(db);
-  const row = rows[0]!;
-  if (row.value === null || row.better === null || row.ties === null) return { total: row.total, standing: null, position: null };
-  const position = row.better + row.ties + 1;
-  const rank = board.tieBreak === 'shared' ? row.better + 1 : position;
-  return { total: row.total, standing: { rank, member, scaled: row.value }, position };
+      FROM (SELECT 1) one
+      LEFT JOIN (SELECT a.member_id, a.value, a.reached_at FROM member_aggregates a
+                  WHERE ${inScope(board, scope)} AND a.member_id = ANY(${[...members]}::text[])) me ON true`.execute(db);
+  const placed = rows.flatMap((row) => {
+    if (row.member_id === null || row.value === null || row.better === null || row.ties === null) return [];
+    const position = row.better + row.ties + 1;
+    const rank = board.tieBreak === 'shared' ? row.better + 1 : position;
+    return [{ standing: { rank, member: row.member_id, scaled: row.value }, position }];
+  });
+  return { total: rows[0]?.total ?? 0, placed };
 }
 
 /** The given members that are ranked in the scope, in scope order. */

@@ -66,6 +66,16 @@ export function createWorkerRedis(target: RedisTarget, name: string): RedisClien
   return clusterOf(target, options, {});
 }
 
+/**
+ * A pub/sub connection: commands wait for the connection (offline queue on), and ioredis
+ * subscribes again after each reconnection. On a cluster, one sharded subscriber per master.
+ */
+export function createSubscriberRedis(target: RedisTarget, name: string): RedisClient {
+  const options = { connectionName: name, maxRetriesPerRequest: null, retryStrategy } satisfies RedisOptions;
+  if (!target.cluster) return new Redis(target.urls[0]!, options);
+  return clusterOf(target, options, { shardedSubscribers: true });
+}
+
 /** ioredis reconnects by itself; without a listener an error event would crash the process. */
 export function onConnectionError(redis: RedisClient, listener: (err: Error) => void): void {
   (redis as EventEmitter).on('error', listener);

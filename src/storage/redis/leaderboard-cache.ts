@@ -4,6 +4,7 @@ import type { AggregateState } from '../postgres/events-repository.js';
 import type { LeaderboardKeys } from './leaderboard-keys.js';
 import type { LeaderboardRedis } from './scripts.js';
 import { execBySlot, type KeyedCommand, type Pipeline } from './slots.js';
+import { closedNotice, changedNotice } from './change-notices.js';
 
 type ScriptPipeline = Pipeline & {
   laurelProject(base: string, complete: string, ...args: string[]): void;
@@ -84,6 +85,9 @@ export class LeaderboardCache {
       add: (pipeline) => (pipeline as ScriptPipeline).laurelProject(base, g.complete, ...g.args),
     }));
     if (options.extraWrite) commands.push(options.extraWrite);
+    // Watching web processes hear of each changed period from one notice, in the same round trip.
+    const notice = changedNotice(Date.now());
+    for (const [, g] of groups) if (g.args.length > 0) commands.push(this.noticeCommand(g.board, g.period, notice));
     const results = await execBySlot(this.redis, commands);
     const incomplete: IncompleteCategory[] = [];
     groups.forEach(([, g], i) => {
@@ -94,6 +98,36 @@ export class LeaderboardCache {
     const failed = results.find(([err]) => err);
     if (failed) throw failed[0];
     return incomplete;
+  }
+
+  private noticeCommand(board: string, period: string, notice: string): KeyedCommand {
+    const channel = this.keys.changes(board, period);
+    return { key: channel, add: (pipeline) => pipeline.spublish(channel, notice) };
+  }
+
+  /** Tells watching web processes that the period closed: its streams send their final state and end. */
+  async notifyClosed(board: string, period: string): Promise<void> {
+    await this.redis.spublish(this.keys.changes(board, period), closedNotice());
+  }
+
+  /**
+   * What every stream of one scope in a web process needs, in one script call: the total,
+   * the top `topN` entries and each given member's placement.
+   */
+  async watch(s: ScopeRef, members: readonly string[], topN: number): Promise<Watched | Miss> {
+    const [scope, state, ok, category] = this.readKeys(s);
+    const reply = await this.redis.laurelWatch(scope, state, ok, category, sharedFlag(s.board), topN, ...members);
+    if (reply[0] === 0) return miss(reply);
+    const [, total, first, items, flat] = reply;
+    const placed = new Map<string, Placed>();
+    members.forEach((member, i) => {
+      const rank0 = Number(flat[i * 2]);
+      placed.set(
+        member,
+        rank0 < 0 ? { total, rank: null, scaled: null } : { total, rank: rank0 + 1, scaled: scaledFromSortScore(s.board.order, String(flat[i * 2 + 1])) },
+      );
+    });
+    return { total, top: rankedEntries(s.board, 0, first, items), placed };
   }
 
   private readKeys(s: ScopeRef): [string, string, string, string] {
@@ -208,6 +242,12 @@ export interface SliceEntry {
 export interface Slice {
   total: number;
   entries: SliceEntry[];
+}
+
+export interface Watched {
+  total: number;
+  top: SliceEntry[];
+  placed: Map<string, Placed>;
 }
 
 export interface Placed {

@@ -10,6 +10,7 @@ import { WORLD } from '../../domain/ids.js';
  *   <prefix>:lb:{board|period}:ok                      hash category -> 1: Redis holds all of it
  *   <prefix>:lb:{board|period}:rb                      hash category -> token of a running rebuild
  *   <prefix>:lb:{board|period}:t:<token>:...           a rebuild's temp keys, same layout
+ *   <prefix>:lb:{board|period}:changes                 pub/sub channel of change notices (sharded on a cluster)
  *
  * Outside any period, each in a slot of its own: <prefix>:pending (see pending()) and the
  * "Laurel was here" markers <prefix>:lb:instance (one per master on a cluster).
@@ -40,6 +41,11 @@ export class LeaderboardKeys {
   /** Which categories of the period are complete in Redis; reads fall back to Postgres otherwise. */
   ok(board: string, period: string): string {
     return `${this.period(board, period)}:ok`;
+  }
+
+  /** The (sharded) pub/sub channel of the period's change notices: same slot as its keys. */
+  changes(board: string, period: string): string {
+    return `${this.period(board, period)}:changes`;
   }
 
   /** Keys of events accepted by intake and not yet applied: idempotency key -> job id. */

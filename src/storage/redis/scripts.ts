@@ -34,6 +34,16 @@ export interface LeaderboardCommands {
   laurelPlace(scope: string, state: string, ok: string, category: string, member: string, shared: string): Promise<NotReady | [1, number, number?, string?]>;
   laurelAround(scope: string, state: string, ok: string, category: string, member: string, radius: number, shared: string): Promise<NotReady | [1, number, number?, number?, string[]?]>;
   laurelPick(scope: string, state: string, ok: string, category: string, ...members: string[]): Promise<NotReady | [1, string[]]>;
+  /** A scope's total, top N and watched members' places in one call, for the event streams. */
+  laurelWatch(
+    scope: string,
+    state: string,
+    ok: string,
+    category: string,
+    shared: string,
+    topN: number,
+    ...members: string[]
+  ): Promise<NotReady | [1, number, number, string[], Array<number | string>]>;
 }
 
 export type LeaderboardRedis = RedisClient & LeaderboardCommands;
@@ -48,6 +58,7 @@ const SCRIPTS: Record<keyof LeaderboardCommands, { file: string; keys: number }>
   laurelPlace: { file: 'place.lua', keys: 3 },
   laurelAround: { file: 'around.lua', keys: 3 },
   laurelPick: { file: 'pick.lua', keys: 3 },
+  laurelWatch: { file: 'watch.lua', keys: 3 },
 };
 
 // Read once per process (each connection defines the same scripts).

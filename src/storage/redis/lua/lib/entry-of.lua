@@ -1,4 +1,4 @@
--- Shared by place.lua and around.lua (included). entryOf(member): the member's sorted-set
+-- Shared by place.lua, around.lua and watch.lua (included). entryOf(member): the member's sorted-set
 -- entry in this scope (KEYS[1], found through the state hash KEYS[2]), or nil.
 
 local function entryOf(member)

@@ -1,0 +1,33 @@
+import type { Request, Response } from 'express';
+import type { StreamSink } from '../services/realtime/stream-hub.js';
+
+/** A client this far behind (bytes buffered and unsent) is cut off rather than buffered for. */
+const MAX_BUFFERED_BYTES = 256 * 1024;
+
+/**
+ * Turns a response into a Server-Sent Events stream: headers sent at once, `retry` so
+ * clients reconnect within a second, no buffering by proxies, and `onClose` when the
+ * client goes away.
+ */
+export function openEventStream(req: Request, res: Response, onClose: () => void): StreamSink {
+  res.status(200);
+  res.setHeader('content-type', 'text/event-stream; charset=utf-8');
+  res.setHeader('cache-control', 'no-cache, no-transform');
+  res.setHeader('x-accel-buffering', 'no');
+  res.flushHeaders();
+  req.socket.setNoDelay(true);
+  res.write('retry: 1000\n\n');
+  res.once('close', onClose);
+  const write = (text: string) => {
+    if (res.writableEnded || res.destroyed) return;
+    if (res.writableLength > MAX_BUFFERED_BYTES) return void res.destroy();
+    res.write(text);
+  };
+  return {
+    send: (event, data) => write(`event: ${event}\ndata: ${data}\n\n`),
+    keepalive: () => write(': keepalive\n\n'),
+    end: () => {
+      if (!res.writableEnded) res.end();
+    },
+  };
+}
