@@ -14,6 +14,7 @@ import { createRebuildFlowProducer, createRebuildQueue } from './queue/rebuild-q
 import { createPeriodsQueue } from './queue/periods-queue.js';
 import { createWebhooksQueue, type WebhookJob } from './queue/webhooks-queue.js';
 import { Metrics } from './observability/metrics.js';
+import { RepeatLimitedLog } from './observability/repeat-limited-log.js';
 
 /**
  * Points where tests inject failures into the real pipeline (a crash between the Postgres
@@ -43,6 +44,8 @@ export interface AppContext {
   periodsQueue: Queue;
   webhooksQueue: Queue<WebhookJob>;
   metrics: Metrics;
+  /** Where dependency failures are logged: once per dependency per interval, with a count. */
+  failures: RepeatLimitedLog;
   faults: FaultHooks;
   close(): Promise<void>;
 }
@@ -60,20 +63,20 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
   const postgres = createPostgres(env.DATABASE_URL, { applicationName: name, max: 10 });
   const queueRedis = createFailFastRedis(queueTarget(env), `${name}-queue`);
   const leaderboardRedis = withLeaderboardScripts(createFailFastRedis(leaderboardTarget(env), `${name}-leaderboard`));
-  for (const [label, redis] of [['queue', queueRedis], ['leaderboard', leaderboardRedis]] as const) {
-    onConnectionError(redis, (err) => log.warn({ err: err.message, redis: label }, 'redis connection error'));
-  }
+  const failures = new RepeatLimitedLog(log, env.ERROR_LOG_INTERVAL_SECONDS * 1000);
+  onConnectionError(queueRedis, (err) => failures.warn('queue-redis', err, 'redis connection error'));
+  onConnectionError(leaderboardRedis, (err) => failures.warn('leaderboard-redis', err, 'redis connection error'));
   const keys = new LeaderboardKeys(env.REDIS_PREFIX);
   const scoreQueue = createScoreEventsQueue(queueRedis, env.REDIS_PREFIX);
-  scoreQueue.on('error', (err) => log.warn({ err: err.message }, 'score queue error'));
+  scoreQueue.on('error', (err) => failures.warn('queue-redis', err, 'score queue error'));
   const rebuildQueue = createRebuildQueue(queueRedis, env.REDIS_PREFIX);
-  rebuildQueue.on('error', (err) => log.warn({ err: err.message }, 'rebuild queue error'));
+  rebuildQueue.on('error', (err) => failures.warn('queue-redis', err, 'rebuild queue error'));
   const rebuildFlow = createRebuildFlowProducer(queueRedis, env.REDIS_PREFIX);
-  rebuildFlow.on('error', (err) => log.warn({ err: err.message }, 'rebuild flow error'));
+  rebuildFlow.on('error', (err) => failures.warn('queue-redis', err, 'rebuild flow error'));
   const periodsQueue = createPeriodsQueue(queueRedis, env.REDIS_PREFIX);
-  periodsQueue.on('error', (err) => log.warn({ err: err.message }, 'periods queue error'));
+  periodsQueue.on('error', (err) => failures.warn('queue-redis', err, 'periods queue error'));
   const webhooksQueue = createWebhooksQueue(queueRedis, env.REDIS_PREFIX);
-  webhooksQueue.on('error', (err) => log.warn({ err: err.message }, 'webhooks queue error'));
+  webhooksQueue.on('error', (err) => failures.warn('queue-redis', err, 'webhooks queue error'));
 
   return {
     env,
@@ -91,6 +94,7 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
     periodsQueue,
     webhooksQueue,
     metrics: new Metrics(() => [scoreQueue, rebuildQueue, periodsQueue, webhooksQueue] as Queue[]),
+    failures,
     faults: options.faults ?? {},
     async close() {
       await scoreQueue.close().catch(() => undefined);

@@ -24,7 +24,7 @@ export function startWorkers(
   options: { concurrency?: number; rebuildConcurrency?: number; schedulers?: boolean } = {},
 ): RunningWorkers {
   const connection = createWorkerRedis(queueTarget(ctx.env), 'laurel-worker');
-  onConnectionError(connection, (err) => ctx.log.warn({ err: err.message }, 'worker redis connection error'));
+  onConnectionError(connection, (err) => ctx.failures.warn('queue-redis', err, 'worker redis connection error'));
   // Every job here is safe to run again, so a job whose worker died is taken over several
   // times (BullMQ's default fails it on its second stall, leaving a 202 unapplied); bounded,
   // so a job that kills every worker that takes it (out of memory, say) ends up failed.
@@ -44,7 +44,7 @@ export function startWorkers(
   score.on('failed', (job, err) =>
     ctx.log.warn({ jobId: job?.id, attemptsMade: job?.attemptsMade, err: err.message }, 'score job failed; it will be retried'),
   );
-  score.on('error', (err) => ctx.log.error({ err: err.message }, 'score worker error'));
+  score.on('error', (err) => ctx.failures.warn('queue-redis', err, 'score worker error'));
 
   const rebuild = new Worker(
     REBUILD_QUEUE,
@@ -62,7 +62,7 @@ export function startWorkers(
     },
   );
   rebuild.on('failed', (job, err) => ctx.log.warn({ jobId: job?.id, name: job?.name, err: err.message }, 'rebuild job failed'));
-  rebuild.on('error', (err) => ctx.log.error({ err: err.message }, 'rebuild worker error'));
+  rebuild.on('error', (err) => ctx.failures.warn('queue-redis', err, 'rebuild worker error'));
 
   const periods = new Worker(
     PERIODS_QUEUE,
@@ -70,7 +70,7 @@ export function startWorkers(
     { connection, prefix: queuePrefix(ctx.env.REDIS_PREFIX, PERIODS_QUEUE), concurrency: 1, ...takeOver },
   );
   periods.on('failed', (job, err) => ctx.log.warn({ jobId: job?.id, name: job?.name, err: err.message }, 'periods job failed'));
-  periods.on('error', (err) => ctx.log.error({ err: err.message }, 'periods worker error'));
+  periods.on('error', (err) => ctx.failures.warn('queue-redis', err, 'periods worker error'));
 
   const webhooks = new Worker(WEBHOOKS_QUEUE, async (job) => deliverWebhook(ctx, job.data), {
     connection,
@@ -80,7 +80,7 @@ export function startWorkers(
     settings: { backoffStrategy: cappedExponentialBackoff },
   });
   webhooks.on('failed', (job, err) => ctx.log.warn({ jobId: job?.id, attemptsMade: job?.attemptsMade, err: err.message }, 'webhook delivery failed; it will be retried'));
-  webhooks.on('error', (err) => ctx.log.error({ err: err.message }, 'webhooks worker error'));
+  webhooks.on('error', (err) => ctx.failures.warn('queue-redis', err, 'webhooks worker error'));
 
   if (options.schedulers !== false) {
     registerSchedulers(ctx.periodsQueue).catch((err: Error) => ctx.log.error({ err: err.message }, 'could not register job schedulers'));

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import '../config/dotenv.js';
 import { Command, Option } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
 import { loadEnvOrExit } from '../config/env.js';

@@ -17,6 +17,8 @@ import { standingsRoutes } from './routes/standings-routes.js';
 import { memberRoutes } from './routes/member-routes.js';
 import { adminRebuildRoutes } from './routes/admin-rebuild-routes.js';
 import { operationsRoutes } from './routes/operations-routes.js';
+import { laurelReadiness } from '../health/laurel-checks.js';
+import type { Readiness } from '../health/readiness.js';
 
 /** Largest request body read; a larger one is a 413 before it is parsed. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -43,11 +45,13 @@ const checkBody: RequestHandler = (req, _res, next) => {
 
 export interface WebApp {
   app: Express;
+  /** What /readyz answers; the process drains it on shutdown. */
+  readiness: Readiness;
   close(): Promise<void>;
 }
 
 /** The HTTP side: intake, query API and operations routes over one context. */
-export function createWebApp(ctx: AppContext): WebApp {
+export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadiness(ctx, 'web')): WebApp {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
@@ -85,7 +89,7 @@ export function createWebApp(ctx: AppContext): WebApp {
   app.use(apiHeaders);
   app.use(accessLog(ctx.log, ctx.metrics));
   // Probes need no key and spend no budget.
-  app.use(healthRoutes(ctx));
+  app.use(healthRoutes(readiness));
   // Key, then budget, then body: an unknown key or an exhausted budget is refused before
   // the body is read.
   app.use(authenticate(verifier));
@@ -116,6 +120,7 @@ export function createWebApp(ctx: AppContext): WebApp {
 
   return {
     app,
+    readiness,
     async close() {
       await queueEvents?.then((events) => events.close()).catch(() => undefined);
       for (const connection of listenerConnections) connection.disconnect();

@@ -139,7 +139,11 @@ export async function rebuildIfLeaderboardLost(ctx: AppContext): Promise<string 
   const markers = markerKeys(ctx.leaderboard.redis, `${ctx.env.REDIS_PREFIX}:lb:instance`);
   const created = await Promise.all(markers.map((marker) => ctx.leaderboard.redis.set(marker, now, 'NX')));
   if (!created.includes('OK')) return null;
-  const { rebuildId, scopes } = await requestRebuild(ctx, {}, 'startup');
+  // A marker left behind by a failed request would stop the next attempt from rebuilding.
+  const { rebuildId, scopes } = await requestRebuild(ctx, {}, 'startup').catch(async (err: unknown) => {
+    await Promise.all(markers.map((marker) => ctx.leaderboard.redis.del(marker))).catch(() => undefined);
+    throw err;
+  });
   ctx.log.info({ rebuildId, scopes }, 'leaderboard Redis had no Laurel data: rebuilding open periods');
   return rebuildId;
 }

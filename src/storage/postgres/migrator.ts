@@ -43,9 +43,17 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
  * from the folder and Kysely's bookkeeping table, without loading the migration modules.
  */
 export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
-  const files = (await fs.readdir(MIGRATIONS_DIR)).filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts'));
-  const names = [...new Set(files.map((f) => f.replace(/\.(ts|js)$/, '')))].sort();
+  const names = await migrationNames();
   const { rows } = await sql<{ name: string }>`SELECT name FROM kysely_migration`.execute(db).catch(() => ({ rows: [] }));
   const applied = new Set(rows.map((r) => r.name));
   return names.filter((n) => !applied.has(n));
+}
+
+// The folder ships with the code and never changes under a running process: listed once.
+let names: Promise<string[]> | undefined;
+function migrationNames(): Promise<string[]> {
+  return (names ??= fs.readdir(MIGRATIONS_DIR).then((all) => {
+    const files = all.filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts'));
+    return [...new Set(files.map((f) => f.replace(/\.(ts|js)$/, '')))].sort();
+  }));
 }
