@@ -90,7 +90,12 @@ export function startWorkers(
   return {
     workers,
     async close() {
-      await Promise.all(workers.map((w) => w.close()));
+      // With the queue Redis unreachable no job can finish or give back its lock anyway (the
+      // lock expires and another worker takes the job over): waiting would only run into the
+      // shutdown timeout.
+      const reachable = connection.status === 'ready';
+      if (!reachable) connection.disconnect();
+      await Promise.all(workers.map((w) => w.close(!reachable)));
       connection.disconnect();
     },
   };
