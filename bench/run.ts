@@ -3,6 +3,7 @@
  * design, in one run on the local Postgres and Redis. Writes bench/results/latest.json and
  * bench/results/latest.md. Never part of the tests.
  */
+import { createLaurelClient } from '../clients/typescript/src/index.js';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -52,14 +53,18 @@ const db = new pg.Pool({ connectionString: dbUrl, max: 8 });
 const redis = new Redis(REDIS_URL);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
-async function api(method: string, p: string, body?: unknown) {
-  const res = await fetch(base + p, {
-    method,
+/** Setup (boards, members, rebuilds) goes through the generated client. */
+const laurel = createLaurelClient({ baseUrl: base, apiKey: ADMIN_KEY });
+
+/** The measured intake load stays a bare fetch: no client-side work is counted as Laurel's. */
+async function postEvents(body: unknown) {
+  const res = await fetch(`${base}/v1/events`, {
+    method: 'POST',
     headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  if (res.status >= 400) throw new Error(`${method} ${p}: ${res.status} ${text.slice(0, 200)}`);
+  if (res.status >= 400) throw new Error(`POST /v1/events: ${res.status} ${text.slice(0, 200)}`);
   return text ? JSON.parse(text) : null;
 }
 
@@ -73,7 +78,7 @@ let web: ChildProcess | undefined;
 let worker: ChildProcess | undefined;
 async function startWorker(concurrency: number) {
   if (worker) await stopProcess(worker);
-  worker = startProcess('workers/main.ts', { ...env, WORKER_CONCURRENCY: String(concurrency) });
+  worker = startProcess('src/bin/worker.ts', { ...env, WORKER_CONCURRENCY: String(concurrency) });
   await waitFor(async () => (await fetch(`http://127.0.0.1:${WORKER_METRICS_PORT}/metrics`)).ok, 30_000, 'worker');
 }
 
@@ -97,7 +102,7 @@ async function ingest(batch: number, concurrency: number) {
       while (next < requests) {
         next += 1;
         const list = events('ingest', batch, 50_000);
-        await api('POST', '/v1/events', batch === 1 ? list[0] : { events: list });
+        await postEvents(batch === 1 ? list[0] : { events: list });
       }
     }),
   );
@@ -113,7 +118,7 @@ async function lagAtRate(rate: number, concurrency: number) {
   const before = parseHistogram(await metrics(), 'laurel_event_visible_lag_seconds');
   const perRequest = 100;
   await openLoop(10, rate / perRequest, async () => {
-    await api('POST', '/v1/events', { events: events('lag', perRequest, 20_000) });
+    await postEvents({ events: events('lag', perRequest, 20_000) });
   });
   await waitFor(drained, 120_000, 'lag run to drain');
   const after = parseHistogram(await metrics(), 'laurel_event_visible_lag_seconds');
@@ -170,7 +175,7 @@ async function naiveIngest(n: number) {
 
 /** An n-member board written straight into Postgres, then rebuilt into Redis by Laurel. */
 async function seedBoard(board: string, n: number) {
-  await api('PUT', `/v1/boards/${board}`, { aggregation: 'best', tieBreak: 'first', period: 'all' });
+  await laurel.putBoard({ params: { path: { boardId: board } }, body: { aggregation: 'best', tieBreak: 'first', period: 'all' } });
   await db.query("INSERT INTO periods (board_id, key, starts_at) VALUES ($1, 'all', '2000-01-01') ON CONFLICT DO NOTHING", [board]);
   await db.query(`INSERT INTO members (id) SELECT 'u' || g FROM generate_series(1, ${n}) g ON CONFLICT DO NOTHING`);
   await db.query(
@@ -179,15 +184,18 @@ async function seedBoard(board: string, n: number) {
        FROM generate_series(1, ${n}) g`,
     [board],
   );
-  await db.query('ANALYZE member_aggregates');
+  // What autovacuum does soon after a bulk insert; it also sets the visibility map, which the
+  // fallback's index-only counts rely on.
+  await db.query('VACUUM (ANALYZE) member_aggregates');
 }
 
 async function rebuild(board: string) {
   await startWorker(4); // a fresh process, so its peak RSS is the rebuild's
   const idleRssMiB = peakRssMiB(worker!.pid!);
   const started = performance.now();
-  const { rebuildId } = await api('POST', '/v1/admin/rebuilds', { board });
-  await waitFor(async () => (await api('GET', `/v1/admin/rebuilds/${rebuildId}`)).state === 'completed', 1_800_000, 'rebuild');
+  const { rebuildId } = await laurel.requestRebuild({ body: { board } });
+  const state = async () => (await laurel.getRebuild({ params: { path: { rebuildId } } })).state;
+  await waitFor(async () => (await state()) === 'completed', 1_800_000, 'rebuild');
   return { seconds: round((performance.now() - started) / 1000), workerIdleRssMiB: idleRssMiB, workerPeakRssMiB: peakRssMiB(worker!.pid!) };
 }
 
@@ -217,7 +225,7 @@ async function rawRebuild(board: string) {
 async function queries() {
   const member = (i: number) => `u${1 + ((i * 104729) % BIG)}`;
   const me = member(7);
-  await api('PUT', `/v1/members/${me}/following`, { memberIds: Array.from({ length: 200 }, (_, i) => member(1000 + i * 13)) });
+  await laurel.putFollowing({ params: { path: { memberId: me } }, body: { memberIds: Array.from({ length: 200 }, (_, i) => member(1000 + i * 13)) } });
   const auth = { authorization: `Bearer ${ADMIN_KEY}` };
   const load = (paths: string[], connections: number) => http({ url: base, paths, headers: auth, seconds: 5, connections });
   const rankPaths = Array.from({ length: 1000 }, (_, i) => `/v1/boards/big/standings/${member(i)}?period=all`);
@@ -232,17 +240,26 @@ async function queries() {
     const index = (await redis.zrank(zset, entries[i % 1000]!)) ?? 0;
     await redis.zrange(zset, String(Math.max(0, index - 5)), String(index + 5), 'WITHSCORES');
   };
-  // The HTTP floor: bare node:http + one ZRANK per request, in a process of its own.
-  const barePort = WEB_PORT + 2;
-  const bareHttp = startProcess('bench/bare-http.ts', { BARE_PORT: String(barePort), BARE_REDIS_URL: REDIS_URL, BARE_KEY: zset, BARE_ENTRIES: entries.join(',') });
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${barePort}/1`)).ok, 30_000, 'bare http');
-  const bareHttpPaths = Array.from({ length: 1000 }, (_, i) => `/${i}`);
-  const bareHttpLoad = () => http({ url: `http://127.0.0.1:${barePort}`, paths: bareHttpPaths, headers: {}, seconds: 5, connections: 32 });
-  const floor = { closed: await bareHttpLoad(), at2000: await openLoopHttp({ url: `http://127.0.0.1:${barePort}`, paths: bareHttpPaths, headers: {}, seconds: 5, rate: 2000 }) };
-  await stopProcess(bareHttp);
+  // The floors: bare node:http, then a minimal Express 5 app, each + one ZRANK per request, in a process of its own.
+  const floorOf = async (framework: 'node' | 'express') => {
+    const port = WEB_PORT + 2;
+    const server = startProcess('bench/bare-http.ts', { BARE_PORT: String(port), BARE_REDIS_URL: REDIS_URL, BARE_KEY: zset, BARE_ENTRIES: entries.join(','), BARE_FRAMEWORK: framework });
+    try {
+      await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/1`)).ok, 30_000, `${framework} floor`);
+      const paths = Array.from({ length: 1000 }, (_, i) => `/${i}`);
+      const url = `http://127.0.0.1:${port}`;
+      const closed = await http({ url, paths, headers: {}, seconds: 5, connections: 32 });
+      return { closed, at2000: framework === 'node' ? await openLoopHttp({ url, paths, headers: {}, seconds: 5, rate: 2000 }) : undefined };
+    } finally {
+      await stopProcess(server);
+    }
+  };
+  const floor = await floorOf('node');
+  const expressFloor = await floorOf('express');
   const out = {
     bareHttp: floor.closed,
-    bareHttpAt2000: floor.at2000,
+    bareHttpAt2000: floor.at2000!,
+    expressFloor: expressFloor.closed,
     top50: await load(['/v1/boards/big/standings?period=all&limit=50'], 32),
     rank: await load(rankPaths, 32),
     bareRank: await closedLoop(5, 32, bare),
@@ -256,12 +273,42 @@ async function queries() {
   // Sampled: the default of 5 samples misjudges a large hash or sorted set.
   const usage = async (key: string) => Number(await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'));
   const bytes = (await usage(zset)) + (await usage(state));
-  return { ...out, redisBytesPerMember: round(bytes / BIG, 1) };
+  const twoWebProcesses = await rankWithTwoWebProcesses(rankPaths);
+  // Last: it leaves the big board's Redis copy marked incomplete.
+  const fallback = await fallbackReads(rankPaths, aroundPaths);
+  return { ...out, redisBytesPerMember: round(bytes / BIG, 1), twoWebProcesses, fallback };
+}
+
+/** Member rank with WEB_PROCESSES=2 beside the run's own web side, on a port of its own. */
+async function rankWithTwoWebProcesses(rankPaths: string[]) {
+  const port = WEB_PORT + 3;
+  const two = startProcess('src/bin/web.ts', { ...env, PORT: String(port), WEB_PROCESSES: '2' });
+  try {
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok, 30_000, 'two web processes');
+    return await http({ url: `http://127.0.0.1:${port}`, paths: rankPaths, headers: { authorization: `Bearer ${ADMIN_KEY}` }, seconds: 5, connections: 32 });
+  } finally {
+    await stopProcess(two);
+  }
+}
+
+/**
+ * Reads the Postgres fallback answers, one client at a time (within FALLBACK_MAX_CONCURRENT):
+ * the big board's category marked incomplete in Redis, and no worker left to rebuild it.
+ * A read the statement timeout cancels makes the run fail (its 503 is a non-2xx).
+ */
+async function fallbackReads(rankPaths: string[], aroundPaths: string[]) {
+  if (worker) await stopProcess(worker);
+  worker = undefined;
+  await redis.hdel(`${tag}:lb:{big|all}:ok`, 'all');
+  const headers = { authorization: `Bearer ${ADMIN_KEY}` };
+  const one = (paths: string[]) => http({ url: base, paths, headers, seconds: 5, connections: 1 });
+  const check = (await (await fetch(base + rankPaths[0]!, { headers })).json()) as { source?: string };
+  if (check.source !== 'database') throw new Error(`fallback bench read came from ${check.source}`);
+  return { rank: await one(rankPaths), top50: await one(['/v1/boards/big/standings?period=all&limit=50']), around: await one(aroundPaths) };
 }
 
 async function ingestPart() {
-  await api('PUT', '/v1/boards/ingest', { aggregation: 'sum', period: 'all' });
-  await api('PUT', '/v1/boards/lag', { aggregation: 'sum', period: 'all' });
+  for (const boardId of ['ingest', 'lag']) await laurel.putBoard({ params: { path: { boardId } }, body: { aggregation: 'sum', period: 'all' } });
   log('ingest: batch x worker concurrency');
   const grid = [];
   for (const batch of [1, 100, 1000]) {
@@ -299,7 +346,10 @@ async function bigPart() {
   log(`  rank ${q.rank.rps} req/s p99 ${q.rank.p99Ms} ms; bare ${q.bareRank.rps} req/s p99 ${q.bareRank.p99Ms} ms`);
   log(`  at 2000 req/s p99: rank ${q.rankAt2000.p99Ms} ms, around ${q.aroundAt2000.p99Ms} ms; bare rank ${q.bareAt2000.p99Ms} ms, bare around ${q.bareAroundAt2000.p99Ms} ms`);
   log(`  HTTP floor (node:http + ZRANK): ${q.bareHttp.rps} req/s, p99 at 2000 req/s ${q.bareHttpAt2000.p99Ms} ms`);
+  log(`  Express floor (minimal Express 5 + ZRANK): ${q.expressFloor.rps} req/s; rank with 2 web processes ${q.twoWebProcesses.rps} req/s`);
   log(`  around ${q.around.rps} req/s, top-50 ${q.top50.rps} req/s, following ${q.following200.rps} req/s`);
+  const fb = q.fallback;
+  log(`  fallback p50 / p99 ms: rank ${fb.rank.p50Ms} / ${fb.rank.p99Ms}, top-50 ${fb.top50.p50Ms} / ${fb.top50.p99Ms}, around ${fb.around.p50Ms} / ${fb.around.p99Ms}`);
   return { small, rebuildSmall, rebuildBig, raw, q };
 }
 
@@ -351,6 +401,8 @@ async function main() {
       rankRps: q.rank.rps,
       bareRankRps: q.bareRank.rps,
       bareHttpRankRps: q.bareHttp.rps,
+      expressFloorRps: q.expressFloor.rps,
+      twoWebProcessesRankRps: q.twoWebProcesses.rps,
       rankP50Ms: q.rank.p50Ms,
       rankP99Ms: q.rank.p99Ms,
       bareRankP99Ms: q.bareRank.p99Ms,
@@ -368,6 +420,14 @@ async function main() {
       },
       webPeakRssMiB,
       redisBytesPerMember: q.redisBytesPerMember,
+      fallback: {
+        rankP50Ms: q.fallback.rank.p50Ms,
+        rankP99Ms: q.fallback.rank.p99Ms,
+        top50P50Ms: q.fallback.top50.p50Ms,
+        top50P99Ms: q.fallback.top50.p99Ms,
+        aroundP50Ms: q.fallback.around.p50Ms,
+        aroundP99Ms: q.fallback.around.p99Ms,
+      },
     },
     rebuild: {
       members: BIG,
@@ -391,6 +451,10 @@ async function main() {
     `| rank p99 at 2000 req/s, ms | ${q.rankAt2000.p99Ms} | bare ZRANK ${q.bareAt2000.p99Ms} | ${ratio(q.rankAt2000.p99Ms, q.bareAt2000.p99Ms)} | <= 2x |`,
     `| around (radius 5) p99 at 2000 req/s, ms | ${q.aroundAt2000.p99Ms} | bare ZRANK ${q.bareAt2000.p99Ms} / ZRANK+ZRANGE ${q.bareAroundAt2000.p99Ms} | ${ratio(q.aroundAt2000.p99Ms, q.bareAt2000.p99Ms)} / ${ratio(q.aroundAt2000.p99Ms, q.bareAroundAt2000.p99Ms)} | <= 2x |`,
     `| HTTP floor: bare node:http + one ZRANK, req/s / p99 ms at 2000 req/s | ${q.bareHttp.rps} / ${q.bareHttpAt2000.p99Ms} | bare ZRANK ${q.bareRank.rps} / ${q.bareAt2000.p99Ms} | ${ratio(q.bareHttp.rps, q.bareRank.rps)} / ${ratio(q.bareHttpAt2000.p99Ms, q.bareAt2000.p99Ms)} | (reference) |`,
+    `| Express floor: minimal Express 5 + one ZRANK, req/s | ${q.expressFloor.rps} | node:http floor ${q.bareHttp.rps} | ${ratio(q.expressFloor.rps, q.bareHttp.rps)} | (reference) |`,
+    `| member rank vs the node:http floor, req/s | ${q.rank.rps} | ${q.bareHttp.rps} | ${ratio(q.rank.rps, q.bareHttp.rps)} | >= 0.5x |`,
+    `| member rank with WEB_PROCESSES=2, req/s | ${q.twoWebProcesses.rps} | one process ${q.rank.rps} | ${ratio(q.twoWebProcesses.rps, q.rank.rps)} | |`,
+    `| Postgres fallback p50 / p99 ms: rank, top-50, around (one client) | ${q.fallback.rank.p50Ms} / ${q.fallback.rank.p99Ms}, ${q.fallback.top50.p50Ms} / ${q.fallback.top50.p99Ms}, ${q.fallback.around.p50Ms} / ${q.fallback.around.p99Ms} | | | rank p50 <= 250, top-50 p50 <= 50 |`,
     `| around req/s / p99 ms (32 clients) | ${q.around.rps} / ${q.around.p99Ms} | | | |`,
     `| top-50 req/s / p99 ms | ${q.top50.rps} / ${q.top50.p99Ms} | | | |`,
     `| following (200) req/s / p99 ms | ${q.following200.rps} / ${q.following200.p99Ms} | | | |`,

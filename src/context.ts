@@ -4,7 +4,7 @@ import { systemClock, type Clock } from './clock.js';
 import { createLogger, type Logger } from './logger.js';
 import { createPostgres, type Db, type PostgresHandle } from './storage/postgres/database.js';
 import { BoardCatalog } from './storage/board-catalog.js';
-import { PeriodCache } from './storage/period-cache.js';
+import { PeriodCache } from './storage/period-row-cache.js';
 import { createFailFastRedis, onConnectionError, leaderboardTarget, queueTarget, type RedisClient } from './storage/redis/connections.js';
 import { LeaderboardKeys } from './storage/redis/leaderboard-keys.js';
 import { LeaderboardCache } from './storage/redis/leaderboard-cache.js';
@@ -15,6 +15,10 @@ import { createPeriodsQueue } from './queue/periods-queue.js';
 import { createWebhooksQueue, type WebhookJob } from './queue/webhooks-queue.js';
 import { Metrics } from './observability/metrics.js';
 import { RepeatLimitedLog } from './observability/repeat-limited-log.js';
+import { FallbackReads } from './services/fallback-reads.js';
+import { MemberDirectory } from './services/member-directory.js';
+import { MemberChanges } from './storage/redis/member-changes.js';
+import { QueueMemoryGuard } from './services/intake-backpressure.js';
 
 /**
  * Points where tests inject failures into the real pipeline (a crash between the Postgres
@@ -38,6 +42,10 @@ export interface AppContext {
   /** Queue Redis for producers: fail-fast, so intake answers 503 when it is down. */
   queueRedis: RedisClient;
   leaderboard: LeaderboardCache;
+  /** Standings reads from Postgres when Redis cannot answer: bounded, on a pool of their own. */
+  fallback: FallbackReads;
+  /** Display names and follow lists, cached and invalidated across processes. */
+  members: MemberDirectory;
   scoreQueue: Queue<ScoreJob, ScoreJobResult>;
   rebuildQueue: Queue;
   rebuildFlow: FlowProducer;
@@ -46,6 +54,8 @@ export interface AppContext {
   metrics: Metrics;
   /** Where dependency failures are logged: once per dependency per interval, with a count. */
   failures: RepeatLimitedLog;
+  /** Intake's backpressure on the queue Redis' memory. */
+  queueMemory: QueueMemoryGuard;
   faults: FaultHooks;
   close(): Promise<void>;
 }
@@ -61,12 +71,19 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
   const name = options.name ?? 'laurel';
   const log = options.log ?? createLogger(env.LOG_LEVEL);
   const postgres = createPostgres(env.DATABASE_URL, { applicationName: name, max: 10 });
+  // Created connectionless: the pool opens a connection only when a fallback read needs one.
+  const fallbackPostgres = createPostgres(env.DATABASE_URL, {
+    applicationName: `${name}-fallback`,
+    max: env.FALLBACK_MAX_CONCURRENT,
+    statementTimeoutMs: env.FALLBACK_STATEMENT_TIMEOUT_MS,
+  });
   const queueRedis = createFailFastRedis(queueTarget(env), `${name}-queue`);
   const leaderboardRedis = withLeaderboardScripts(createFailFastRedis(leaderboardTarget(env), `${name}-leaderboard`));
   const failures = new RepeatLimitedLog(log, env.ERROR_LOG_INTERVAL_SECONDS * 1000);
   onConnectionError(queueRedis, (err) => failures.warn('queue-redis', err, 'redis connection error'));
   onConnectionError(leaderboardRedis, (err) => failures.warn('leaderboard-redis', err, 'redis connection error'));
   const keys = new LeaderboardKeys(env.REDIS_PREFIX);
+  const memberChanges = new MemberChanges(leaderboardRedis, env.REDIS_PREFIX);
   const scoreQueue = createScoreEventsQueue(queueRedis, env.REDIS_PREFIX);
   scoreQueue.on('error', (err) => failures.warn('queue-redis', err, 'score queue error'));
   const rebuildQueue = createRebuildQueue(queueRedis, env.REDIS_PREFIX);
@@ -77,6 +94,9 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
   periodsQueue.on('error', (err) => failures.warn('queue-redis', err, 'periods queue error'));
   const webhooksQueue = createWebhooksQueue(queueRedis, env.REDIS_PREFIX);
   webhooksQueue.on('error', (err) => failures.warn('queue-redis', err, 'webhooks queue error'));
+    const metrics = new Metrics(() => [scoreQueue, rebuildQueue, periodsQueue, webhooksQueue] as Queue[]);
+  const queueMemory = new QueueMemoryGuard(queueRedis, env.QUEUE_MEMORY_REFUSE_RATIO, log);
+  queueMemory.register(metrics.registry);
 
   return {
     env,
@@ -88,12 +108,15 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
     periods: new PeriodCache(postgres.db),
     queueRedis,
     leaderboard: new LeaderboardCache(leaderboardRedis, keys),
+    members: new MemberDirectory(postgres.db, memberChanges),
+    fallback: new FallbackReads(fallbackPostgres.db, env.FALLBACK_MAX_CONCURRENT),
     scoreQueue,
     rebuildQueue,
     rebuildFlow,
     periodsQueue,
     webhooksQueue,
-    metrics: new Metrics(() => [scoreQueue, rebuildQueue, periodsQueue, webhooksQueue] as Queue[]),
+    metrics,
+    queueMemory,
     failures,
     faults: options.faults ?? {},
     async close() {
@@ -102,9 +125,11 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
       await rebuildFlow.close().catch(() => undefined);
       await periodsQueue.close().catch(() => undefined);
       await webhooksQueue.close().catch(() => undefined);
+      memberChanges.close();
       queueRedis.disconnect();
       leaderboardRedis.disconnect();
       await postgres.db.destroy();
+      await fallbackPostgres.db.destroy();
     },
   };
 }

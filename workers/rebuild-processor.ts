@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Job } from 'bullmq';
 import type { AppContext } from '../src/context.js';
-import { encodeEntry, sortScore } from '../src/domain/ranking.js';
 import { recomputeAggregates } from '../src/storage/postgres/moderation-repository.js';
 import { aggregatePage, countAggregates } from '../src/storage/postgres/standings-repository.js';
+import { recordRebuild } from '../src/storage/postgres/rebuild-log-repository.js';
+import { ScopeRebuildWriter } from '../src/storage/redis/scope-rebuild.js';
+import { findPeriod } from '../src/storage/postgres/periods-repository.js';
+import { isRetired } from '../src/domain/retention.js';
 import { scopeJobSchema, type ScopeJobResult } from '../src/queue/rebuild-queue.js';
 
 const PAGE_SIZE = 5000;
-/** Temp keys of a rebuild that died mid-way expire after this. */
-const TEMP_TTL_SECONDS = 3600;
 
 /**
  * Refills one category of a period (its world scope, region scopes and state hash) from
@@ -23,22 +24,24 @@ export async function processScopeRebuild(
   ctx: AppContext,
   data: unknown,
   onProgress: (progress: { members: number; total: number; percent: number }) => Promise<void> = async () => undefined,
-): Promise<ScopeJobResult | { superseded: true }> {
+): Promise<ScopeJobResult | { superseded: true } | { skipped: 'retired' }> {
   const job = scopeJobSchema.parse(data);
   const started = Date.now();
+  // A retired period is read from its final results; a rebuild asked for by a read or a
+  // moderation action that raced the retirement must not bring its keys back.
+  const period = await findPeriod(ctx.db, job.board, job.period);
+  if (period && isRetired(period, ctx.clock.now(), ctx.env.CLOSED_PERIOD_CACHE_HOURS)) return { skipped: 'retired' };
   const board = (await ctx.boards.getMany([job.board], { fresh: true })).get(job.board);
   if (!board) throw new Error(`board ${job.board} not found`);
   const ref = { board: job.board, period: job.period, category: job.category };
-  const base = ctx.leaderboard.keys.period(job.board, job.period);
-  const token = randomUUID();
-  const redis = ctx.leaderboard.redis;
+  const writer = new ScopeRebuildWriter(ctx.leaderboard, board, job.period, job.category, randomUUID());
 
   // Recompute first: any rebuild that begins later then reads the recomputed rows, and any
   // that began earlier is superseded by this one's token before it can swap stale values in.
   if (job.fromEvents) {
     await recomputeAggregates(ctx.db, { board: job.board, period: job.period, member: null, category: job.category }, ctx.clock.now());
   }
-  await redis.laurelRebuildBegin(base, job.category, token, TEMP_TTL_SECONDS);
+  await writer.begin();
   // Postgres and Redis work at once: the next page is read while this one is written (two
   // pages in memory at most, so memory stays flat), and the count only feeds progress.
   const nextPage = (after: string) => {
@@ -53,24 +56,16 @@ export async function processScopeRebuild(
     const page = await pending;
     if (page.length === 0) break;
     pending = page.length < PAGE_SIZE ? Promise.resolve([]) : nextPage(page[page.length - 1]!.member);
-    const args: string[] = [];
-    for (const a of page) {
-      const entry = a.hidden ? '' : encodeEntry(board.tieBreak, a.reachedSec, a.member);
-      args.push(a.member, String(a.version), sortScore(board.order, BigInt(a.value)), entry, a.region ?? '');
-      if (!a.hidden) members += 1;
-    }
-    if ((await redis.laurelRebuildFill(base, job.category, token, TEMP_TTL_SECONDS, ...args)) === 0) return { superseded: true };
+    if (!(await writer.fill(page))) return { superseded: true };
+    members += page.filter((a) => !a.hidden).length;
     const done = Math.min(total, members);
     await onProgress({ members: done, total, percent: total === 0 ? 100 : Math.round((done / total) * 100) });
   }
-  const swapped = await redis.laurelRebuildSwap(base, job.category, token);
-  if (swapped === 0) return { superseded: true };
-  if (swapped === -1) throw new Error('rebuild temp keys expired before the swap; starting over');
+  const swapped = await writer.swap();
+  if (swapped === 'superseded') return { superseded: true };
+  if (swapped === 'expired') throw new Error('rebuild temp keys expired before the swap; starting over');
   const result: ScopeJobResult = { ...ref, members, durationMs: Date.now() - started, recomputed: job.fromEvents === true };
-  await ctx.db
-    .insertInto('rebuild_log')
-    .values({ board_id: job.board, period_key: job.period, category: job.category, members, duration_ms: result.durationMs, finished_at: ctx.clock.now() })
-    .execute();
+  await recordRebuild(ctx.db, { ...ref, members, durationMs: result.durationMs, finishedAt: ctx.clock.now() });
   ctx.metrics.rebuildDuration.observe(result.durationMs / 1000);
   ctx.log.info({ ...result, trigger: job.trigger }, 'scope rebuilt');
   return result;

@@ -7,6 +7,7 @@ import { periodContaining } from '../src/domain/period.js';
 import { unscale } from '../src/domain/decimal.js';
 import { readPlaceMany } from '../src/services/standings-source.js';
 import { applyBatch, type RoutedEvent, type EventOutcome } from '../src/storage/postgres/events-repository.js';
+import { clearPendingCommand } from '../src/storage/redis/pending-events.js';
 import { requestScopeRebuilds } from '../src/services/rebuild-service.js';
 import { scoreJobSchema, type EventResult, type ScoreJob, type ScoreJobResult } from '../src/queue/score-events-queue.js';
 
@@ -48,7 +49,7 @@ export async function processScoreJob(ctx: AppContext, data: unknown, jobId?: st
     const pendingKeys = job.events.map((e) => e.posted.idempotencyKey);
     const incomplete = await ctx.leaderboard.project(outcome.aggregates, boards, {
       createdPeriods: outcome.createdPeriods,
-      extraWrite: { key: ctx.leaderboard.keys.pending(), add: (pipeline) => pipeline.hdel(ctx.leaderboard.keys.pending(), ...pendingKeys) },
+      extraWrite: clearPendingCommand(ctx.leaderboard, pendingKeys),
     });
     // Redis lost (part of) these periods: reads already fall back to Postgres; refill them.
     requestScopeRebuilds(ctx, incomplete, 'projection');

@@ -8,10 +8,10 @@ import { processRebuildRequest, processScopeRebuild } from './rebuild-processor.
 import { REBUILD_QUEUE } from '../src/queue/rebuild-queue.js';
 import { PERIODS_QUEUE, registerSchedulers } from '../src/queue/periods-queue.js';
 import { WEBHOOKS_QUEUE } from '../src/queue/webhooks-queue.js';
-import { runTick } from '../src/services/period-lifecycle.js';
-import { computeRollups } from '../src/services/rollups.js';
+import { runTick } from './period-tick.js';
+import { computeRollups } from './rollups-processor.js';
 import { deliverWebhook } from './webhook-processor.js';
-import { reprojectMember } from '../src/services/moderation-service.js';
+import { processMemberReprojection } from './member-reprojection.js';
 
 export interface RunningWorkers {
   workers: Worker[];
@@ -50,7 +50,7 @@ export function startWorkers(
     REBUILD_QUEUE,
     async (job) => {
       if (job.name === 'request') return processRebuildRequest(job);
-      if (job.name === 'member') return reprojectMember(ctx, job.data);
+      if (job.name === 'member') return processMemberReprojection(ctx, job.data);
       return processScopeRebuild(ctx, job.data, (progress) => job.updateProgress(progress));
     },
     {

@@ -1,34 +1,47 @@
-import { createHmac } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 import type { AppContext } from '../src/context.js';
 import { webhookJobSchema } from '../src/queue/webhooks-queue.js';
 
 const TIMEOUT_MS = 10_000;
 
-/** The signature header value: HMAC-SHA256 of the exact body with WEBHOOK_SECRET. */
-export function signature(secret: string, body: string): string {
-  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+/**
+ * The Standard Webhooks headers of one delivery: `webhook-signature` is `v1,<base64>`, an
+ * HMAC-SHA256 with WEBHOOK_SECRET (its bytes as written) over `id.timestamp.body`, so a
+ * receiver can refuse replays outside its window (5 minutes in the standard's libraries).
+ */
+export function webhookHeaders(secret: string, deliveryId: string, at: Date, body: string): Record<string, string> {
+  return {
+    'webhook-id': deliveryId,
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': new Webhook(secret, { format: 'raw' }).sign(deliveryId, at, body),
+  };
 }
 
 /**
  * Delivers one webhook. Anything but a 2xx answer throws, and BullMQ retries the job with
- * backoff: delivery is at least once, and the receiver deduplicates on X-Laurel-Delivery.
+ * backoff: delivery is at least once, and the receiver deduplicates on `webhook-id`.
+ * Redirects are not followed: a 3xx would re-post the signed body to wherever it points.
  */
 export async function deliverWebhook(ctx: AppContext, data: unknown): Promise<{ status: number }> {
   const job = webhookJobSchema.parse(data);
   const url = ctx.env.WEBHOOK_URL;
   if (!url) return { status: 0 }; // webhooks were turned off since: nothing to deliver
   const body = JSON.stringify({ id: job.deliveryId, type: job.type, createdAt: job.createdAt, data: job.data });
+  // Signed at each attempt: the timestamp says when this attempt was sent, as the standard wants.
   const res = await fetch(url, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
-      'x-laurel-delivery': job.deliveryId,
+      ...webhookHeaders(ctx.env.WEBHOOK_SECRET ?? '', job.deliveryId, new Date(), body),
       'x-laurel-event': job.type,
-      'x-laurel-signature': signature(ctx.env.WEBHOOK_SECRET ?? '', body),
     },
     body,
+    redirect: 'manual',
     signal: AbortSignal.timeout(TIMEOUT_MS),
   });
+  if (res.status >= 300 && res.status < 400) {
+    throw new Error(`webhook receiver answered ${res.status} (a redirect, not followed): point WEBHOOK_URL at the final address`);
+  }
   if (!res.ok) throw new Error(`webhook receiver answered ${res.status}`);
   return { status: res.status };
 }

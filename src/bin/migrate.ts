@@ -1,6 +1,6 @@
 import '../config/dotenv.js';
 import { z } from 'zod';
-import { migrateDatabase } from '../storage/postgres/migrator.js';
+import { describeMigration, migrateDatabase } from '../storage/postgres/migrator.js';
 
 // The release phase needs only the database, so it does not demand the whole environment.
 const url = z.string().regex(/^postgres(ql)?:\/\//).safeParse(process.env.DATABASE_URL);
@@ -9,8 +9,7 @@ if (!url.success) {
   process.exit(1);
 }
 try {
-  const applied = await migrateDatabase(url.data);
-  process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
+  process.stdout.write(`${describeMigration(await migrateDatabase(url.data))}\n`);
 } catch (err) {
   process.stderr.write(`migration failed: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exitCode = 1;

@@ -2,10 +2,13 @@ import type { Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadEnvOrExit } from '../config/env.js';
 import { faultHooksFromEnvironment } from '../config/fault-injection.js';
+import { clockFromEnvironment } from '../config/warped-clock.js';
+import { systemClock } from '../clock.js';
 import { createContext, type AppContext } from '../context.js';
 import { createWebApp } from '../http/app.js';
+import { createHttpServer } from '../http/server.js';
 import { laurelReadiness } from '../health/laurel-checks.js';
-import { createProbeServer } from '../health/probe-server.js';
+import { probeHandler } from '../health/probe-server.js';
 import { joinClusterMetrics } from '../observability/cluster-metrics.js';
 import { startWorkers } from '../../workers/start-workers.js';
 import { registerSchedulers } from '../queue/periods-queue.js';
@@ -24,7 +27,9 @@ const RETRY_EVERY_MS = 2000;
  */
 export async function run(parts: { web: boolean; worker: boolean }): Promise<void> {
   const env = loadEnvOrExit();
-  const ctx: AppContext = createContext(env, { name: parts.web && parts.worker ? 'laurel' : parts.web ? 'laurel-web' : 'laurel-worker' });
+  const clock = clockFromEnvironment(process.env);
+  const ctx: AppContext = createContext(env, { clock, name: parts.web && parts.worker ? 'laurel' : parts.web ? 'laurel-web' : 'laurel-worker' });
+  if (clock !== systemClock) ctx.log.warn({ speed: process.env.LAUREL_CLOCK_SPEED }, 'warped clock on (soak): time runs faster than real time');
   Object.assign(ctx.faults, faultHooksFromEnvironment(process.env, ctx.log));
   const readiness = laurelReadiness(ctx, parts.web ? 'web' : 'worker');
 
@@ -67,14 +72,14 @@ export async function run(parts: { web: boolean; worker: boolean }): Promise<voi
   if (parts.web) {
     joinClusterMetrics(ctx.metrics.registry);
     const web = createWebApp(ctx, readiness);
-    const server: Server = web.app.listen(env.PORT, () => ctx.log.info({ port: env.PORT }, 'http listening'));
+    const server: Server = createHttpServer(web.app, env).listen(env.PORT, () => ctx.log.info({ port: env.PORT }, 'http listening'));
     closers.push(async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await web.close();
     });
   } else {
     // Worker-only processes have no web side: probes and metrics get a port of their own.
-    const probes = createProbeServer({ readiness, registry: ctx.metrics.registry, adminKey: env.ADMIN_API_KEY });
+    const probes = createHttpServer(probeHandler({ readiness, registry: ctx.metrics.registry, adminKey: env.ADMIN_API_KEY }), env);
     probes.listen(env.METRICS_PORT, () => ctx.log.info({ port: env.METRICS_PORT }, 'probes listening'));
     // Last: the probes answer (draining) while the workers finish their jobs.
     closers.push(() => new Promise<void>((resolve) => probes.close(() => resolve())));

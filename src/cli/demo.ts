@@ -1,3 +1,4 @@
+import { createLaurelClient, LaurelError } from '../../clients/typescript/src/index.js';
 import type { AppContext } from '../context.js';
 
 const REGIONS = ['FR', 'DE', 'US', 'BR', 'JP', 'KR'];
@@ -6,33 +7,23 @@ const BOARDS = [
   { id: 'demo-weekly-kills', def: { displayName: 'Weekly frags', aggregation: 'sum', period: 'week', categories: ['ranked', 'casual'], regions: true } },
   { id: 'demo-monthly-best', def: { displayName: 'Best match score', aggregation: 'best', period: 'month', tieBreak: 'first', regions: true } },
   { id: 'demo-daily-race', def: { displayName: 'Daily time trial', aggregation: 'best', order: 'asc', decimals: 3, period: 'day', tieBreak: 'first' } },
-];
-
-interface Sender {
-  (method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }>;
-}
+] as const;
 
 /**
  * Demo data through the public API of a running Laurel: boards, 500 players with regions
  * and follows, then several "game servers" posting batches until `seconds` have passed.
  */
 export async function runDemo(ctx: AppContext, options: { url: string; seconds: number; log: (line: string) => void }): Promise<number> {
-  const send: Sender = async (method, path, body) => {
-    const res = await fetch(options.url + path, {
-      method,
-      headers: { authorization: `Bearer ${ctx.env.ADMIN_API_KEY}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: await res.json().catch(() => null) };
-  };
+  const laurel = createLaurelClient({ baseUrl: options.url, apiKey: ctx.env.ADMIN_API_KEY });
   for (const b of BOARDS) {
-    const res = await send('PUT', `/v1/boards/${b.id}`, b.def);
-    if (res.status >= 300) throw new Error(`could not create ${b.id}: ${JSON.stringify(res.body)}`);
+    await laurel.putBoard({ params: { path: { boardId: b.id } }, body: { ...b.def, categories: 'categories' in b.def ? [...b.def.categories] : [] } });
   }
   const players = Array.from({ length: 500 }, (_, i) => `player-${String(i).padStart(3, '0')}`);
   for (const [i, p] of players.entries()) {
-    await send('PUT', `/v1/members/${p}`, { displayName: `Player ${i}`, region: REGIONS[i % REGIONS.length] });
-    await send('PUT', `/v1/members/${p}/following`, { memberIds: [players[(i * 7 + 1) % 500], players[(i * 13 + 5) % 500], players[(i + 250) % 500]] });
+    const path = { memberId: p };
+    await laurel.putMember({ params: { path }, body: { displayName: `Player ${i}`, region: REGIONS[i % REGIONS.length]! } });
+    const memberIds = [players[(i * 7 + 1) % 500]!, players[(i * 13 + 5) % 500]!, players[(i + 250) % 500]!];
+    await laurel.putFollowing({ params: { path }, body: { memberIds } });
   }
   options.log(`demo: ${BOARDS.length} boards and ${players.length} players ready; streaming events for ${options.seconds}s`);
   let sent = 0;
@@ -52,15 +43,19 @@ export async function runDemo(ctx: AppContext, options: { url: string; seconds: 
               : Math.floor(Math.random() * 10 * skill(p));
           return {
             board: board.id,
-            member: players[p],
+            member: players[p]!,
             value,
             idempotencyKey: `demo-${server}-${Date.now()}-${seq}`,
             source: server,
             ...(board.id === 'demo-weekly-kills' ? { category: Math.random() < 0.6 ? 'ranked' : 'casual' } : {}),
           };
         });
-        const res = await send('POST', '/v1/events', { events });
-        if (res.status === 202) sent += events.length;
+        // The client retries 503s and timeouts with the same keys; what still fails is skipped.
+        const accepted = await laurel.postEvents({ body: { events } }).catch((err: unknown) => {
+          if (err instanceof LaurelError || err instanceof Error) options.log(`demo: a batch from ${server} failed: ${err.message}`);
+          return null;
+        });
+        if (accepted) sent += events.length;
       }),
     );
     await new Promise((r) => setTimeout(r, 250));

@@ -5,14 +5,13 @@ import { SingleBar, Presets } from 'cli-progress';
 import { loadEnvOrExit } from '../config/env.js';
 import { createContext, type AppContext } from '../context.js';
 import { createLogger } from '../logger.js';
-import { migrateDatabase } from '../storage/postgres/migrator.js';
+import { describeMigration, migrateDatabase } from '../storage/postgres/migrator.js';
 import { waitUntilReady } from '../storage/redis/connections.js';
 import { rebuildStatus, requestRebuild } from '../services/rebuild-service.js';
 import { verifyLeaderboards } from '../services/verify-service.js';
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
-import { createApiKey } from '../services/api-keys.js';
-import { revokeApiKey } from '../storage/postgres/api-keys-repository.js';
+import { createApiKey, revokeApiKey } from '../services/api-keys.js';
 import { putBoard } from '../services/boards-service.js';
 import { runDemo } from './demo.js';
 import { archiveLedger } from '../services/ledger-archive.js';
@@ -44,10 +43,9 @@ const program = new Command()
 
 program
   .command('migrate')
-  .description('apply database migrations up to the latest')
+  .description('apply database migrations up to the latest, then install changed stored functions')
   .action(async () => {
-    const applied = await migrateDatabase(loadEnvOrExit().DATABASE_URL);
-    console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
+    console.log(describeMigration(await migrateDatabase(loadEnvOrExit().DATABASE_URL)));
   });
 
 program

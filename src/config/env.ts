@@ -36,7 +36,11 @@ const envSchema = z.object({
   /** Namespace of every Redis key Laurel writes (queues and leaderboards). */
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'letters, digits, _ or -, at most 32').default('laurel'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  ADMIN_API_KEY: z.string().min(16, 'must be at least 16 characters'),
+  ADMIN_API_KEY: z
+    .string()
+    .min(32, 'must be at least 32 characters (generate one: openssl rand -hex 32)')
+    .regex(/^\S+$/, 'must not contain whitespace')
+    .refine((key) => new Set(key).size > 1, 'must not be one character repeated'),
   PUBLIC_READS: booleanFlag.default(false),
   /** Web processes (node:cluster) behind one port; 1 runs the web side in this process. */
   WEB_PROCESSES: z.coerce.number().int().min(1).max(64).default(1),
@@ -66,11 +70,55 @@ const envSchema = z.object({
   RATE_LIMIT_PER_KEY: z.coerce.number().int().min(0).default(5000),
   /** Requests without a valid key (public reads, failed logins) per client IP and window; 0 = off. */
   RATE_LIMIT_PER_IP: z.coerce.number().int().min(0).default(600),
-  /** Express "trust proxy": hops (a number), true, or addresses of the proxies in front; decides the client IP. */
+  /** Postgres lookups of keys not yet cached, per client IP and window (before the lookup); 0 = off. */
+  RATE_LIMIT_KEY_LOOKUPS_PER_IP: z.coerce.number().int().min(0).default(100),
+  /**
+   * Express "trust proxy": the number of proxy hops in front, or their addresses; decides the
+   * client IP. `true` (trust every X-Forwarded-For hop) is refused: any client could then
+   * claim any IP and escape its per-IP budget.
+   */
   TRUST_PROXY: z
     .string()
     .default('false')
-    .transform((v): boolean | number | string => (v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v)),
+    .refine((v) => v !== 'true', 'must not be true (any client could then pick its own IP): give the number of proxy hops in front (e.g. 1) or their addresses (e.g. loopback, 10.0.0.0/8)')
+    .transform((v): false | number | string => (v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v)),
+  /** Bull Board may retry, add or remove jobs; off, it only shows the queues. */
+  BULL_BOARD_WRITE: booleanFlag.default(false),
+  /** Time a client has to send its request headers; then 408 and the connection is closed. */
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
+  /** Time a client has to send its whole request, body included; then 408. */
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  /** How long an idle keep-alive connection stays open; behind a load balancer, longer than its idle timeout. */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+  /** Open connections one web process accepts; beyond, new ones are closed at once. */
+  HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1_000_000).default(4096),
+  /**
+   * Postgres standings reads at once per process while the leaderboard Redis cannot answer;
+   * one more is refused with 503 and Retry-After, so a burst during a Redis loss cannot
+   * take the pool the rest of the service needs (the fallback has a pool of its own).
+   */
+  FALLBACK_MAX_CONCURRENT: z.coerce.number().int().min(1).max(256).default(4),
+  /** Longest a Postgres standings read may run; a slower one is cancelled and answered 503. */
+  FALLBACK_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(3000),
+  /**
+   * Origins whose browser pages may read answers (CORS): a comma-separated list of origins
+   * (`https://game.example.com`), or `*` for any (only with PUBLIC_READS). Empty: none.
+   */
+  CORS_ORIGINS: z
+    .string()
+    .default('')
+    .transform((v): '*' | string[] => (v.trim() === '*' ? '*' : v.split(',').map((o) => o.trim()).filter(Boolean)))
+    .refine((v) => v === '*' || v.every((o) => /^https?:\/\/[^/\s]+$/.test(o)), 'must be * or a comma-separated list of origins like https://game.example.com'),
+  /**
+   * Intake answers 503 (Retry-After) once the queue Redis uses this share of its maxmemory,
+   * before Redis itself would refuse the queue's writes (it runs with noeviction).
+   */
+  QUEUE_MEMORY_REFUSE_RATIO: z.coerce.number().gt(0).max(1).default(0.9),
+  /**
+   * How long a closed period keeps its leaderboard keys in Redis. After that the period tick
+   * removes them and reads of the period are answered from its final results in Postgres.
+   */
+  CLOSED_PERIOD_CACHE_HOURS: z.coerce.number().int().min(0).max(87_600).default(168),
   WEBHOOK_URL: z.string().url().optional(),
   WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
 });
@@ -103,6 +151,14 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
       }
       const problem = redisUrlProblem(e.LEADERBOARD_REDIS_URL, e.LEADERBOARD_REDIS_CLUSTER ?? false);
       if (problem) check.addIssue({ code: 'custom', path: ['LEADERBOARD_REDIS_URL'], message: problem });
+    })
+    .refine((e) => e.HTTP_HEADERS_TIMEOUT_MS <= e.HTTP_REQUEST_TIMEOUT_MS, {
+      path: ['HTTP_HEADERS_TIMEOUT_MS'],
+      message: 'must not exceed HTTP_REQUEST_TIMEOUT_MS',
+    })
+    .refine((e) => e.CORS_ORIGINS !== '*' || e.PUBLIC_READS, {
+      path: ['CORS_ORIGINS'],
+      message: 'may be * only with PUBLIC_READS=true (list the origins of your pages otherwise)',
     })
     .refine((e) => !e.WEBHOOK_URL || e.WEBHOOK_SECRET, { path: ['WEBHOOK_SECRET'], message: 'is required when WEBHOOK_URL is set' })
     .safeParse(cleaned);

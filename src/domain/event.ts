@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import stringify from 'safe-stable-stringify';
 import { z } from 'zod';
-import { BOARD_ID, CATEGORY_ID, IDEMPOTENCY_KEY, MEMBER_ID, isSafeJson, jsonDepth, UNSAFE_TEXT_MESSAGE } from './ids.js';
+import { BOARD_ID, CATEGORY_ID, IDEMPOTENCY_KEY, MEMBER_ID, isSafeJson, jsonDepth, prototypeKeyIn, UNSAFE_TEXT_MESSAGE } from './ids.js';
 import type { Board } from './board.js';
 import { scaleNumber } from './decimal.js';
 
@@ -21,15 +21,25 @@ export const scoreEventSchema = z
     occurredAt: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time with a time zone' }).optional(),
     category: z.string().regex(CATEGORY_ID, 'must match ^[A-Za-z0-9_-]{1,64}$').optional(),
     source: z.string().regex(/^[\x20-\x7e]{1,128}$/, 'must be 1-128 printable ASCII characters').optional(),
+    // Checked before zod copies it: the copy would silently lose a `__proto__` key.
     metadata: z
-      .record(z.string(), z.unknown())
+      .unknown()
       .superRefine((metadata, check) => {
-        const problem = metadataProblem(metadata);
-        if (problem) check.addIssue({ code: 'custom', message: problem });
+        const key = jsonDepth(metadata) > MAX_METADATA_DEPTH ? undefined : prototypeKeyIn(metadata);
+        if (key) check.addIssue({ code: 'custom', message: `must not contain the key "${key}"`, fatal: true });
       })
+      .pipe(
+        z.record(z.string(), z.unknown()).superRefine((metadata, check) => {
+          const problem = metadataProblem(metadata);
+          if (problem) check.addIssue({ code: 'custom', message: problem });
+        }),
+      )
       .optional(),
   })
   .strict();
+
+/** The batch form of a POST /v1/events body (intake splits it itself, to name each event's index). */
+export const eventBatchSchema = z.object({ events: z.array(scoreEventSchema).min(1).max(MAX_BATCH) }).strict();
 
 /** Why metadata is refused, if it is; depth is checked first, so nothing below can overflow the stack. */
 function metadataProblem(metadata: Record<string, unknown>): string | undefined {

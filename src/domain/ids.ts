@@ -55,4 +55,28 @@ export function jsonDepth(value: unknown): number {
   return deepest;
 }
 
+/** Keys JavaScript gives a meaning of their own: parsed, `__proto__` would vanish from the object. */
+const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * The first key inside a JSON value (as JSON.parse made it) that names the prototype, if
+ * any. Such a key would be dropped or misread on the way in, so that two different
+ * payloads hash alike; it is refused instead.
+ */
+export function prototypeKeyIn(value: unknown): string | undefined {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const item = pending.pop();
+    if (Array.isArray(item)) {
+      for (const element of item) pending.push(element);
+    } else if (item && typeof item === 'object') {
+      for (const key of Object.keys(item)) {
+        if (PROTOTYPE_KEYS.has(key)) return key;
+        pending.push((item as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return undefined;
+}
+
 export const UNSAFE_TEXT_MESSAGE = 'must not contain NUL characters or unpaired surrogates';

@@ -1,5 +1,6 @@
-import { sql } from 'kysely';
 import type { AppContext } from '../context.js';
+import { pingPostgres } from '../storage/postgres/database.js';
+import { storedFunctionDrift } from '../storage/postgres/function-installer.js';
 import { pendingMigrations } from '../storage/postgres/migrator.js';
 import { pingAll } from '../storage/redis/connections.js';
 import { onceConfirmed, Readiness, type ReadinessCheck } from './readiness.js';
@@ -8,19 +9,28 @@ import { onceConfirmed, Readiness, type ReadinessCheck } from './readiness.js';
  * What each kind of process needs to be ready. A web process takes intake with the queue
  * Redis alone (events wait in the queue) and needs the schema its code expects; Postgres or
  * the leaderboard Redis down only degrades some reads. A worker can apply nothing without
- * all three.
+ * all three. Migrations and stored functions are checked until current, then never again.
  */
 export function laurelReadiness(ctx: AppContext, role: 'web' | 'worker'): Readiness {
   const worker = role === 'worker';
   const checks: ReadinessCheck[] = [
     { name: 'queue-redis', required: true, probe: () => pingAll(ctx.queueRedis) },
     { name: 'leaderboard-redis', required: worker, probe: () => pingAll(ctx.leaderboard.redis) },
-    { name: 'postgres', required: worker, probe: () => sql`SELECT 1`.execute(ctx.db) },
+    { name: 'postgres', required: worker, probe: () => pingPostgres(ctx.db) },
     {
       name: 'migrations',
       required: true,
       probe: onceConfirmed(async () => {
         if ((await pendingMigrations(ctx.db)).length > 0) throw new Error('migrations pending');
+      }),
+    },
+    {
+      name: 'functions',
+      required: true,
+      probe: onceConfirmed(async () => {
+        // A superseded definition is a process of the previous release during a rolling deploy: still ready.
+        const drift = (await storedFunctionDrift(ctx.db)).filter((d) => d.state !== 'superseded');
+        if (drift.length > 0) throw new Error('stored functions not current');
       }),
     },
   ];

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
 import type { Registry } from 'prom-client';
 import { hashKey } from '../services/api-keys.js';
@@ -15,7 +15,7 @@ export interface ProbeServerOptions {
  * Metrics are admin-only, as on the web side (a Prometheus scrape sends the admin key as
  * its bearer token); the probes are open, like the web side's.
  */
-export function createProbeServer(options: ProbeServerOptions): Server {
+export function probeHandler(options: ProbeServerOptions): RequestListener {
   const adminHash = Buffer.from(hashKey(options.adminKey), 'hex');
   const isAdmin = (req: IncomingMessage) => {
     const match = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
@@ -24,7 +24,7 @@ export function createProbeServer(options: ProbeServerOptions): Server {
   const json = (res: ServerResponse, status: number, body: unknown) =>
     void res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
 
-  return createServer((req, res) => {
+  return (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, { error: 'method_not_allowed', message: 'only GET is served here' });
     if (path === '/healthz') return json(res, 200, { status: 'ok' });
@@ -39,5 +39,5 @@ export function createProbeServer(options: ProbeServerOptions): Server {
       );
     }
     json(res, 404, { error: 'not_found', message: `no route for ${req.method} ${path}` });
-  });
+  };
 }

@@ -1,13 +1,14 @@
+import compression from 'compression';
 import express, { type Express, type RequestHandler } from 'express';
-import { QueueEvents, QueueKeys } from 'bullmq';
 import type { AppContext } from '../context.js';
 import { ApiKeyVerifier } from '../services/api-keys.js';
-import { createWorkerRedis, onConnectionError, queueTarget } from '../storage/redis/connections.js';
-import { SCORE_EVENTS_QUEUE, queuePrefix } from '../queue/score-events-queue.js';
-import { authenticate, rejectInvalidKeys } from './auth.js';
+import { createResultListener } from '../services/intake-service.js';
+import { authenticate, declaresBody, takesBody } from './auth.js';
 import { accessLog } from './access-log.js';
 import { errorHandler, HttpError, notFound } from './errors.js';
-import { rateLimit } from './rate-limit.js';
+import { createBudgets, type Budgets } from './rate-limit.js';
+import { answerPreflight, setCacheControl, setCorsHeaders, type CorsPolicy } from './answer-headers.js';
+import { methodNotAllowed } from './method-not-allowed.js';
 import { apiHeaders } from './security-headers.js';
 import { adminKeyRoutes } from './routes/admin-key-routes.js';
 import { boardRoutes } from './routes/board-routes.js';
@@ -31,9 +32,8 @@ const JSON_TYPES = ['application/json', 'application/*+json'];
  * the JSON parser once it has read just past the limit.
  */
 const checkBody: RequestHandler = (req, _res, next) => {
+  if (!takesBody(req.method) || !declaresBody(req.headers)) return next();
   const length = req.headers['content-length'];
-  const hasBody = req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-  if (!hasBody) return next();
   if (length !== undefined && Number(length) > MAX_BODY_BYTES) {
     throw new HttpError(413, 'payload_too_large', `request body is larger than ${MAX_BODY_BYTES / 1024 / 1024} MB`);
   }
@@ -43,10 +43,34 @@ const checkBody: RequestHandler = (req, _res, next) => {
   next();
 };
 
+/** Answers over this size are compressed when the client accepts it. */
+export const COMPRESS_ABOVE_BYTES = 4096;
+
+/** Compression, except for event streams, which must reach the client message by message. */
+const compress = compression({
+  threshold: COMPRESS_ABOVE_BYTES,
+  filter: (req, res) => !String(res.getHeader('Content-Type') ?? '').startsWith('text/event-stream') && compression.filter(req, res),
+});
+
+/**
+ * CORS on every answer, preflights answered before any key is looked for (browsers send
+ * none with them), and `no-store` unless a read route says its answer may be reused.
+ */
+function answerHeaders(cors: CorsPolicy): RequestHandler {
+  return (req, res, next) => {
+    setCorsHeaders(req, res, cors);
+    if (answerPreflight(req, res, cors)) return;
+    setCacheControl(res, 'none');
+    next();
+  };
+}
+
 export interface WebApp {
   app: Express;
   /** What /readyz answers; the process drains it on shutdown. */
   readiness: Readiness;
+  /** What admits a request (`admit` in auth.ts), for any other front end of the same process. */
+  admission: { verifier: ApiKeyVerifier; budgets: Budgets };
   close(): Promise<void>;
 }
 
@@ -58,72 +82,47 @@ export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadi
   app.set('trust proxy', ctx.env.TRUST_PROXY);
   const verifier = new ApiKeyVerifier(ctx.db, ctx.env.ADMIN_API_KEY, ctx.env.API_KEY_CACHE_SECONDS * 1000);
 
-  // Created on the first ?wait=true: it holds a blocking Redis connection of its own.
-  let queueEvents: Promise<QueueEvents> | undefined;
-  const listenerConnections: Array<{ disconnect(): void }> = [];
-  const openQueueEvents = async () => {
-    const connection = createWorkerRedis(queueTarget(ctx.env), 'laurel-queue-events');
-    onConnectionError(connection, () => undefined);
-    const prefix = queuePrefix(ctx.env.REDIS_PREFIX, SCORE_EVENTS_QUEUE);
-    // Read on from the stream's end as it is now, not from wherever it is when the blocking
-    // read reaches Redis (later, on a cluster's lazily connected node): a job finishing in
-    // between would otherwise be missed and its ?wait=true time out.
-    const last = await connection
-      .xrevrange(new QueueKeys(prefix).toKey(SCORE_EVENTS_QUEUE, 'events'), '+', '-', 'COUNT', 1)
-      .catch((err: unknown) => {
-        connection.disconnect();
-        throw err;
-      });
-    const events = new QueueEvents(SCORE_EVENTS_QUEUE, { connection, prefix, lastEventId: last[0]?.[0] ?? '0-0' });
-    events.on('error', (err) => ctx.log.warn({ err: err.message }, 'queue events error'));
-    // BullMQ does not close a connection it was handed: ours goes when the app closes.
-    listenerConnections.push(connection);
-    return events;
-  };
-  const getQueueEvents = () =>
-    (queueEvents ??= openQueueEvents().catch((err: unknown) => {
-      queueEvents = undefined;
-      throw err;
-    }));
+  const listener = createResultListener(ctx);
 
   app.use(apiHeaders);
   app.use(accessLog(ctx.log, ctx.metrics));
+  app.use(answerHeaders({ origins: ctx.env.CORS_ORIGINS }));
+  app.use(compress);
   // Probes need no key and spend no budget.
   app.use(healthRoutes(readiness));
-  // Key, then budget, then body: an unknown key or an exhausted budget is refused before
-  // the body is read.
-  app.use(authenticate(verifier));
-  app.use(
-    rateLimit(
-      ctx.leaderboard.redis,
-      {
-        windowSeconds: ctx.env.RATE_LIMIT_WINDOW_SECONDS,
-        perKey: ctx.env.RATE_LIMIT_PER_KEY,
-        perIp: ctx.env.RATE_LIMIT_PER_IP,
-        keyPrefix: ctx.env.REDIS_PREFIX,
-      },
-      ctx.log,
-    ),
+  // Key and budget, then body: an unknown key, an exhausted budget or a keyless write is
+  // refused before the body is read.
+  const budgets = createBudgets(
+    ctx.leaderboard.redis,
+    {
+      windowSeconds: ctx.env.RATE_LIMIT_WINDOW_SECONDS,
+      perKey: ctx.env.RATE_LIMIT_PER_KEY,
+      perIp: ctx.env.RATE_LIMIT_PER_IP,
+      lookupsPerIp: ctx.env.RATE_LIMIT_KEY_LOOKUPS_PER_IP,
+      keyPrefix: ctx.env.REDIS_PREFIX,
+    },
+    ctx.log,
   );
-  app.use(rejectInvalidKeys);
+  app.use(authenticate(verifier, budgets));
   app.use(checkBody);
-  app.use(express.json({ limit: MAX_BODY_BYTES, strict: false, type: JSON_TYPES }));
+  const json = express.json({ limit: MAX_BODY_BYTES, strict: false, type: JSON_TYPES });
+  app.use((req, res, next) => (takesBody(req.method) ? json(req, res, next) : next()));
   app.use(boardRoutes(ctx, verifier));
-  app.use(eventRoutes(ctx, verifier, getQueueEvents));
+  app.use(eventRoutes(ctx, verifier, listener));
   app.use(standingsRoutes(ctx, verifier));
   app.use(memberRoutes(ctx, verifier));
   app.use(adminKeyRoutes(ctx, verifier));
   app.use(adminRebuildRoutes(ctx, verifier));
   app.use(operationsRoutes(ctx, verifier));
-  app.use((req, _res, next) => next(notFound(`no route for ${req.method} ${req.path}`)));
+  app.use(methodNotAllowed(app));
   app.use(errorHandler(ctx.log));
 
   return {
     app,
     readiness,
+    admission: { verifier, budgets },
     async close() {
-      await queueEvents?.then((events) => events.close()).catch(() => undefined);
-      for (const connection of listenerConnections) connection.disconnect();
+      await listener.close();
     },
   };
 }

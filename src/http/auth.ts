@@ -1,27 +1,44 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { HttpError } from './errors.js';
+import type { Budgets } from './rate-limit.js';
 import { roleAllows, type ApiKeyVerifier, type Principal, type Role } from '../services/api-keys.js';
 
 /** Bull Board lives here; browsers log in to it with HTTP basic auth. */
 export const BULL_BOARD_PATH = '/admin/queues';
 
+/**
+ * What admission looks at, and nothing Express-specific: any HTTP front end (Express or a
+ * bare node:http handler) can call the functions below with the same facts.
+ */
+export interface RequestFacts {
+  method: string;
+  /** The path as the client sent it, without the query. */
+  path: string;
+  headers: IncomingHttpHeaders;
+  /** The client address as TRUST_PROXY resolves it. */
+  ip: string | undefined;
+}
+
 export function principalOf(res: Response): Principal | undefined {
   return res.locals.principal as Principal | undefined;
 }
+
+const isBullBoard = (path: string) => path === BULL_BOARD_PATH || path.startsWith(`${BULL_BOARD_PATH}/`);
 
 /**
  * The key a request presents: `Authorization: Bearer <key>`, or, under Bull Board only, HTTP
  * basic auth with the key as password (browsers cannot send a bearer header there). Undefined when the
  * request has no Authorization header; null when it has one Laurel cannot read.
  */
-function presentedKey(req: Request): string | undefined | null {
-  const header = req.get('authorization');
+function presentedKey(headers: IncomingHttpHeaders, path: string): string | undefined | null {
+  const header = headers.authorization;
   if (header === undefined) return undefined;
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (bearer) return bearer[1]!;
   // Basic only where browsers need it: elsewhere, credentials a browser resends on its own
   // would make an admin's Bull Board login an ambient credential for the whole API.
-  const basic = req.originalUrl.startsWith(BULL_BOARD_PATH) ? /^Basic\s+(\S+)\s*$/i.exec(header) : null;
+  const basic = isBullBoard(path) ? /^Basic\s+(\S+)\s*$/i.exec(header) : null;
   if (basic) {
     const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
@@ -31,43 +48,97 @@ function presentedKey(req: Request): string | undefined | null {
 }
 
 /** A 401 with the challenge a client of that path understands (RFC 6750 / RFC 7617). */
-export function unauthorized(req: Request, message: string): HttpError {
-  const challenge = req.originalUrl.startsWith(BULL_BOARD_PATH)
-    ? 'Basic realm="Laurel queues", charset="UTF-8"'
-    : 'Bearer realm="laurel"';
+export function unauthorized(path: string, message: string): HttpError {
+  const challenge = isBullBoard(path) ? 'Basic realm="Laurel queues", charset="UTF-8"' : 'Bearer realm="laurel"';
   return new HttpError(401, 'unauthorized', message, undefined, { 'WWW-Authenticate': challenge });
 }
 
-async function resolve(verifier: ApiKeyVerifier, req: Request, res: Response): Promise<HttpError | undefined> {
-  res.locals.authenticated = true;
-  const key = presentedKey(req);
-  if (key === undefined) return undefined;
-  if (key === null) return unauthorized(req, 'malformed Authorization header: expected Bearer <key>');
-  const principal = await verifier.verify(key);
-  if (!principal) return unauthorized(req, 'unknown or revoked API key');
-  res.locals.principal = principal;
-  return undefined;
+/**
+ * Resolves the presented key and spends the matching budget; throws the 401 or 429 the
+ * request gets. Returns the principal, or undefined for a request without a key.
+ *
+ * The order bounds what a stranger costs: a key this process has not seen spends a lookup
+ * budget of the client's address before Postgres is asked, and a key just found unknown is
+ * refused from memory; every request without a valid key spends the address's budget.
+ */
+export async function admit(verifier: ApiKeyVerifier, budgets: Budgets, facts: RequestFacts): Promise<Principal | undefined> {
+  const key = presentedKey(facts.headers, facts.path);
+  if (key === undefined) {
+    await budgets.ip(facts.ip);
+    return undefined;
+  }
+  let principal = key === null ? 'refused' : verifier.known(key);
+  if (principal === undefined) {
+    await budgets.lookup(facts.ip);
+    principal = (await verifier.verify(key!)) ?? 'refused';
+  }
+  if (principal === 'refused') {
+    await budgets.ip(facts.ip);
+    throw unauthorized(
+      facts.path,
+      key === null ? 'malformed Authorization header: expected Bearer <key>' : 'unknown or revoked API key',
+    );
+  }
+  await budgets.key(principal.id);
+  return principal;
+}
+
+const WITHOUT_BODY = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** Whether the request declares a body (a length above 0 or a chunked one). */
+export function declaresBody(headers: IncomingHttpHeaders): boolean {
+  const length = headers['content-length'];
+  return headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 /**
- * Runs for every request before its body is read: resolves the presented key to a
- * principal. A request without a key goes on anonymous (each route then says which role it
- * needs); one with a key that is unknown, revoked or malformed is marked, so that the rate
- * limit can count it against its IP before `rejectInvalidKeys` answers 401.
+ * Whether requests of this method have their body read. Every route that takes a body
+ * (any method but GET, HEAD, OPTIONS) needs a key, and bodies are never read on the
+ * others, so a stranger cannot make the server read or parse anything.
  */
-export function authenticate(verifier: ApiKeyVerifier): RequestHandler {
+export function takesBody(method: string): boolean {
+  return !WITHOUT_BODY.has(method);
+}
+
+/**
+ * Whether a principal (undefined: no key) may call a route needing `required`; throws the
+ * 401 or 403 otherwise. With `publicReads`, read routes need no key at all.
+ */
+export function checkRole(principal: Principal | undefined, required: Role, path: string, options: { publicReads?: boolean } = {}): void {
+  if (!principal) {
+    if (required === 'read' && options.publicReads) return;
+    throw unauthorized(path, 'missing API key: send Authorization: Bearer <key>');
+  }
+  if (!roleAllows(principal.role, required)) {
+    throw new HttpError(403, 'forbidden', `this route needs the ${required} role; the key "${principal.name}" has ${principal.role}`);
+  }
+}
+
+export const factsOf = (req: Request): RequestFacts => ({ method: req.method, path: req.originalUrl.split('?')[0]!, headers: req.headers, ip: req.ip });
+
+/**
+ * Runs for every request but the probes, before its body is read: admits it (key, budget),
+ * and refuses a keyless request to a route that takes a body. Such a refusal closes the
+ * connection, so the unread body is never waited for.
+ */
+export function authenticate(verifier: ApiKeyVerifier, budgets: Budgets): RequestHandler {
   return async (req, res, next) => {
-    res.locals.authFailure = await resolve(verifier, req, res);
+    const facts = factsOf(req);
+    let principal: Principal | undefined;
+    try {
+      principal = await admit(verifier, budgets, facts);
+      if (!principal && takesBody(facts.method)) throw unauthorized(facts.path, 'missing API key: send Authorization: Bearer <key>');
+    } catch (err) {
+      if (declaresBody(req.headers)) res.set('Connection', 'close');
+      throw err;
+    }
+    // A body this server will not read: close after answering rather than wait for it.
+    if (!takesBody(facts.method) && declaresBody(req.headers)) res.set('Connection', 'close');
+    res.locals.principal = principal;
+    res.locals.authenticated = true;
     next();
   };
 }
-
-/** Answers 401 for a request whose key `authenticate` refused, whatever the route. */
-export const rejectInvalidKeys: RequestHandler = (_req, res, next) => {
-  const failure = res.locals.authFailure as HttpError | undefined;
-  if (failure) throw failure;
-  next();
-};
 
 /**
  * Requires a key with the given role (admin may do everything). With `publicReads`, read
@@ -77,17 +148,12 @@ export const rejectInvalidKeys: RequestHandler = (_req, res, next) => {
 export function requireRole(verifier: ApiKeyVerifier, required: Role, options: { publicReads?: boolean } = {}): RequestHandler {
   return async (req, res, next) => {
     if (!res.locals.authenticated) {
-      const failure = await resolve(verifier, req, res);
-      if (failure) throw failure;
+      const key = presentedKey(req.headers, factsOf(req).path);
+      const principal = typeof key === 'string' ? await verifier.verify(key) : undefined;
+      if (key === null || principal === null) throw unauthorized(factsOf(req).path, 'unknown or revoked API key');
+      res.locals.principal = principal;
     }
-    const principal = principalOf(res);
-    if (!principal) {
-      if (required === 'read' && options.publicReads) return next();
-      throw unauthorized(req, 'missing API key: send Authorization: Bearer <key>');
-    }
-    if (!roleAllows(principal.role, required)) {
-      throw new HttpError(403, 'forbidden', `this route needs the ${required} role; the key "${principal.name}" has ${principal.role}`);
-    }
+    checkRole(principalOf(res), required, factsOf(req).path, options);
     next();
   };
 }

@@ -67,11 +67,18 @@ export function isDependencyDown(err: unknown): boolean {
   );
 }
 
+/** Problems listed in one answer; a batch of junk would otherwise answer megabytes of them. */
+export const MAX_DETAILS = 100;
+
 export function errorHandler(log: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     if (res.headersSent) return;
-    const body = (status: number, code: string, message: string, details?: ErrorDetail[]) =>
-      res.status(status).json(details ? { error: code, message, details } : { error: code, message });
+    const body = (status: number, code: string, message: string, details?: ErrorDetail[]) => {
+      if (!details) return res.status(status).json({ error: code, message });
+      const rest = details.length - MAX_DETAILS;
+      const told = rest > 0 ? `${message} (the first ${MAX_DETAILS} problems are listed; ${rest} more not shown)` : message;
+      return res.status(status).json({ error: code, message: told, details: details.slice(0, MAX_DETAILS) });
+    };
 
     if (err instanceof HttpError) {
       if (err.headers) res.set(err.headers);

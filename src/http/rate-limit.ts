@@ -1,8 +1,7 @@
-import type { RequestHandler } from 'express';
+import ipaddr from 'ipaddr.js';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from '../logger.js';
-import type { RedisClient } from '../storage/redis/connections.js';
-import { principalOf } from './auth.js';
+import type { AppContext } from '../context.js';
 import { HttpError } from './errors.js';
 
 export interface RateLimitSettings {
@@ -11,11 +10,15 @@ export interface RateLimitSettings {
   perKey: number;
   /** Requests per window for one client IP without a valid key; 0 = unlimited. */
   perIp: number;
+  /** Lookups of keys not yet cached, per client IP and window; 0 = unlimited. */
+  lookupsPerIp: number;
   /** Namespace of the counters in Redis. */
   keyPrefix: string;
 }
 
 type Limiter = RateLimiterRedis;
+/** The Redis the budgets are counted in (the context's leaderboard Redis). */
+type RedisClient = AppContext['leaderboard']['redis'];
 
 function limiter(redis: RedisClient, settings: RateLimitSettings, kind: string, points: number): Limiter | null {
   if (points <= 0) return null;
@@ -32,23 +35,47 @@ function limiter(redis: RedisClient, settings: RateLimitSettings, kind: string, 
 }
 
 /**
+ * The budget an address spends: an IPv4 address, or the /64 an IPv6 address is in (one
+ * subscriber usually holds a whole /64, so per-address budgets would be unlimited).
+ */
+export function ipBudgetId(ip: string | undefined): string {
+  if (!ip || !ipaddr.isValid(ip)) return ip || 'unknown';
+  const parsed = ipaddr.process(ip);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const prefix = (parsed as ipaddr.IPv6).parts.slice(0, 4);
+  return `${prefix.map((part) => part.toString(16)).join(':')}::/64`;
+}
+
+/** The budgets one request can spend; each throws a 429 once spent. */
+export interface Budgets {
+  /** A request made with a valid key. */
+  key(principalId: string): Promise<void>;
+  /** A request without a valid key (anonymous, malformed or unknown key). */
+  ip(ip: string | undefined): Promise<void>;
+  /** A lookup in Postgres of a key this process has not seen: spent before the lookup. */
+  lookup(ip: string | undefined): Promise<void>;
+}
+
+/**
  * Fixed-window request budgets, shared by every web process through Redis: one per API
- * key, and one per client IP for requests without a key. Each request costs exactly one
- * Redis round trip (an atomic INCR-and-expire script).
+ * key, one per client IP for requests without a valid key, and one per client IP for key
+ * lookups. Each costs exactly one Redis round trip (an atomic INCR-and-expire script).
  *
  * While that Redis is unreachable the limits fail open to per-process budgets rather than
  * refusing traffic: a rate limit protects capacity, and turning a cache outage into
  * rejected score events would be the worse failure for a game studio.
  */
-export function rateLimit(redis: RedisClient, settings: RateLimitSettings, log: Logger): RequestHandler {
+export function createBudgets(redis: RedisClient, settings: RateLimitSettings, log: Logger): Budgets {
   const byKey = limiter(redis, settings, 'key', settings.perKey);
   const byIp = limiter(redis, settings, 'ip', settings.perIp);
+  const byLookup = limiter(redis, settings, 'lookup', settings.lookupsPerIp);
   let degraded = false;
   redis.on('ready', () => {
     degraded = false;
   });
 
-  const consume = async (target: Limiter, id: string) => {
+  const consume = async (target: Limiter | null, id: string) => {
+    if (!target) return;
     if (redis.status !== 'ready' && !degraded) {
       degraded = true;
       log.warn({ redis: redis.status }, 'rate-limit Redis unreachable: limits now hold per process (failing open)');
@@ -72,13 +99,9 @@ export function rateLimit(redis: RedisClient, settings: RateLimitSettings, log: 
     }
   };
 
-  return async (req, res, next) => {
-    const principal = principalOf(res);
-    if (principal) {
-      if (byKey) await consume(byKey, principal.id);
-    } else if (byIp) {
-      await consume(byIp, req.ip ?? 'unknown');
-    }
-    next();
+  return {
+    key: (principalId) => consume(byKey, principalId),
+    ip: (ip) => consume(byIp, ipBudgetId(ip)),
+    lookup: (ip) => consume(byLookup, ipBudgetId(ip)),
   };
 }

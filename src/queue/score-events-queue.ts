@@ -45,7 +45,11 @@ export interface ScoreJobResult {
 export const scoreJobOptions: JobsOptions = {
   attempts: 3000,
   backoff: { type: 'capped-exponential' },
-  removeOnComplete: { age: 3600, count: 10_000 },
+  // A finished job is needed only by a ?wait=true caller that subscribes late and by the
+  // "pending" check of GET /v1/events/{key}, for moments: the ledger answers after that.
+  // Kept longer, finished jobs (with their whole batch) filled the noeviction queue Redis
+  // (up to 10,000 batches of 1000 events for an hour) and made intake refuse for nothing.
+  removeOnComplete: { age: 600, count: 1000 },
   removeOnFail: { age: 14 * 24 * 3600 },
 };
 

@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { Db } from '../storage/postgres/database.js';
-import { findActiveKeyByHash, insertApiKey, type ApiKeyRecord, type Role } from '../storage/postgres/api-keys-repository.js';
+import { findActiveKeyByHash, insertApiKey, revokeApiKey as revokeStoredKey, type ApiKeyRecord, type Role } from '../storage/postgres/api-keys-repository.js';
 
 export type { Role };
 
@@ -25,9 +26,16 @@ export function roleAllows(role: Role, required: Role): boolean {
  * SHA-256 hash is enough to store them (no password stretching needed); the admin key is
  * compared in constant time, and stored keys are looked up by hash, never by the key.
  */
+/** Hashes of keys found unknown, remembered at most this many at once. */
+const MAX_REFUSED_HASHES = 10_000;
+/** ... and for this long: a key cannot be valid before it is created, and is random. */
+const REFUSED_HASH_MS = 10_000;
+
 export class ApiKeyVerifier {
   private readonly adminHash: Buffer;
   private readonly cache = new Map<string, { principal: Principal; until: number }>();
+  // Bounded, so a flood of random keys costs a fixed amount of memory, not one entry each.
+  private readonly refused = new LRUCache<string, true>({ max: MAX_REFUSED_HASHES, ttl: REFUSED_HASH_MS });
 
   constructor(
     private readonly db: Db,
@@ -40,16 +48,34 @@ export class ApiKeyVerifier {
   /** Drops cached lookups, so a key revoked through this process stops working at once. */
   forgetAll(): void {
     this.cache.clear();
+    this.refused.clear();
+  }
+
+  /**
+   * What is known about a key without asking Postgres: its principal (the admin key, or a
+   * cached lookup), `refused` when it was looked up and not found a moment ago, or
+   * undefined when only a lookup can tell.
+   */
+  known(presented: string): Principal | 'refused' | undefined {
+    return this.knownByHash(hashKey(presented));
+  }
+
+  private knownByHash(hash: string): Principal | 'refused' | undefined {
+    if (timingSafeEqual(Buffer.from(hash, 'hex'), this.adminHash)) return { id: 'admin', name: 'admin (ADMIN_API_KEY)', role: 'admin' };
+    const hit = this.cache.get(hash);
+    if (hit && hit.until > Date.now()) return hit.principal;
+    return this.refused.has(hash) ? 'refused' : undefined;
   }
 
   async verify(presented: string): Promise<Principal | null> {
     const hash = hashKey(presented);
-    if (timingSafeEqual(Buffer.from(hash, 'hex'), this.adminHash)) return { id: 'admin', name: 'admin (ADMIN_API_KEY)', role: 'admin' };
-    const hit = this.cache.get(hash);
-    if (hit && hit.until > Date.now()) return hit.principal;
+    const known = this.knownByHash(hash);
+    if (known === 'refused') return null;
+    if (known) return known;
     const record = await findActiveKeyByHash(this.db, hash);
     if (!record) {
       this.cache.delete(hash);
+      this.refused.set(hash, true);
       return null;
     }
     const principal = { id: record.id, name: record.name, role: record.role };
@@ -62,4 +88,11 @@ export async function createApiKey(db: Db, name: string, role: Role): Promise<{ 
   const key = `lrl_${randomBytes(32).toString('base64url')}`;
   const record = await insertApiKey(db, { name, role, keyHash: hashKey(key) });
   return { key, record };
+}
+
+const KEY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Revokes an active key; false when no active key has that id (an id that is no UUID names none). */
+export async function revokeApiKey(db: Db, id: string): Promise<boolean> {
+  return KEY_ID.test(id) && (await revokeStoredKey(db, id));
 }

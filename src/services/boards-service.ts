@@ -9,7 +9,7 @@ import {
   lockBoard,
   updateBoard,
 } from '../storage/postgres/boards-repository.js';
-import { currentPeriods, type PeriodView } from './periods.js';
+import { currentPeriods, type PeriodView } from './period-resolution.js';
 
 export type BoardView = Omit<Board, 'revision' | 'createdAt' | 'updatedAt'> & {
   createdAt: string;

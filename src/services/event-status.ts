@@ -3,16 +3,28 @@ import { unscale } from '../domain/decimal.js';
 import { IDEMPOTENCY_KEY } from '../domain/ids.js';
 import { periodContaining } from '../domain/period.js';
 import { notFound } from '../http/errors.js';
+import { pendingJobOf } from '../storage/redis/pending-events.js';
 import { archivedMonthOf, currentAggregate, findEvent, findLatestRejection } from '../storage/postgres/events-repository.js';
+
+/** What only admins see of an event: why it was voided, and what a refused one carried. */
+const ADMIN_ONLY = ['voidReason', 'payload'] as const;
 
 /**
  * GET /v1/events/{key}: the ledger answers applied / voided, the rejections table answers
  * rejected, and a queued job answers pending. The pending mark is read first, so an event
- * applied in between is still found in the ledger.
+ * applied in between is still found in the ledger. Any ingest key may ask about any event,
+ * so moderation notes and refused payloads (another studio server's data) are for admins.
  */
-export async function eventStatus(ctx: AppContext, key: string): Promise<Record<string, unknown>> {
+export async function eventStatus(ctx: AppContext, key: string, options: { admin: boolean }): Promise<Record<string, unknown>> {
+  const status = await fullEventStatus(ctx, key);
+  if (options.admin) return status;
+  for (const field of ADMIN_ONLY) delete status[field];
+  return status;
+}
+
+async function fullEventStatus(ctx: AppContext, key: string): Promise<Record<string, unknown>> {
   if (!IDEMPOTENCY_KEY.test(key)) throw notFound(`no event with idempotency key "${key}"`);
-  const pendingJobId = await ctx.leaderboard.redis.hget(ctx.leaderboard.keys.pending(), key);
+  const pendingJobId = await pendingJobOf(ctx.leaderboard, key);
   const stored = await findEvent(ctx.db, key);
   if (stored) {
     const board = await ctx.boards.get(stored.board);

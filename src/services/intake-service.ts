@@ -1,9 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import type { QueueEvents } from 'bullmq';
 import type { AppContext } from '../context.js';
 import { checkAgainstBoard, MAX_BATCH, payloadHash, scoreEventSchema, type ScoreEventInput } from '../domain/event.js';
 import { DependencyUnavailable, validationFailed, zodDetails, type ErrorDetail } from '../http/errors.js';
 import type { ScoreJob, ScoreJobResult } from '../queue/score-events-queue.js';
+import { ScoreJobListener } from '../storage/redis/queue-events.js';
+import { markPending } from '../storage/redis/pending-events.js';
+
+/** What `?wait=true` listens with: one per web app, closed with it. */
+export type ResultListener = Pick<ScoreJobListener, 'open' | 'close'>;
+
+export function createResultListener(ctx: AppContext): ResultListener {
+  return new ScoreJobListener(ctx.env, ctx.log);
+}
 
 export const WAIT_TIMEOUT_MS = 5000;
 /** An enqueue slower than this is answered 503; a client retry is then deduplicated by key. */
@@ -48,7 +56,7 @@ function eventsOf(body: unknown): { events: unknown[]; batch: boolean } {
 export async function acceptEvents(
   ctx: AppContext,
   body: unknown,
-  options: { wait: boolean; queueEvents?: () => Promise<QueueEvents> },
+  options: { wait: boolean; listener?: ResultListener },
 ): Promise<IntakeAnswer> {
   const { events: raw, batch } = eventsOf(body);
   const details: ErrorDetail[] = [];
@@ -78,14 +86,20 @@ export async function acceptEvents(
   // mark before it is set; the mark names the job, so a mark left by a failed add is ignored.
   const jobId = randomUUID();
   if (ctx.queueRedis.status !== 'ready') throw new DependencyUnavailable(`queue Redis is ${ctx.queueRedis.status}`);
-  await markPending(ctx, jobId, parsed);
-  const job = await withTimeout(ctx.scoreQueue.add('apply', data, { jobId }), ENQUEUE_TIMEOUT_MS);
+  // The job's data is most of what it costs the queue Redis.
+  await ctx.queueMemory.assertRoom(JSON.stringify(data).length);
+  await markPendingKeys(ctx, jobId, parsed);
+  const job = await withTimeout(ctx.scoreQueue.add('apply', data, { jobId }), ENQUEUE_TIMEOUT_MS).catch((err: Error) => {
+    // Redis refuses a script outright over maxmemory (noeviction): nothing of the job was written.
+    if (/^OOM /.test(err.message)) throw ctx.queueMemory.full('the event queue is full (queue Redis out of memory); nothing was accepted, retry later');
+    throw err;
+  });
 
-  if (!options.wait || !options.queueEvents) return { status: 202, body: { accepted: parsed.length } };
+  if (!options.wait || !options.listener) return { status: 202, body: { accepted: parsed.length } };
   // SPEC's 5 s covers opening the listener (the first ?wait=true of a process) too.
   const deadline = Date.now() + WAIT_TIMEOUT_MS;
   try {
-    const events = await withTimeout(options.queueEvents(), Math.min(ENQUEUE_TIMEOUT_MS, WAIT_TIMEOUT_MS));
+    const events = await withTimeout(options.listener.open(), Math.min(ENQUEUE_TIMEOUT_MS, WAIT_TIMEOUT_MS));
     const result = (await job.waitUntilFinished(events, Math.max(1, deadline - Date.now()))) as ScoreJobResult;
     return { status: 200, body: { results: result.results ?? [] } };
   } catch (err) {
@@ -99,11 +113,9 @@ export async function acceptEvents(
  * Remembers which keys are queued so GET /v1/events/{key} can answer "pending". Best effort:
  * the leaderboard Redis may be volatile, and the answer falls back to the ledger once applied.
  */
-async function markPending(ctx: AppContext, jobId: string, events: readonly ScoreEventInput[]): Promise<void> {
-  const fields: string[] = [];
-  for (const e of events) fields.push(e.idempotencyKey, jobId);
+async function markPendingKeys(ctx: AppContext, jobId: string, events: readonly ScoreEventInput[]): Promise<void> {
   try {
-    await ctx.leaderboard.redis.hset(ctx.leaderboard.keys.pending(), ...fields);
+    await markPending(ctx.leaderboard, jobId, events.map((e) => e.idempotencyKey));
   } catch (err) {
     ctx.log.warn({ jobId, err: (err as Error).message }, 'could not record pending keys');
   }

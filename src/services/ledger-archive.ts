@@ -75,6 +75,9 @@ export async function archiveLedger(ctx: Ctx, options: ArchiveOptions): Promise<
   return report;
 }
 
+/** Archive files are readable by their owner only. */
+export const ARCHIVE_FILE_MODE = 0o600;
+
 /** COPY of the detached table, gzip'd, written under a temporary name and renamed when complete. */
 async function writeArchiveFile(ctx: Ctx, archive: LedgerArchive & { events: number }, outDir: string): Promise<string> {
   await mkdir(outDir, { recursive: true });
@@ -85,7 +88,10 @@ async function writeArchiveFile(ctx: Ctx, archive: LedgerArchive & { events: num
   try {
     const source = `ledger_archive.${quoteIdent(archive.table)}`;
     const copy = client.query(copyTo(`COPY (SELECT * FROM ${source} ORDER BY occurred_at, id) TO STDOUT WITH (FORMAT csv, HEADER true)`));
-    await pipeline(copy, createGzip(), createWriteStream(partial));
+    // Owner-only: the archive holds every member's events. A partial file left by a stopped
+    // run is removed first, since an existing file keeps its old mode.
+    await rm(partial, { force: true });
+    await pipeline(copy, createGzip(), createWriteStream(partial, { mode: ARCHIVE_FILE_MODE }));
     if (copy.rowCount !== archive.events) {
       throw new Error(`archive of ${archive.month} wrote ${copy.rowCount} rows, expected ${archive.events}`);
     }

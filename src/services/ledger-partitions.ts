@@ -1,5 +1,6 @@
 import type { AppContext } from '../context.js';
 import {
+  LEDGER_MONTHS_AHEAD,
   addMonths,
   ensureMonthPartition,
   listLedgerPartitions,
@@ -8,8 +9,6 @@ import {
   type Month,
 } from '../storage/postgres/ledger-partitions.js';
 
-/** The period tick keeps this month's partition and the next ones ready. */
-export const LEDGER_MONTHS_AHEAD = 3;
 
 /**
  * Creates the ledger partitions of this month and the next LEDGER_MONTHS_AHEAD, and of every

@@ -9,12 +9,12 @@ import { conflict, notFound, parseOrThrow, validationFailed } from '../http/erro
 import { listBoards } from '../storage/postgres/boards-repository.js';
 import { listOpenPeriods } from '../storage/postgres/periods-repository.js';
 import { findPeriod } from '../storage/postgres/periods-repository.js';
+import { isRetired } from '../domain/retention.js';
 import { isPeriodArchived } from '../storage/postgres/ledger-partitions.js';
 import type { IncompleteCategory } from '../storage/redis/leaderboard-cache.js';
 import { REBUILD_QUEUE, rebuildJobOptions, scopeDedupId, type RequestJob, type ScopeJob, type ScopeJobResult } from '../queue/rebuild-queue.js';
 import { queuePrefix } from '../queue/score-events-queue.js';
-import { isCluster, type RedisClient } from '../storage/redis/connections.js';
-import { slotOf } from '../storage/redis/slots.js';
+import { claimInstanceMarkers, releaseInstanceMarkers } from '../storage/redis/instance-markers.js';
 
 /**
  * Asks for one category of a period to be rebuilt, at most once at a time: while such a
@@ -60,7 +60,14 @@ async function targetsOf(ctx: AppContext, request: z.infer<typeof rebuildRequest
     const currentKey = periodContaining(board.period, board.timezone, now).key;
     if (request.period) {
       const key = request.period === 'current' ? currentKey : request.period;
-      if (!(await findPeriod(ctx.db, board.id, key))) throw notFound(`period "${key}" not found on board "${board.id}"`);
+      const stored = await findPeriod(ctx.db, board.id, key);
+      if (!stored) throw notFound(`period "${key}" not found on board "${board.id}"`);
+      if (isRetired(stored, now, ctx.env.CLOSED_PERIOD_CACHE_HOURS)) {
+        throw conflict(
+          `period "${key}" of board "${board.id}" closed more than CLOSED_PERIOD_CACHE_HOURS (${ctx.env.CLOSED_PERIOD_CACHE_HOURS}) hours ago; its standings are read from its final results, which a rebuild does not change`,
+          [{ path: 'period', message: 'a retired closed period is not rebuilt into Redis' }],
+        );
+      }
       if (request.fromEvents && (await isPeriodArchived(ctx.db, board.id, key))) {
         throw conflict(`the events of period "${key}" of board "${board.id}" are archived; its stored aggregates and results stand`, [
           { path: 'fromEvents', message: 'not possible for a period whose ledger month was archived' },
@@ -136,30 +143,12 @@ export async function rebuildStatus(ctx: AppContext, rebuildId: string) {
  */
 export async function rebuildIfLeaderboardLost(ctx: AppContext): Promise<string | null> {
   const now = ctx.clock.now().toISOString();
-  const markers = markerKeys(ctx.leaderboard.redis, `${ctx.env.REDIS_PREFIX}:lb:instance`);
-  const created = await Promise.all(markers.map((marker) => ctx.leaderboard.redis.set(marker, now, 'NX')));
-  if (!created.includes('OK')) return null;
+  if (!(await claimInstanceMarkers(ctx.leaderboard, ctx.env.REDIS_PREFIX, now))) return null;
   // A marker left behind by a failed request would stop the next attempt from rebuilding.
   const { rebuildId, scopes } = await requestRebuild(ctx, {}, 'startup').catch(async (err: unknown) => {
-    await Promise.all(markers.map((marker) => ctx.leaderboard.redis.del(marker))).catch(() => undefined);
+    await releaseInstanceMarkers(ctx.leaderboard, ctx.env.REDIS_PREFIX).catch(() => undefined);
     throw err;
   });
   ctx.log.info({ rebuildId, scopes }, 'leaderboard Redis had no Laurel data: rebuilding open periods');
   return rebuildId;
-}
-
-/**
- * The marker keys: one on a standalone Redis; on a cluster one per master, each with a hash
- * tag that lands in a slot that master serves.
- */
-function markerKeys(redis: RedisClient, base: string): string[] {
-  if (!isCluster(redis)) return [base];
-  const owners = new Set(redis.nodes('master').map((n) => `${n.options.host}:${n.options.port}`));
-  const keys: string[] = [];
-  for (let tag = 0; owners.size > 0 && tag < 100_000; tag += 1) {
-    const key = `${base}:{${tag}}`;
-    const owner = redis.slots[slotOf(key)]?.[0];
-    if (owner && owners.delete(owner)) keys.push(key);
-  }
-  return keys;
 }

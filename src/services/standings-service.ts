@@ -5,10 +5,10 @@ import { unscale } from '../domain/decimal.js';
 import { ALL_CATEGORIES, MEMBER_ID, REGION_CODE, WORLD } from '../domain/ids.js';
 import { placement } from '../domain/ranking.js';
 import { notFound, parseOrThrow } from '../http/errors.js';
-import { displayNames, followedBy } from '../storage/postgres/members-repository.js';
-import { MAX_FOLLOWING } from './members-service.js';
-import { resolvePeriod, resolvePeriods, type PeriodView } from './periods.js';
+import { MAX_FOLLOWING } from './following-service.js';
+import { resolvePeriod, resolvePeriods, type PeriodView } from './period-resolution.js';
 import { readAround, readPick, readPlace, readPlaceMany, readSlice, type Source } from './standings-source.js';
+import { finalAround, finalPick, finalPlace, finalPlaceMany, finalSlice } from './final-standings-source.js';
 import type { ScopeRef } from '../storage/redis/leaderboard-cache.js';
 import { listBoards } from '../storage/postgres/boards-repository.js';
 
@@ -28,6 +28,8 @@ export interface Scope {
   period: PeriodView;
   /** False when the period has no row yet: nothing can be ranked in it. */
   periodStored: boolean;
+  /** Closed longer than the cache retention: answered from its final results (final-standings-source). */
+  retired: boolean;
   category: string;
   region: string;
 }
@@ -60,7 +62,15 @@ async function resolveParsedScope(ctx: AppContext, boardId: string, q: z.infer<t
       board.regions ? `region "${q.region}" is not a valid region code` : `board "${boardId}" does not rank by region`,
     );
   }
-  return { board, period: period.view, periodStored: period.stored, category: q.category, region: q.region };
+  return { board, period: period.view, periodStored: period.stored, retired: period.retired, category: q.category, region: q.region };
+}
+
+const liveReads = { slice: readSlice, place: readPlace, around: readAround, pick: readPick };
+const finalReads = { slice: finalSlice, place: finalPlace, around: finalAround, pick: finalPick };
+
+/** Where a scope's standings are read: the cache (with its Postgres fallback), or a retired period's final results. */
+function readsOf(scope: Scope) {
+  return scope.retired ? finalReads : liveReads;
 }
 
 function header(scope: Scope, total: number, source: Source): ScopeHeader {
@@ -86,7 +96,7 @@ export async function standingsPage(
   const page = parseOrThrow(pageQuerySchema, query, 'query');
   const scope = await resolveParsedScope(ctx, boardId, page);
   const slice = scope.periodStored
-    ? await readSlice(ctx, ref(scope), page.offset, page.limit)
+    ? await readsOf(scope).slice(ctx, ref(scope), page.offset, page.limit)
     : { source: 'cache' as const, total: 0, entries: [] };
   return {
     ...header(scope, slice.total, slice.source),
@@ -105,7 +115,7 @@ async function withNames<T extends { member: string; scaled: number; rank: numbe
   board: Board,
   entries: readonly T[],
 ): Promise<StandingEntry[]> {
-  const names = await displayNames(ctx.db, entries.map((e) => e.member));
+  const names = await ctx.members.displayNames(entries.map((e) => e.member));
   return entries.map((e) => ({
     rank: e.rank,
     member: e.member,
@@ -114,7 +124,7 @@ async function withNames<T extends { member: string; scaled: number; rank: numbe
   }));
 }
 
-const aroundQuerySchema = scopeQuerySchema.extend({ radius: z.coerce.number().int().min(0).max(50).default(5) });
+export const aroundQuerySchema = scopeQuerySchema.extend({ radius: z.coerce.number().int().min(0).max(50).default(5) });
 
 export async function aroundMember(ctx: AppContext, boardId: string, memberId: string, query: Record<string, unknown>) {
   const q = parseOrThrow(aroundQuerySchema, query, 'query');
@@ -122,7 +132,7 @@ export async function aroundMember(ctx: AppContext, boardId: string, memberId: s
   assertMember(memberId);
   const scope = await resolveParsedScope(ctx, boardId, q);
   const slice = scope.periodStored
-    ? await readAround(ctx, ref(scope), memberId, radius)
+    ? await readsOf(scope).around(ctx, ref(scope), memberId, radius)
     : { source: 'cache' as const, total: 0, entries: [] };
   const own = slice.entries.find((e) => e.member === memberId);
   return {
@@ -134,7 +144,7 @@ export async function aroundMember(ctx: AppContext, boardId: string, memberId: s
   };
 }
 
-const followingQuerySchema = scopeQuerySchema.extend({ limit: z.coerce.number().int().min(1).max(MAX_FOLLOWING + 1).default(50) });
+export const followingQuerySchema = scopeQuerySchema.extend({ limit: z.coerce.number().int().min(1).max(MAX_FOLLOWING + 1).default(50) });
 
 /**
  * The member ranked among themselves and those they follow: exact rank and total for any
@@ -145,9 +155,9 @@ export async function followingStandings(ctx: AppContext, boardId: string, membe
   const { limit } = q;
   assertMember(memberId);
   const scope = await resolveParsedScope(ctx, boardId, q);
-  const group = [memberId, ...(await followedBy(ctx.db, memberId))];
+  const group = [memberId, ...(await ctx.members.followedBy(memberId))];
   const { source, picked } = scope.periodStored
-    ? await readPick(ctx, ref(scope), group)
+    ? await readsOf(scope).pick(ctx, ref(scope), group)
     : { source: 'cache' as const, picked: [] };
   const ranked = picked.map((p, i) => ({ ...p, rank: i + 1 }));
   if (scope.board.tieBreak === 'shared') {
@@ -169,7 +179,7 @@ export async function memberStanding(ctx: AppContext, boardId: string, memberId:
   assertMember(memberId);
   const scope = await resolveScope(ctx, boardId, query);
   const { source, placed } = scope.periodStored
-    ? await readPlace(ctx, ref(scope), memberId)
+    ? await readsOf(scope).place(ctx, ref(scope), memberId)
     : { source: 'cache' as const, placed: { total: 0, rank: null, scaled: null } };
   const base = { ...header(scope, placed.total, source), member: memberId };
   if (placed.rank === null || placed.scaled === null) {
@@ -179,7 +189,7 @@ export async function memberStanding(ctx: AppContext, boardId: string, memberId:
   return { ...base, rank, score: unscale(placed.scaled, scope.board.decimals), percentile, topPercent };
 }
 
-const memberBoardsQuerySchema = z.object({ period: z.string().max(32).default('current') });
+export const memberBoardsQuerySchema = z.object({ period: z.string().max(32).default('current') });
 
 /**
  * The member's (all, world) placement on every board: one Postgres query for the periods
@@ -190,12 +200,17 @@ export async function memberAcrossBoards(ctx: AppContext, memberId: string, quer
   assertMember(memberId);
   const boards = await listBoards(ctx.db);
   const resolved = await resolvePeriods(ctx, boards, period);
-  const ranked = resolved.filter((r) => r.stored);
-  const placements = await readPlaceMany(
-    ctx,
-    ranked.map((r) => ({ board: r.board, period: r.view.key, category: ALL_CATEGORIES, region: WORLD, member: memberId })),
-  );
-  const byBoard = new Map(ranked.map((r, i) => [r.board.id, placements[i]!]));
+  const placeQuery = (r: (typeof resolved)[number]) => ({ board: r.board, period: r.view.key, category: ALL_CATEGORIES, region: WORLD, member: memberId });
+  const live = resolved.filter((r) => r.stored && !r.retired);
+  const retired = resolved.filter((r) => r.retired);
+  const [livePlacements, finalPlacements] = await Promise.all([
+    readPlaceMany(ctx, live.map(placeQuery)),
+    finalPlaceMany(ctx, retired.map(placeQuery)),
+  ]);
+  const byBoard = new Map([
+    ...live.map((r, i) => [r.board.id, livePlacements[i]!] as const),
+    ...retired.map((r, i) => [r.board.id, finalPlacements[i]!] as const),
+  ]);
   return {
     member: memberId,
     standings: resolved.map(({ board, view }) => {

@@ -1,10 +1,12 @@
-import { sql } from 'kysely';
 import type { AppContext } from '../context.js';
 import type { Board } from '../domain/board.js';
 import { ALL_CATEGORIES, WORLD } from '../domain/ids.js';
 import { listBoards } from '../storage/postgres/boards-repository.js';
-import { listOpenPeriods } from '../storage/postgres/periods-repository.js';
-import { streamScope } from '../storage/postgres/standings-repository.js';
+import { findPeriod, listOpenPeriods } from '../storage/postgres/periods-repository.js';
+import { isRetired } from '../domain/retention.js';
+import { scanMatching } from '../storage/redis/maintenance.js';
+import { aggregateRegions, streamScope } from '../storage/postgres/standings-repository.js';
+import { cachedRegions } from '../storage/redis/scope-regions.js';
 import { isMiss } from '../storage/redis/leaderboard-cache.js';
 
 export interface Difference {
@@ -34,6 +36,7 @@ export async function verifyLeaderboards(
   for (const board of boards) {
     const periods = options.period ? [options.period] : (await listOpenPeriods(ctx.db, board.id)).map((p) => p.key);
     for (const period of periods) {
+      if (await checkRetired(ctx, board, period, differences)) continue;
       for (const category of [ALL_CATEGORIES, ...board.categories]) {
         for (const region of await regionsOf(ctx, board, period, category)) {
           scopes += 1;
@@ -46,14 +49,29 @@ export async function verifyLeaderboards(
   return { scopes, differences };
 }
 
+/**
+ * A retired period (closed longer than CLOSED_PERIOD_CACHE_HOURS) is read from its final
+ * results, so Redis must hold nothing of it: any key left is a difference (the period tick
+ * removes them shortly after the retirement). True when the period is retired.
+ */
+async function checkRetired(ctx: AppContext, board: Board, period: string, out: Difference[]): Promise<boolean> {
+  const stored = await findPeriod(ctx.db, board.id, period);
+  if (!stored || !isRetired(stored, ctx.clock.now(), ctx.env.CLOSED_PERIOD_CACHE_HOURS)) return false;
+  const left = await scanMatching(ctx.leaderboard.redis, [`${ctx.leaderboard.keys.period(board.id, period)}:*`]);
+  if (left.length > 0) {
+    out.push({ board: board.id, period, category: ALL_CATEGORIES, region: WORLD, problem: `retired closed period still holds ${left.length} Redis key(s)` });
+  }
+  return true;
+}
+
 /** World, plus every region either side knows for the category. */
 async function regionsOf(ctx: AppContext, board: Board, period: string, category: string): Promise<string[]> {
   if (!board.regions) return [WORLD];
-  const { rows } = await sql<{ region: string }>`
-    SELECT DISTINCT region FROM member_aggregates
-     WHERE board_id = ${board.id} AND period_key = ${period} AND category = ${category} AND region IS NOT NULL`.execute(ctx.db);
-  const cached = await ctx.leaderboard.redis.smembers(`${ctx.leaderboard.keys.period(board.id, period)}:rg:${category}`);
-  return [WORLD, ...new Set([...rows.map((r) => r.region), ...cached])].sort();
+  const [stored, cached] = await Promise.all([
+    aggregateRegions(ctx.db, { board: board.id, period, category }),
+    cachedRegions(ctx.leaderboard, { board: board.id, period, category }),
+  ]);
+  return [WORLD, ...new Set([...stored, ...cached])].sort();
 }
 
 async function compareScope(

@@ -78,10 +78,10 @@ describe('board definitions', () => {
 });
 
 describe('health', () => {
-  it('reports liveness and readiness of Postgres, Redis and migrations', async () => {
+  it('reports liveness and readiness of Postgres, Redis, migrations and stored functions', async () => {
     expect((await h.api('GET', '/healthz', undefined, null)).body).toEqual({ status: 'ok' });
     const ready = await h.api('GET', '/readyz', undefined, null);
     expect(ready.status).toBe(200);
-    expect(ready.body.checks).toEqual({ postgres: 'ok', redis: 'ok', 'leaderboard-redis': 'ok', migrations: 'ok' });
+    expect(ready.body.checks).toEqual({ postgres: 'ok', redis: 'ok', 'leaderboard-redis': 'ok', migrations: 'ok', functions: 'ok' });
   });
 });

@@ -1,24 +1,19 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Migrator, sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { createHarness, type Harness } from '../support/harness.js';
-import { databaseUrl, dropDatabase, withAdminClient } from '../support/databases.js';
 import { referenceStandings, type RefEvent } from '../support/reference.js';
 import { processScoreJob } from '../../workers/score-processor.js';
 import { payloadHash, type ScoreEventInput } from '../../src/domain/event.js';
 import type { ScoreJob } from '../../src/queue/score-events-queue.js';
-import { runTick } from '../../src/services/period-lifecycle.js';
+import { runTick } from '../../workers/period-tick.js';
 import { archiveLedger } from '../../src/services/ledger-archive.js';
 import { verifyLeaderboards } from '../../src/services/verify-service.js';
 import { processScopeRebuild } from '../../workers/rebuild-processor.js';
-import { createPostgres } from '../../src/storage/postgres/database.js';
-import { MIGRATIONS_DIR } from '../../src/storage/postgres/migrator.js';
 import { recomputeAggregates } from '../../src/storage/postgres/moderation-repository.js';
-import { applyBatch } from '../../src/storage/postgres/events-repository.js';
 
 /** Which table of the partitioned ledger holds each key. */
 async function partitionsOf(db: Kysely<any>, keys: string[]): Promise<Record<string, string>> {
@@ -33,80 +28,6 @@ async function attachedPartitions(db: Kysely<any>): Promise<string[]> {
      WHERE i.inhparent = 'score_events'::regclass ORDER BY 1`.execute(db);
   return rows.map((r) => r.name);
 }
-
-describe('migrating a ledger that has events', () => {
-  const name = `laurel_mig_${process.pid}_${randomBytes(3).toString('hex')}`;
-  let db: Kysely<any>;
-  beforeAll(async () => {
-    await withAdminClient((c) => c.query(`CREATE DATABASE "${name}"`));
-    db = createPostgres(databaseUrl(name), { max: 2 }).db;
-  });
-  afterAll(async () => {
-    await db.destroy();
-    await dropDatabase(name);
-  });
-
-  it('moves every event into the partition of its month, keeps ids, keys and foreign keys', async () => {
-    // The test runner loads the TypeScript migrations itself (Kysely's file provider cannot here).
-    const files = (await readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith('.ts')).sort();
-    const migrations: Record<string, Migration> = {};
-    for (const f of files) migrations[f.replace(/\.ts$/, '')] = (await import(path.join(MIGRATIONS_DIR, f))) as Migration;
-    const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
-    expect((await migrator.migrateTo('2026-12-02-0005-period-lifecycle')).error).toBeUndefined();
-    await sql`
-      INSERT INTO boards (id, display_name, aggregation, sort_order, tie_break, period_kind, timezone, decimals, grace_seconds, awards)
-      VALUES ('old', 'Old', 'sum', 'desc', 'first', 'all', 'UTC', 0, 0, '{}'::jsonb)`.execute(db);
-    await sql`INSERT INTO periods (board_id, key, starts_at, ends_at) VALUES ('old', 'all', '2000-01-01T00:00:00Z', NULL)`.execute(db);
-    // 3,000 events over 2005 and 2026: the migration must create the months that have events.
-    await sql`
-      INSERT INTO score_events (idempotency_key, board_id, period_key, member_id, value, occurred_at, received_at, applied_at, payload_hash)
-      SELECT 'mig-' || g, 'old', 'all', 'm' || (g % 50), g,
-             CASE WHEN g % 3 = 0 THEN timestamptz '2005-03-31T23:59:59Z'
-                  WHEN g % 3 = 1 THEN timestamptz '2026-07-01T00:00:00Z' + make_interval(secs => g)
-                  ELSE timestamptz '2026-08-15T12:00:00Z' END,
-             now(), now(), 'h' || g
-        FROM generate_series(1, 3000) g`.execute(db);
-    const before = await sql<{ n: number; max: number; sum: number }>`
-      SELECT count(*)::int AS n, max(id)::int AS max, sum(value)::int AS sum FROM score_events`.execute(db);
-
-    const latest = await migrator.migrateToLatest();
-    expect(latest.error).toBeUndefined();
-    expect(latest.results?.map((r) => r.migrationName)).toContain('2026-12-02-0006-partitioned-ledger');
-
-    const after = await sql<{ n: number; max: number; sum: number }>`
-      SELECT count(*)::int AS n, max(id)::int AS max, sum(value)::int AS sum FROM score_events`.execute(db);
-    expect(after.rows[0]).toEqual(before.rows[0]);
-    const keys = await sql<{ n: number }>`SELECT count(*)::int AS n FROM score_event_keys`.execute(db);
-    expect(keys.rows[0]!.n).toBe(3000);
-    const perPartition = await sql<{ part: string; n: number }>`
-      SELECT tableoid::regclass::text AS part, count(*)::int AS n FROM score_events GROUP BY 1 ORDER BY 1`.execute(db);
-    expect(perPartition.rows).toEqual([
-      { part: 'score_events_p2005_03', n: 1000 },
-      { part: 'score_events_p2026_07', n: 1000 },
-      { part: 'score_events_p2026_08', n: 1000 },
-    ]);
-    expect(await attachedPartitions(db)).toContain('score_events_default');
-
-    // A migrated key is still known: posted again it is a duplicate, and new ids continue.
-    const { rows: rev } = await sql<{ revision: number }>`SELECT revision FROM boards WHERE id = 'old'`.execute(db);
-    const replay = {
-      ord: 0, key: 'mig-3', boardId: 'old', periodKey: 'all', startsAt: new Date('2000-01-01T00:00:00Z'), endsAt: null,
-      memberId: 'm3', category: null, value: '3', occurredAt: new Date('2005-03-31T23:59:59Z'), receivedAt: new Date(),
-      source: null, payloadHash: 'h3', metadata: null, payload: {}, preReason: null,
-    };
-    const fresh = { ...replay, ord: 1, key: 'mig-new', payloadHash: 'new', occurredAt: new Date('2026-08-20T00:00:00Z') };
-    const out = await applyBatch(db as never, [replay, fresh], [{ id: 'old', revision: rev[0]!.revision }], new Date());
-    expect(out.stale).toBeUndefined();
-    expect(out.stale === undefined && out.results.map((r) => [r.key, r.outcome])).toEqual([['mig-3', 'duplicate'], ['mig-new', 'applied']]);
-    const id = await sql<{ id: number }>`SELECT id::int FROM score_events WHERE idempotency_key = 'mig-new'`.execute(db);
-    expect(id.rows[0]!.id).toBeGreaterThan(before.rows[0]!.max);
-    // The ledger still refers to its periods.
-    await expect(
-      sql`INSERT INTO score_events (idempotency_key, board_id, period_key, member_id, value, occurred_at, received_at, applied_at, payload_hash)
-          VALUES ('orphan', 'old', 'nope', 'm', 1, now(), now(), now(), 'x')`.execute(db),
-    ).rejects.toThrow(/foreign key/);
-  });
-});
 
 describe('the partitioned ledger in service', () => {
   let h: Harness;
@@ -265,6 +186,8 @@ describe('the partitioned ledger in service', () => {
     const kept = await sql<{ n: number }>`SELECT count(*)::int AS n FROM ledger_archive.score_events_p2026_09`.execute(h.ctx.db);
     expect(kept.rows[0]!.n).toBe(40);
     expect(await readdir(outDir)).toEqual(['score_events_2026-09.csv.gz']);
+    // The file holds every member's events: readable by its owner only, whatever the umask.
+    expect((await stat(path.join(outDir, 'score_events_2026-09.csv.gz'))).mode & 0o777).toBe(0o600);
     const csv = gunzipSync(await readFile(path.join(outDir, 'score_events_2026-09.csv.gz'))).toString('utf8').trim().split('\n');
     expect(csv[0]).toMatch(/^id,idempotency_key,board_id,period_key,member_id/);
     expect(csv.slice(1).map((l) => l.split(',')[1]).sort()).toEqual(events.map((e) => e.key).sort());

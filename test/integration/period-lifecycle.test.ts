@@ -6,8 +6,9 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Database } from '../../src/storage/postgres/schema.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { referenceStandings, type RefEvent } from '../support/reference.js';
-import { closePeriod, runTick } from '../../src/services/period-lifecycle.js';
-import { computeRollups } from '../../src/services/rollups.js';
+import { closePeriod } from '../../src/services/period-closing.js';
+import { runTick } from '../../workers/period-tick.js';
+import { computeRollups } from '../../workers/rollups-processor.js';
 import { registerSchedulers } from '../../src/queue/periods-queue.js';
 
 const SECRET = 'webhook-secret-for-tests-0123';
@@ -32,12 +33,15 @@ function startReceiver(): Promise<{ server: Server; url: string; delivered: Deli
         res.writeHead(500).end();
         return;
       }
-      const expected = `sha256=${createHmac('sha256', SECRET).update(raw).digest('hex')}`;
+      // Standard Webhooks, checked by hand: v1,<base64 HMAC-SHA256 of "id.timestamp.body">.
+      const id = String(req.headers['webhook-id']);
+      const timestamp = String(req.headers['webhook-timestamp']);
+      const expected = `v1,${createHmac('sha256', SECRET).update(`${id}.${timestamp}.${raw}`).digest('base64')}`;
       delivered.push({
-        id: String(req.headers['x-laurel-delivery']),
+        id,
         type: String(req.headers['x-laurel-event']),
         body: JSON.parse(raw),
-        signatureOk: req.headers['x-laurel-signature'] === expected,
+        signatureOk: req.headers['webhook-signature'] === expected && Math.abs(Date.now() / 1000 - Number(timestamp)) < 60,
       });
       res.writeHead(204).end();
     });

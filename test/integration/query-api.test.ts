@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../support/harness.js';
-import { closePeriod } from '../../src/services/period-lifecycle.js';
+import { closePeriod } from '../../src/services/period-closing.js';
 import { prng, referenceStandings, shuffle, type Aggregation, type Order, type RefEvent, type RefStanding, type TieBreak } from '../support/reference.js';
 
 const NOW = new Date('2026-12-02T12:00:00Z');

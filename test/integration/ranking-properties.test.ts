@@ -207,7 +207,9 @@ class Model {
 let h: Harness;
 let runs = 0;
 beforeAll(async () => {
-  h = await createHarness({ concurrency: 3 });
+  // The checker reads every scope at once, from Postgres too: room for all of them (the
+  // bound on concurrent fallback reads is tested in rebuild.test.ts).
+  h = await createHarness({ concurrency: 3, env: { FALLBACK_MAX_CONCURRENT: '64' } });
 });
 afterAll(async () => {
   if (process.env.PROP_DEBUG) console.log(Object.fromEntries([...tallies].sort()));

@@ -6,13 +6,13 @@ import { PassThrough } from 'node:stream';
 import { Redis } from 'ioredis';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Express } from 'express';
 import { createContext } from '../../src/context.js';
 import { createWebApp } from '../../src/http/app.js';
 import { createApiKey } from '../../src/services/api-keys.js';
 import { waitUntilReady } from '../../src/storage/redis/connections.js';
 import { ADMIN_KEY, createHarness, type ApiResponse, type Harness } from '../support/harness.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
+import { routesOf } from '../support/routes.js';
 
 type Access = 'probe' | 'public' | 'read' | 'ingest' | 'admin';
 
@@ -54,30 +54,6 @@ const ACCESS: Record<string, Access> = {
   'GET /metrics': 'admin',
   'USE /admin/queues': 'admin',
 };
-
-interface Layer {
-  route?: { path: string; methods: Record<string, boolean> };
-  rawPath?: string;
-  handle?: { stack?: Layer[] };
-}
-
-/** Routes as the Express router holds them; mounted sub-apps (Swagger UI, Bull Board) as USE. */
-function routesOf(app: Express): string[] {
-  const found = new Set<string>();
-  const walk = (stack: Layer[]) => {
-    for (const layer of stack) {
-      if (layer.route) {
-        for (const method of Object.keys(layer.route.methods)) found.add(`${method.toUpperCase()} ${layer.route.path}`);
-      } else if (layer.handle?.stack) {
-        walk(layer.handle.stack);
-      } else if (layer.rawPath && layer.rawPath !== '/') {
-        found.add(`USE ${layer.rawPath}`);
-      }
-    }
-  };
-  walk((app as unknown as { router: { stack: Layer[] } }).router.stack);
-  return [...found].sort();
-}
 
 const PARAMS: Record<string, string> = {
   boardId: 'walk',
@@ -396,12 +372,12 @@ describe('secrets in logs', () => {
     const lines: string[] = [];
     const sink = new PassThrough();
     sink.on('data', (chunk: Buffer) => lines.push(chunk.toString('utf8')));
-    const deliveries: Array<{ signature: string; body: string }> = [];
+    const deliveries: Array<{ signature: string; signed: string }> = [];
     const receiver = createServer((req, res) => {
       let body = '';
       req.on('data', (c: Buffer) => (body += c.toString('utf8')));
       req.on('end', () => {
-        deliveries.push({ signature: String(req.headers['x-laurel-signature']), body });
+        deliveries.push({ signature: String(req.headers['webhook-signature']), signed: `${req.headers['webhook-id']}.${req.headers['webhook-timestamp']}.${body}` });
         // The first delivery fails, so the retry path logs too.
         res.writeHead(deliveries.length === 1 ? 500 : 200).end();
       });
@@ -449,7 +425,7 @@ describe('secrets in logs', () => {
       await h.ctx.webhooksQueue.add('deliver', { deliveryId: 'log-delivery', type: 'period.closed', createdAt: new Date().toISOString(), data: { board: 'logs' } }, { jobId: 'log-delivery', backoff: { type: 'fixed', delay: 10 } });
       for (let i = 0; i < 600 && deliveries.length < 2; i += 1) await new Promise((r) => setTimeout(r, 50));
       expect(deliveries.length).toBeGreaterThanOrEqual(2);
-      expect(deliveries[1]!.signature).toBe(`sha256=${createHmac('sha256', webhookSecret).update(deliveries[1]!.body).digest('hex')}`);
+      expect(deliveries[1]!.signature).toBe(`v1,${createHmac('sha256', webhookSecret).update(deliveries[1]!.signed).digest('base64')}`);
       await h.drain();
     } finally {
       await h.close();

@@ -11,7 +11,7 @@ import { startWorkers, type RunningWorkers } from '../../workers/start-workers.j
 import { cloneTemplate, databaseUrl, dropDatabase, TEST_REDIS_CLUSTER, TEST_REDIS_URL, testRedis } from './databases.js';
 import { ManualClock } from './manual-clock.js';
 
-export const ADMIN_KEY = 'test-admin-key-0123456789abcdef';
+export const ADMIN_KEY = 'test-admin-key-0123456789abcdef-0123';
 
 export interface ApiResponse<T = any> {
   status: number;

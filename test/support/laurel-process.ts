@@ -3,7 +3,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const ENTRY = { web: 'src/bin/web.ts', worker: 'workers/main.ts', all: 'src/bin/all-in-one.ts' } as const;
+const ENTRY = { web: 'src/bin/web.ts', worker: 'src/bin/worker.ts', all: 'src/bin/all-in-one.ts' } as const;
 
 export interface LogLine {
   level: number;

@@ -4,7 +4,7 @@ import { parseEnv } from '../../src/config/env.js';
 const base = {
   DATABASE_URL: 'postgres://u@h/db',
   REDIS_URL: 'redis://127.0.0.1:6379',
-  ADMIN_API_KEY: 'a-long-enough-admin-key',
+  ADMIN_API_KEY: 'a-long-enough-admin-key-0123456789abcdef',
 };
 
 describe('parseEnv', () => {
@@ -17,17 +17,40 @@ describe('parseEnv', () => {
     expect(() => parseEnv({ ...base, REDIS_URL: 'http://x' })).toThrow(/^invalid environment: REDIS_URL must be a redis:\/\//);
     expect(() => parseEnv({ ...base, PORT: 'eighty' })).toThrow(/^invalid environment: PORT /);
     expect(() => parseEnv({ ...base, PUBLIC_READS: 'maybe' })).toThrow(/^invalid environment: PUBLIC_READS /);
-    expect(() => parseEnv({ ...base, ADMIN_API_KEY: 'short' })).toThrow('invalid environment: ADMIN_API_KEY must be at least 16 characters');
+    expect(() => parseEnv({ ...base, ADMIN_API_KEY: 'short' })).toThrow(/^invalid environment: ADMIN_API_KEY must be at least 32 characters/);
+  });
+
+  it('refuses a guessable ADMIN_API_KEY: short, with whitespace, or one character repeated', () => {
+    expect(() => parseEnv({ ...base, ADMIN_API_KEY: 'password12345678' })).toThrow(/ADMIN_API_KEY must be at least 32 characters/);
+    expect(() => parseEnv({ ...base, ADMIN_API_KEY: ' '.repeat(40) })).toThrow('invalid environment: ADMIN_API_KEY must not contain whitespace');
+    expect(() => parseEnv({ ...base, ADMIN_API_KEY: 'a-long-enough-admin-key 0123456789' })).toThrow('ADMIN_API_KEY must not contain whitespace');
+    expect(() => parseEnv({ ...base, ADMIN_API_KEY: 'x'.repeat(40) })).toThrow('invalid environment: ADMIN_API_KEY must not be one character repeated');
+    expect(parseEnv({ ...base, ADMIN_API_KEY: '0123456789abcdef0123456789abcdef' }).ADMIN_API_KEY).toHaveLength(32);
   });
 
   it('reads rate limits and the proxy setting, 0 turning a limit off', () => {
     expect(parseEnv(base)).toMatchObject({ RATE_LIMIT_PER_KEY: 5000, RATE_LIMIT_PER_IP: 600, RATE_LIMIT_WINDOW_SECONDS: 10, TRUST_PROXY: false });
     expect(parseEnv({ ...base, RATE_LIMIT_PER_KEY: '0', RATE_LIMIT_PER_IP: '0' })).toMatchObject({ RATE_LIMIT_PER_KEY: 0, RATE_LIMIT_PER_IP: 0 });
     expect(parseEnv({ ...base, TRUST_PROXY: '2' }).TRUST_PROXY).toBe(2);
-    expect(parseEnv({ ...base, TRUST_PROXY: 'true' }).TRUST_PROXY).toBe(true);
+    expect(() => parseEnv({ ...base, TRUST_PROXY: 'true' })).toThrow(/^invalid environment: TRUST_PROXY must not be true .*number of proxy hops.*addresses/);
     expect(parseEnv({ ...base, TRUST_PROXY: 'loopback, 10.0.0.0/8' }).TRUST_PROXY).toBe('loopback, 10.0.0.0/8');
     expect(() => parseEnv({ ...base, RATE_LIMIT_PER_KEY: '-1' })).toThrow(/^invalid environment: RATE_LIMIT_PER_KEY /);
     expect(() => parseEnv({ ...base, RATE_LIMIT_WINDOW_SECONDS: '0' })).toThrow(/^invalid environment: RATE_LIMIT_WINDOW_SECONDS /);
+  });
+
+  it('reads the HTTP server limits, with defaults, a request timeout no shorter than the headers one', () => {
+    expect(parseEnv(base)).toMatchObject({
+      HTTP_HEADERS_TIMEOUT_MS: 10_000,
+      HTTP_REQUEST_TIMEOUT_MS: 30_000,
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: 5_000,
+      HTTP_MAX_CONNECTIONS: 4096,
+      BULL_BOARD_WRITE: false,
+    });
+    expect(parseEnv({ ...base, HTTP_MAX_CONNECTIONS: '10', HTTP_REQUEST_TIMEOUT_MS: '60000' })).toMatchObject({ HTTP_MAX_CONNECTIONS: 10, HTTP_REQUEST_TIMEOUT_MS: 60_000 });
+    expect(() => parseEnv({ ...base, HTTP_MAX_CONNECTIONS: '0' })).toThrow(/^invalid environment: HTTP_MAX_CONNECTIONS /);
+    expect(() => parseEnv({ ...base, HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '10000' })).toThrow(
+      'invalid environment: HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS',
+    );
   });
 
   it('takes a comma-separated list of seed nodes only for a Redis Cluster, on database 0', () => {

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { rebuildStatus, requestRebuild } from '../../services/rebuild-service.js';
-import { stats } from '../../services/rollups.js';
+import { stats } from '../../services/stats-service.js';
 import { param } from '../params.js';
 import { requireRole } from '../auth.js';
 
@@ -12,7 +12,7 @@ export function adminRebuildRoutes(ctx: AppContext, verifier: ApiKeyVerifier): R
 
   router.post('/v1/admin/rebuilds', admin, async (req, res) => {
     const { rebuildId, scopes } = await requestRebuild(ctx, req.body, 'api');
-    res.status(202).json({ rebuildId, scopes });
+    res.location(`/v1/admin/rebuilds/${rebuildId}`).status(202).json({ rebuildId, scopes });
   });
   router.get('/v1/admin/rebuilds/:rebuildId', admin, async (req, res) => {
     res.json(await rebuildStatus(ctx, param(req, 'rebuildId')));

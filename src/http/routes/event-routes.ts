@@ -1,31 +1,37 @@
 import { Router } from 'express';
-import type { QueueEvents } from 'bullmq';
+import { z } from 'zod';
 import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { eventStatus } from '../../services/event-status.js';
-import { acceptEvents } from '../../services/intake-service.js';
+import { acceptEvents, type ResultListener } from '../../services/intake-service.js';
 import { param } from '../params.js';
 import { principalOf, requireRole } from '../auth.js';
 import { voidEvent } from '../../services/moderation-service.js';
-import { validationFailed } from '../errors.js';
+import { parseOrThrow } from '../errors.js';
 
-export function eventRoutes(ctx: AppContext, verifier: ApiKeyVerifier, queueEvents: () => Promise<QueueEvents>): Router {
+export const intakeQuerySchema = z.object({
+  wait: z.enum(['true', 'false']).optional().meta({ description: 'true: answer once applied (at most 5 s), with per-event results' }),
+});
+
+export function eventRoutes(ctx: AppContext, verifier: ApiKeyVerifier, listener: ResultListener): Router {
   const router = Router();
   const ingest = requireRole(verifier, 'ingest');
 
   router.post('/v1/events', ingest, async (req, res) => {
-    const wait = req.query.wait;
-    if (wait !== undefined && wait !== 'true' && wait !== 'false') {
-      throw validationFailed('invalid query', [{ path: 'wait', message: 'must be true or false' }]);
+    const { wait } = parseOrThrow(intakeQuerySchema, req.query, 'query');
+    const answer = await acceptEvents(ctx, req.body, { wait: wait === 'true', listener });
+    // A single event has a status resource of its own; a batch has none.
+    const single = req.body as { idempotencyKey?: unknown };
+    if (answer.status === 202 && typeof single.idempotencyKey === 'string') {
+      res.location(`/v1/events/${encodeURIComponent(single.idempotencyKey)}`);
     }
-    const answer = await acceptEvents(ctx, req.body, { wait: wait === 'true', queueEvents });
     res.status(answer.status).json(answer.body);
   });
   router.post('/v1/events/:idempotencyKey/void', requireRole(verifier, 'admin'), async (req, res) => {
     res.json(await voidEvent(ctx, param(req, 'idempotencyKey'), req.body, principalOf(res)!.name));
   });
   router.get('/v1/events/:idempotencyKey', ingest, async (req, res) => {
-    res.json(await eventStatus(ctx, param(req, 'idempotencyKey')));
+    res.json(await eventStatus(ctx, param(req, 'idempotencyKey'), { admin: principalOf(res)?.role === 'admin' }));
   });
   return router;
 }

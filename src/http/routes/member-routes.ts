@@ -1,24 +1,28 @@
 import { Router } from 'express';
 import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier } from '../../services/api-keys.js';
-import { putFollowing } from '../../services/members-service.js';
-import { excludeMember, memberProfile, putMember, restoreMember } from '../../services/moderation-service.js';
+import { putFollowing } from '../../services/following-service.js';
+import { memberProfile, putMember } from '../../services/member-profile-service.js';
+import { excludeMember, restoreMember } from '../../services/moderation-service.js';
 import { memberAcrossBoards } from '../../services/standings-service.js';
-import { awardsOf, notificationsOf } from '../../services/periods-service.js';
+import { awardsOf, notificationsOf } from '../../services/period-results-service.js';
 import { param } from '../params.js';
 import { principalOf, requireRole } from '../auth.js';
+import { replyRead } from '../read-reply.js';
 
 export function memberRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router {
   const router = Router();
   const ingest = requireRole(verifier, 'ingest');
   const read = requireRole(verifier, 'read', { publicReads: ctx.env.PUBLIC_READS });
   const admin = requireRole(verifier, 'admin');
+  const cors = { origins: ctx.env.CORS_ORIGINS };
 
   router.put('/v1/members/:memberId', ingest, async (req, res) => {
     res.json(await putMember(ctx, param(req, 'memberId'), req.body));
   });
   router.get('/v1/members/:memberId', read, async (req, res) => {
-    res.json(await memberProfile(ctx, param(req, 'memberId'), { admin: principalOf(res)?.role === 'admin' }));
+    const principal = principalOf(res);
+    replyRead(res, cors, await memberProfile(ctx, param(req, 'memberId'), { admin: principal?.role === 'admin', anonymous: !principal }));
   });
   router.put('/v1/members/:memberId/following', ingest, async (req, res) => {
     res.json(await putFollowing(ctx, param(req, 'memberId'), req.body));
@@ -30,13 +34,13 @@ export function memberRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router 
     res.json(await restoreMember(ctx, param(req, 'memberId'), principalOf(res)!.name));
   });
   router.get('/v1/members/:memberId/awards', read, async (req, res) => {
-    res.json(await awardsOf(ctx, param(req, 'memberId')));
+    replyRead(res, cors, await awardsOf(ctx, param(req, 'memberId')));
   });
   router.get('/v1/members/:memberId/notifications', read, async (req, res) => {
-    res.json(await notificationsOf(ctx, param(req, 'memberId'), req.query));
+    replyRead(res, cors, await notificationsOf(ctx, param(req, 'memberId'), req.query));
   });
   router.get('/v1/members/:memberId/standings', read, async (req, res) => {
-    res.json(await memberAcrossBoards(ctx, param(req, 'memberId'), req.query));
+    replyRead(res, cors, await memberAcrossBoards(ctx, param(req, 'memberId'), req.query));
   });
   return router;
 }

@@ -10,6 +10,7 @@ import { openApiDocument } from '../openapi.js';
 import { BULL_BOARD_PATH, principalOf, requireRole, unauthorized } from '../auth.js';
 import { HttpError } from '../errors.js';
 import { htmlPageHeaders } from '../security-headers.js';
+import { guardBullBoardWrites } from '../bull-board-guard.js';
 
 export { BULL_BOARD_PATH };
 
@@ -20,7 +21,7 @@ export { BULL_BOARD_PATH };
 function browserAdmin(): RequestHandler {
   return (req, res, next) => {
     const principal = principalOf(res);
-    if (!principal) throw unauthorized(req, 'log in with the admin API key as password');
+    if (!principal) throw unauthorized(req.originalUrl, 'log in with the admin API key as password');
     if (!roleAllows(principal.role, 'admin')) throw new HttpError(403, 'forbidden', `the key "${principal.name}" is not an admin key`);
     next();
   };
@@ -44,9 +45,9 @@ export function operationsRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Rou
   const board = new ExpressAdapter();
   board.setBasePath(BULL_BOARD_PATH);
   createBullBoard({
-    queues: [ctx.scoreQueue, ctx.rebuildQueue, ctx.periodsQueue, ctx.webhooksQueue].map((q) => new BullMQAdapter(q)),
+    queues: [ctx.scoreQueue, ctx.rebuildQueue, ctx.periodsQueue, ctx.webhooksQueue].map((q) => new BullMQAdapter(q, { readOnlyMode: !ctx.env.BULL_BOARD_WRITE })),
     serverAdapter: board,
   });
-  router.use(BULL_BOARD_PATH, browserAdmin(), htmlPageHeaders, board.getRouter());
+  router.use(BULL_BOARD_PATH, browserAdmin(), guardBullBoardWrites(ctx.env.BULL_BOARD_WRITE), htmlPageHeaders, board.getRouter());
   return router;
 }

@@ -142,18 +142,23 @@ export async function writeReports(db: Db, board: Board, key: string, label: str
 }
 
 export async function markClosed(db: Db, boardId: string, key: string, now: Date): Promise<void> {
-  await sql`UPDATE periods SET state = 'closed', closed_at = ${now} WHERE board_id = ${boardId} AND key = ${key}`.execute(db);
+  await db.updateTable('periods').set({ state: 'closed', closed_at: now }).where('board_id', '=', boardId).where('key', '=', key).execute();
 }
 
 /** Closed periods whose webhooks were not enqueued yet (a crash right after the close commit). */
 export async function periodsAwaitingWebhooks(db: Db): Promise<Array<{ boardId: string; key: string }>> {
-  const { rows } = await sql<{ board_id: string; key: string }>`
-    SELECT board_id, key FROM periods WHERE state = 'closed' AND webhooks_enqueued_at IS NULL ORDER BY closed_at`.execute(db);
+  const rows = await db
+    .selectFrom('periods')
+    .select(['board_id', 'key'])
+    .where('state', '=', 'closed')
+    .where('webhooks_enqueued_at', 'is', null)
+    .orderBy('closed_at')
+    .execute();
   return rows.map((r) => ({ boardId: r.board_id, key: r.key }));
 }
 
 export async function markWebhooksEnqueued(db: Db, boardId: string, key: string, now: Date): Promise<void> {
-  await sql`UPDATE periods SET webhooks_enqueued_at = ${now} WHERE board_id = ${boardId} AND key = ${key}`.execute(db);
+  await db.updateTable('periods').set({ webhooks_enqueued_at: now }).where('board_id', '=', boardId).where('key', '=', key).execute();
 }
 
 export interface ReportRow {
@@ -174,19 +179,11 @@ export async function reportPage(db: Db, boardId: string, key: string, afterId: 
   return rows.map((r) => ({ id: r.id, member: r.member_id, rank: r.rank, title: r.title, body: r.body, award: r.award }));
 }
 
-/** Final standings of one scope of a closed period, a page at a time. */
-export async function finalStandings(db: Db, ref: { board: string; period: string; category: string; region: string }, page: { offset: number; limit: number }) {
-  const scope = db
-    .selectFrom('period_results')
-    .where('board_id', '=', ref.board)
-    .where('period_key', '=', ref.period)
-    .where('category', '=', ref.category)
-    .where('region', '=', ref.region);
-  const [rows, count] = await Promise.all([
-    scope.select(['rank', 'member_id', 'value']).orderBy('position').limit(page.limit).offset(page.offset).execute(),
-    scope.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { total: Number(count.n), entries: rows.map((r) => ({ rank: r.rank, member: r.member_id, scaled: r.value })) };
+/** How many members a closed period ranked in its world scope of all categories. */
+export async function rankedMemberCount(db: Db, boardId: string, key: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    SELECT count(*)::int AS n FROM period_results WHERE board_id = ${boardId} AND period_key = ${key} AND category = 'all' AND region = 'world'`.execute(db);
+  return rows[0]!.n;
 }
 
 export async function scopeAwards(db: Db, ref: { board: string; period: string; category: string; region: string }) {

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Database } from './schema.js';
 
 // int8 columns (ids, scaled values, versions) stay below 2^53 by construction: read them
@@ -17,13 +17,14 @@ export interface PostgresHandle {
   pool: pg.Pool;
 }
 
-export function createPostgres(connectionString: string, options: { max?: number; applicationName?: string } = {}): PostgresHandle {
+export function createPostgres(connectionString: string, options: { max?: number; applicationName?: string; statementTimeoutMs?: number } = {}): PostgresHandle {
   const pool = new pg.Pool({
     connectionString,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'laurel',
     connectionTimeoutMillis: 5000,
     idleTimeoutMillis: 30_000,
+    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
   });
   // An idle client that loses its connection emits here; without a listener it would crash the process.
   pool.on('error', () => undefined);
@@ -33,4 +34,8 @@ export function createPostgres(connectionString: string, options: { max?: number
   pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, pool };
+}
+
+export async function pingPostgres(db: Db): Promise<void> {
+  await sql`SELECT 1`.execute(db);
 }

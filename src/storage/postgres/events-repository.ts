@@ -61,7 +61,7 @@ export type ApplyBatchResult =
       createdPeriods: Array<{ board: string; period: string }>;
     };
 
-/** Applies a batch in one round trip (see migrations/...-apply-batch-function.ts). */
+/** Applies a batch in one round trip (laurel_apply_batch: storage/postgres/functions/apply-batch.ts). */
 export async function applyBatch(
   db: Db,
   events: readonly RoutedEvent[],

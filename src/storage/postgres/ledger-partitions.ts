@@ -3,8 +3,11 @@ import type { Db } from './database.js';
 
 /**
  * The ledger (score_events) is partitioned by UTC month of occurred_at, with a default
- * partition for any month that has none (see migrations/...-0006-partitioned-ledger.ts).
+ * partition for any month that has none (see migrations/...-0001-baseline.ts).
  */
+
+/** This month's partition and the next ones are kept ready (by each migration, then the period tick). */
+export const LEDGER_MONTHS_AHEAD = 3;
 
 /** A UTC month as 'YYYY-MM'. */
 export type Month = string;
@@ -162,7 +165,7 @@ export async function detachMonth(db: Db, partition: LedgerPartition, now: Date)
     if (unclosed.length > 0) return refuse(unclosed);
     await sql`ALTER TABLE score_events DETACH PARTITION ${sql.table(partition.name)}`.execute(trx);
     await sql`ALTER TABLE ${sql.table(partition.name)} SET SCHEMA ledger_archive`.execute(trx);
-    await sql`INSERT INTO ledger_archives (month, archive_table, detached_at) VALUES (${month}::date, ${partition.name}, ${now})`.execute(trx);
+    await trx.insertInto('ledger_archives').values({ month, archive_table: partition.name, detached_at: now }).execute();
     await sql`
       INSERT INTO ledger_archived_periods (board_id, period_key, month, events)
       SELECT board_id, period_key, ${month}::date, events
@@ -191,13 +194,13 @@ export async function recordArchivedPeriods(db: Db, archive: LedgerArchive): Pro
 }
 
 export async function markArchiveFile(db: Db, month: Month, file: string, at: Date): Promise<void> {
-  await sql`UPDATE ledger_archives SET file = ${file}, file_written_at = ${at} WHERE month = ${`${month}-01`}::date`.execute(db);
+  await db.updateTable('ledger_archives').set({ file, file_written_at: at }).where(sql<boolean>`month = ${`${month}-01`}::date`).execute();
 }
 
 export async function dropArchiveTable(db: Db, archive: LedgerArchive, at: Date): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await sql`DROP TABLE IF EXISTS ${sql.table(`ledger_archive.${archive.table}`)}`.execute(trx);
-    await sql`UPDATE ledger_archives SET dropped_at = ${at} WHERE month = ${`${archive.month}-01`}::date`.execute(trx);
+    await trx.updateTable('ledger_archives').set({ dropped_at: at }).where(sql<boolean>`month = ${`${archive.month}-01`}::date`).execute();
   });
 }
 

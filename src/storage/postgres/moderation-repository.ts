@@ -56,15 +56,20 @@ export async function bumpAllAggregates(db: Db, memberId: string): Promise<void>
   await sql`UPDATE member_aggregates SET version = version + 1, updated_at = now() WHERE member_id = ${memberId}`.execute(db);
 }
 
-/** The member's aggregates as the projection needs them (optionally open periods only). */
-export async function memberProjection(db: Db, memberId: string, options: { openOnly: boolean }): Promise<AggregateState[]> {
+/**
+ * The member's aggregates as the projection needs them (optionally open periods only).
+ * With `retiredBefore`, periods closed at or before it are left out: their Redis keys are
+ * gone for good (closed-period retention) and a projection must not bring part of them back.
+ */
+export async function memberProjection(db: Db, memberId: string, options: { openOnly: boolean; retiredBefore?: Date }): Promise<AggregateState[]> {
+  const retired = options.retiredBefore ? sql`AND NOT (p.state = 'closed' AND p.closed_at <= ${options.retiredBefore})` : sql``;
   const { rows } = await sql<{ state: AggregateState }>`
     SELECT laurel_aggregate_json(a, b.regions, m.excluded_at IS NOT NULL) AS state
       FROM member_aggregates a
       JOIN boards b ON b.id = a.board_id
       JOIN members m ON m.id = a.member_id
       JOIN periods p ON p.board_id = a.board_id AND p.key = a.period_key
-     WHERE a.member_id = ${memberId} ${options.openOnly ? sql`AND p.state = 'open'` : sql``}`.execute(db);
+     WHERE a.member_id = ${memberId} ${options.openOnly ? sql`AND p.state = 'open'` : sql``} ${retired}`.execute(db);
   return rows.map((r) => r.state);
 }
 

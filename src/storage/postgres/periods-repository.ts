@@ -10,10 +10,11 @@ export interface StoredPeriod {
   startsAt: Date;
   endsAt: Date | null;
   state: PeriodState;
+  closedAt: Date | null;
 }
 
 function toPeriod(row: Selectable<PeriodsTable>): StoredPeriod {
-  return { boardId: row.board_id, key: row.key, startsAt: row.starts_at, endsAt: row.ends_at, state: row.state };
+  return { boardId: row.board_id, key: row.key, startsAt: row.starts_at, endsAt: row.ends_at, state: row.state, closedAt: row.closed_at };
 }
 
 export async function findPeriod(db: Db, boardId: string, key: string): Promise<StoredPeriod | undefined> {
@@ -40,16 +41,19 @@ export async function findPeriods(
   return rows.map(toPeriod);
 }
 
-/** Creates the period if it does not exist yet; used for a board's current period, never by reads. */
-export async function ensurePeriod(
+/** Creates the periods that do not exist yet, in one statement; returns those it created. */
+export async function createPeriods(
   db: Db,
-  period: { boardId: string; key: string; startsAt: Date; endsAt: Date | null },
-): Promise<void> {
-  await db
+  periods: ReadonlyArray<{ boardId: string; key: string; startsAt: Date; endsAt: Date | null }>,
+): Promise<Array<{ board: string; period: string }>> {
+  if (periods.length === 0) return [];
+  const rows = await db
     .insertInto('periods')
-    .values({ board_id: period.boardId, key: period.key, starts_at: period.startsAt, ends_at: period.endsAt })
+    .values(periods.map((p) => ({ board_id: p.boardId, key: p.key, starts_at: p.startsAt, ends_at: p.endsAt })))
     .onConflict((oc) => oc.columns(['board_id', 'key']).doNothing())
+    .returning(['board_id', 'key'])
     .execute();
+  return rows.map((r) => ({ board: r.board_id, period: r.key }));
 }
 
 /** A board's periods, newest first. */

@@ -31,6 +31,9 @@ export interface PeriodsTable {
   state: Generated<'open' | 'closing' | 'closed'>;
   created_at: Generated<Date>;
   closed_at: Date | null;
+  closing_started_at: Date | null;
+  webhooks_enqueued_at: Date | null;
+  cache_evicted_at: Date | null;
 }
 
 export interface MembersTable {
@@ -75,7 +78,8 @@ export interface ScoreEventKeysTable {
 export interface LedgerArchivesTable {
   month: Timestamp;
   archive_table: string;
-  events: number;
+  /** Null until the detached table is counted and its periods recorded. */
+  events: number | null;
   detached_at: Timestamp;
   file: string | null;
   file_written_at: Timestamp | null;
@@ -195,6 +199,21 @@ export interface RollupsTable {
   computed_at: Date;
 }
 
+/** Insert-only: one row per batch that saw duplicates, per (board, period); rollups count them. */
+export interface DuplicateLogTable {
+  board_id: string;
+  period_key: string;
+  at: Date;
+  duplicates: number;
+}
+
+/** Which definition (hash of its text) of each stored function is installed. */
+export interface LaurelFunctionsTable {
+  name: string;
+  hash: string;
+  installed_at: Generated<Date>;
+}
+
 export interface RebuildLogTable {
   board_id: string;
   period_key: string;
@@ -222,4 +241,6 @@ export interface Database {
   notifications: NotificationsTable;
   rollups: RollupsTable;
   rebuild_log: RebuildLogTable;
+  duplicate_log: DuplicateLogTable;
+  laurel_functions: LaurelFunctionsTable;
 }

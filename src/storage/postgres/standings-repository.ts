@@ -68,42 +68,125 @@ function toStanding(board: Board, r: RankedRow): DbStanding {
   return { rank: board.tieBreak === 'shared' ? r.shared_rank : r.position, member: r.member_id, scaled: r.value };
 }
 
+/**
+ * The scope's ranked rows (excluded members left out), written once for the index-backed
+ * reads below: the range on member_aggregates_rank_idx, and an anti-join on the few
+ * excluded members through their partial index.
+ */
+function inScope(board: Board, scope: DbScope): RawBuilder<unknown> {
+  return sql`${scopeRows(board, scope)}
+       AND NOT EXISTS (SELECT 1 FROM members x WHERE x.id = a.member_id AND x.excluded_at IS NOT NULL)`;
+}
+
+/** The scope's rows of member_aggregates `a`, excluded members included. */
+function scopeRows(board: Board, scope: DbScope): RawBuilder<unknown> {
+  const regionFilter = scope.region === WORLD ? sql`` : sql`AND a.region = ${scope.region}`;
+  return sql`a.board_id = ${board.id} AND a.period_key = ${scope.period} AND a.category = ${scope.category}
+       AND a.event_count > 0 ${regionFilter}`;
+}
+
+/**
+ * How many ranked rows of the scope satisfy `condition`: an index-only count of all of
+ * them, less the few excluded members' (found through their partial index), which is
+ * cheaper than an anti-join on every row counted.
+ */
+function countWhere(board: Board, scope: DbScope, condition: RawBuilder<unknown> = sql`true`): RawBuilder<number> {
+  return sql<number>`((SELECT count(*) FROM member_aggregates a WHERE ${scopeRows(board, scope)} AND ${condition})
+    - (SELECT count(*) FROM members x JOIN member_aggregates a
+         ON a.board_id = ${board.id} AND a.period_key = ${scope.period} AND a.category = ${scope.category} AND a.member_id = x.id
+        WHERE x.excluded_at IS NOT NULL AND ${scopeRows(board, scope)} AND ${condition}))::int`;
+}
+
+/** `a.value` strictly better than `v` (or `v` and better with `orEqual`), in the board's order. */
+function better(board: Board, v: RawBuilder<unknown>, orEqual = false): RawBuilder<unknown> {
+  const op = sql.raw(board.order === 'desc' ? (orEqual ? '>=' : '>') : orEqual ? '<=' : '<');
+  return sql`a.value ${op} ${v}`;
+}
+
+/** Among rows of equal value, those ahead of `me` in the full order (reached second, then member id bytes). */
+function tieAhead(board: Board): RawBuilder<unknown> {
+  const second = (alias: string) => sql.raw(`floor(extract(epoch FROM ${alias}.reached_at))`);
+  const byMember = sql`a.member_id < me.member_id`;
+  if (board.tieBreak !== 'first' && board.tieBreak !== 'last') return byMember;
+  const op = sql.raw(board.tieBreak === 'first' ? '<' : '>');
+  return sql`(${second('a')} ${op} ${second('me')} OR (${second('a')} = ${second('me')} AND ${byMember}))`;
+}
+
 export async function countScope(db: Db, board: Board, scope: DbScope): Promise<number> {
-  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM (${ranked(board, scope)}) t`.execute(db);
+  const { rows } = await sql<{ n: number }>`SELECT ${countWhere(board, scope)} AS n`.execute(db);
   return rows[0]!.n;
 }
 
+/**
+ * One page in ranking order, with the scope's total, in one statement and one count: the
+ * (offset + limit)-th entry's value bounds the rows read (an index range in value order),
+ * and only that prefix is sorted fully. A page past the end reads nothing beyond the count.
+ */
 export async function rankScope(
   db: Db,
   board: Board,
   scope: DbScope,
   page: { offset: number; limit: number },
 ): Promise<{ total: number; entries: DbStanding[] }> {
+  const order = scopeOrder(board);
+  const direction = sql.raw(board.order === 'desc' ? 'DESC' : 'ASC');
   const { rows } = await sql<RankedRow>`
-    SELECT * FROM (${ranked(board, scope)}) t ORDER BY position LIMIT ${page.limit} OFFSET ${page.offset}`.execute(db);
-  // A page past the end (or an empty scope) carries no total: count separately.
-  const total = rows[0]?.total ?? (await countScope(db, board, scope));
-  return { total, entries: rows.map((r) => toStanding(board, r)) };
+    WITH total AS (SELECT ${countWhere(board, scope)} AS n),
+    boundary AS (
+      SELECT a.value FROM member_aggregates a
+       WHERE ${inScope(board, scope)} AND ${page.offset} < (SELECT n FROM total)
+       ORDER BY a.value ${direction}
+      OFFSET greatest(least(${page.offset + page.limit}::bigint, (SELECT n FROM total)), 1) - 1 LIMIT 1)
+    SELECT total.n AS total, t.member_id, t.value, t.position, t.shared_rank
+      FROM total LEFT JOIN LATERAL (
+        SELECT * FROM (
+          SELECT a.member_id, a.value,
+                 row_number() OVER (ORDER BY ${order.full}) AS position,
+                 rank() OVER (ORDER BY ${order.value}) AS shared_rank
+            FROM member_aggregates a
+           WHERE ${inScope(board, scope)} AND ${better(board, sql`(SELECT value FROM boundary)`, true)}) p
+         ORDER BY p.position OFFSET ${page.offset} LIMIT ${page.limit}) t ON true
+     ORDER BY t.position`.execute(db);
+  const total = rows[0]?.total ?? 0;
+  return { total, entries: rows.filter((r) => r.member_id !== null).map((r) => toStanding(board, r)) };
 }
 
-/** The member's rank and 1-based position in the scope order, or null when unranked. */
+/**
+ * The member's rank and 1-based position in the scope order, or null when unranked: counts
+ * of the index entries ahead of it (better values, then ties ahead), never a sort.
+ */
 export async function placeInScope(
   db: Db,
   board: Board,
   scope: DbScope,
   member: string,
 ): Promise<{ total: number; standing: DbStanding | null; position: number | null }> {
-  const { rows } = await sql<RankedRow>`SELECT * FROM (${ranked(board, scope)}) t WHERE t.member_id = ${member}`.execute(db);
-  const row = rows[0];
-  if (!row) return { total: await countScope(db, board, scope), standing: null, position: null };
-  return { total: row.total, standing: toStanding(board, row), position: row.position };
+  const { rows } = await sql<{ total: number; value: number | null; better: number | null; ties: number | null }>`
+    WITH me AS (SELECT a.member_id, a.value, a.reached_at FROM member_aggregates a WHERE ${inScope(board, scope)} AND a.member_id = ${member})
+    SELECT ${countWhere(board, scope)} AS total,
+           me.value,
+           ${countWhere(board, scope, better(board, sql`me.value`))} AS better,
+           ${countWhere(board, scope, sql`a.value = me.value AND ${tieAhead(board)}`)} AS ties
+      FROM (SELECT 1) one LEFT JOIN me ON true`.execute(db);
+  const row = rows[0]!;
+  if (row.value === null || row.better === null || row.ties === null) return { total: row.total, standing: null, position: null };
+  const position = row.better + row.ties + 1;
+  const rank = board.tieBreak === 'shared' ? row.better + 1 : position;
+  return { total: row.total, standing: { rank, member, scaled: row.value }, position };
 }
 
-/** The given members that are ranked in the scope, in scope order, with their scope ranks. */
-export async function pickInScope(db: Db, board: Board, scope: DbScope, members: readonly string[]): Promise<RankedRow[]> {
+/** The given members that are ranked in the scope, in scope order. */
+export async function pickInScope(
+  db: Db,
+  board: Board,
+  scope: DbScope,
+  members: readonly string[],
+): Promise<Array<{ member_id: string; value: number }>> {
   if (members.length === 0) return [];
-  const { rows } = await sql<RankedRow>`
-    SELECT * FROM (${ranked(board, scope)}) t WHERE t.member_id = ANY(${[...members]}::text[]) ORDER BY position`.execute(db);
+  const { rows } = await sql<{ member_id: string; value: number }>`
+    SELECT a.member_id, a.value FROM member_aggregates a
+     WHERE ${inScope(board, scope)} AND a.member_id = ANY(${[...members]}::text[])
+     ORDER BY ${scopeOrder(board).full}`.execute(db);
   return rows;
 }
 
@@ -134,6 +217,14 @@ export async function countAggregates(db: Db, ref: { board: string; period: stri
     SELECT count(*)::int AS n FROM member_aggregates
      WHERE board_id = ${ref.board} AND period_key = ${ref.period} AND category = ${ref.category}`.execute(db);
   return rows[0]!.n;
+}
+
+/** The regions members of a category have aggregates in. */
+export async function aggregateRegions(db: Db, ref: { board: string; period: string; category: string }): Promise<string[]> {
+  const { rows } = await sql<{ region: string }>`
+    SELECT DISTINCT region FROM member_aggregates
+     WHERE board_id = ${ref.board} AND period_key = ${ref.period} AND category = ${ref.category} AND region IS NOT NULL`.execute(db);
+  return rows.map((r) => r.region);
 }
 
 /**

@@ -32,6 +32,11 @@ export class LeaderboardKeys {
     return `${this.period(board, period)}:s:${category}`;
   }
 
+  /** The regions that have a sorted set in the category (the scripts keep it). */
+  regions(board: string, period: string, category: string): string {
+    return `${this.period(board, period)}:rg:${category}`;
+  }
+
   /** Which categories of the period are complete in Redis; reads fall back to Postgres otherwise. */
   ok(board: string, period: string): string {
     return `${this.period(board, period)}:ok`;

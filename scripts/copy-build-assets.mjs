@@ -1,0 +1,9 @@
+// `npm run build`'s second step: tsc emits only JavaScript, so the files the code reads at
+// start (Lua scripts, SQL definitions) are copied beside their modules in dist/.
+import { cpSync } from 'node:fs';
+
+const ASSET = /\.(lua|sql)$/;
+cpSync('src', 'dist/src', {
+  recursive: true,
+  filter: (source) => !/\.\w+$/.test(source) || ASSET.test(source),
+});

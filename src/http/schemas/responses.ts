@@ -1,0 +1,310 @@
+import { z } from 'zod';
+import { AGGREGATIONS } from '../../domain/board.js';
+import { PERIOD_KINDS } from '../../domain/period.js';
+import { SORT_ORDERS, TIE_BREAKS } from '../../domain/ranking.js';
+
+/**
+ * The shapes of Laurel's answers, one schema per shape. The OpenAPI document is generated
+ * from them and test/integration/openapi-contract.test.ts checks every real answer against
+ * that document, so a change to an answer that is not made here fails the build.
+ * Objects are strict: a field added to an answer must be added here too.
+ */
+
+const instant = z.iso.datetime();
+const role = z.enum(['ingest', 'read', 'admin']);
+
+export const errorSchema = z
+  .strictObject({
+    error: z.string(),
+    message: z.string(),
+    details: z.array(z.strictObject({ index: z.number().int().optional(), path: z.string(), message: z.string() })).optional(),
+  })
+  .meta({ id: 'Error', description: 'Every 4xx and 5xx answer: a code, a human message and, for 400s, the fields at fault.' });
+
+export const periodViewSchema = z
+  .strictObject({ key: z.string(), startsAt: instant, endsAt: instant.nullable(), state: z.enum(['open', 'closing', 'closed']) })
+  .meta({ id: 'Period' });
+
+export const awardsSettingsSchema = z
+  .strictObject({ tiers: z.array(z.number().int()), regionTiers: z.array(z.number().int()), followingTop1: z.boolean() })
+  .meta({ id: 'AwardSettings' });
+
+export const boardViewSchema = z
+  .strictObject({
+    id: z.string(),
+    displayName: z.string(),
+    aggregation: z.enum(AGGREGATIONS),
+    order: z.enum(SORT_ORDERS),
+    tieBreak: z.enum(TIE_BREAKS),
+    period: z.enum(PERIOD_KINDS),
+    timezone: z.string(),
+    decimals: z.number().int(),
+    minValue: z.number().nullable(),
+    maxValue: z.number().nullable(),
+    categories: z.array(z.string()),
+    regions: z.boolean(),
+    graceSeconds: z.number().int(),
+    awards: awardsSettingsSchema,
+    createdAt: instant,
+    updatedAt: instant,
+    currentPeriod: periodViewSchema,
+  })
+  .meta({ id: 'Board' });
+
+export const boardListSchema = z.strictObject({ boards: z.array(boardViewSchema) }).meta({ id: 'BoardList' });
+
+export const acceptedSchema = z
+  .strictObject({
+    accepted: z.number().int(),
+    jobId: z.string().optional().meta({ description: 'with wait=true only, when the batch was not applied within 5 s' }),
+    pending: z.literal(true).optional(),
+  })
+  .meta({ id: 'Accepted' });
+
+export const eventResultsSchema = z
+  .strictObject({
+    results: z.array(
+      z.strictObject({
+        idempotencyKey: z.string(),
+        status: z.enum(['applied', 'duplicate', 'rejected']),
+        reason: z.string().optional(),
+        period: z.string(),
+        score: z.number().nullable(),
+        rank: z.number().int().nullable(),
+      }),
+    ),
+  })
+  .meta({ id: 'EventResults' });
+
+const storedEvent = z.strictObject({
+  idempotencyKey: z.string(),
+  status: z.enum(['applied', 'voided']),
+  board: z.string(),
+  period: z.string(),
+  member: z.string(),
+  category: z.string().nullable(),
+  value: z.number(),
+  occurredAt: instant,
+  receivedAt: instant,
+  appliedAt: instant,
+  source: z.string().nullable(),
+  score: z.number().nullable(),
+  voidReason: z.string().nullable().optional(),
+  voidedAt: instant.optional(),
+});
+const pendingEvent = z.strictObject({
+  idempotencyKey: z.string(),
+  status: z.literal('pending'),
+  jobId: z.string().nullable(),
+  board: z.string(),
+  member: z.string(),
+  period: z.string().nullable(),
+  receivedAt: instant,
+  score: z.number().nullable(),
+});
+const rejectedEvent = z.strictObject({
+  idempotencyKey: z.string(),
+  status: z.literal('rejected'),
+  reason: z.string(),
+  board: z.string(),
+  period: z.string().nullable(),
+  member: z.string(),
+  source: z.string().nullable(),
+  receivedAt: instant,
+  rejectedAt: instant,
+  score: z.number().nullable(),
+  payload: z.unknown(),
+});
+export const eventStatusSchema = z.union([storedEvent, pendingEvent, rejectedEvent]).meta({ id: 'EventStatus' });
+
+export const voidedEventSchema = z
+  .strictObject({ idempotencyKey: z.string(), status: z.literal('voided'), reason: z.string().nullable() })
+  .meta({ id: 'VoidedEvent' });
+
+const scopeHeader = {
+  board: z.string(),
+  period: periodViewSchema,
+  category: z.string(),
+  region: z.string(),
+  total: z.number().int(),
+  source: z.enum(['cache', 'database']),
+};
+
+export const standingEntrySchema = z
+  .strictObject({ rank: z.number().int(), member: z.string(), displayName: z.string().nullable(), score: z.number() })
+  .meta({ id: 'StandingEntry' });
+
+export const standingsPageSchema = z
+  .strictObject({ ...scopeHeader, limit: z.number().int(), offset: z.number().int(), entries: z.array(standingEntrySchema) })
+  .meta({ id: 'StandingsPage' });
+
+const placement = {
+  rank: z.number().int().nullable(),
+  score: z.number().nullable(),
+  percentile: z.number().nullable(),
+  topPercent: z.number().int().nullable(),
+};
+
+export const memberStandingSchema = z.strictObject({ ...scopeHeader, member: z.string(), ...placement }).meta({ id: 'MemberStanding' });
+
+export const aroundSchema = z
+  .strictObject({ ...scopeHeader, member: z.string(), rank: z.number().int().nullable(), radius: z.number().int(), entries: z.array(standingEntrySchema) })
+  .meta({ id: 'AroundMember' });
+
+export const followingStandingsSchema = z
+  .strictObject({
+    ...scopeHeader,
+    member: z.string(),
+    rank: z.number().int().nullable(),
+    following: z.number().int(),
+    entries: z.array(standingEntrySchema),
+  })
+  .meta({ id: 'FollowingStandings' });
+
+export const memberBoardsSchema = z
+  .strictObject({
+    member: z.string(),
+    standings: z.array(
+      z.strictObject({ board: z.string(), period: periodViewSchema, total: z.number().int(), source: z.enum(['cache', 'database']), ...placement }),
+    ),
+  })
+  .meta({ id: 'MemberStandings' });
+
+export const periodListSchema = z.strictObject({ board: z.string(), periods: z.array(periodViewSchema) }).meta({ id: 'PeriodList' });
+
+export const periodResultsSchema = z
+  .strictObject({
+    ...scopeHeader,
+    source: z.literal('database'),
+    limit: z.number().int(),
+    offset: z.number().int(),
+    entries: z.array(standingEntrySchema),
+    awards: z.array(z.strictObject({ member: z.string(), award: z.string(), rank: z.number().int() })),
+  })
+  .meta({ id: 'PeriodResults' });
+
+export const memberViewSchema = z
+  .strictObject({
+    member: z.string(),
+    displayName: z.string().nullable(),
+    region: z.string().nullable(),
+    excluded: z.boolean(),
+    exclusions: z
+      .array(
+        z.strictObject({
+          reason: z.string(),
+          excludedBy: z.string(),
+          excludedAt: instant,
+          restoredBy: z.string().nullable(),
+          restoredAt: instant.nullable(),
+        }),
+      )
+      .optional()
+      .meta({ description: 'admin keys only' }),
+  })
+  .meta({ id: 'Member' });
+
+export const followingListSchema = z.strictObject({ member: z.string(), memberIds: z.array(z.string()) }).meta({ id: 'FollowingList' });
+
+export const memberAwardsSchema = z
+  .strictObject({
+    member: z.string(),
+    awards: z.array(
+      z.strictObject({
+        board: z.string(),
+        period: z.string(),
+        category: z.string(),
+        region: z.string(),
+        award: z.string(),
+        rank: z.number().int(),
+        grantedAt: instant,
+      }),
+    ),
+  })
+  .meta({ id: 'MemberAwards' });
+
+export const notificationsSchema = z
+  .strictObject({
+    member: z.string(),
+    notifications: z.array(
+      z.strictObject({
+        id: z.union([z.string(), z.number().int()]),
+        kind: z.string(),
+        board: z.string(),
+        period: z.string(),
+        rank: z.number().int().nullable(),
+        title: z.string(),
+        body: z.string(),
+        award: z.string().nullable(),
+        createdAt: instant,
+      }),
+    ),
+  })
+  .meta({ id: 'Notifications' });
+
+export const rebuildQueuedSchema = z.strictObject({ rebuildId: z.string(), scopes: z.number().int() }).meta({ id: 'RebuildQueued' });
+
+export const rebuildStatusSchema = z
+  .strictObject({
+    rebuildId: z.string(),
+    state: z.string(),
+    request: z.strictObject({
+      board: z.string().nullable(),
+      period: z.string().nullable(),
+      fromEvents: z.boolean(),
+      trigger: z.string(),
+      requestedAt: instant,
+    }),
+    progress: z.strictObject({ done: z.number().int(), failed: z.number().int(), total: z.number().int(), percent: z.number().int() }),
+    scopes: z.array(
+      z.strictObject({
+        board: z.string(),
+        period: z.string(),
+        category: z.string(),
+        members: z.number().int(),
+        durationMs: z.number(),
+        recomputed: z.boolean(),
+      }),
+    ),
+    startedAt: instant,
+    finishedAt: instant.nullable(),
+    durationMs: z.number().nullable(),
+  })
+  .meta({ id: 'RebuildStatus' });
+
+export const createdKeySchema = z
+  .strictObject({ id: z.uuid(), name: z.string(), role, key: z.string().meta({ description: 'shown once' }), createdAt: instant })
+  .meta({ id: 'CreatedKey' });
+
+export const statsSchema = z
+  .strictObject({
+    from: instant,
+    to: instant,
+    rollups: z.array(
+      z.strictObject({
+        board: z.string(),
+        period: z.string(),
+        hour: instant,
+        applied: z.number().int(),
+        duplicates: z.number().int(),
+        rejected: z.strictObject({ periodClosed: z.number().int(), conflict: z.number().int(), outOfRange: z.number().int() }),
+        members: z.number().int(),
+        lagP50Ms: z.number().nullable(),
+        lagP99Ms: z.number().nullable(),
+        voids: z.number().int(),
+        rebuilds: z.number().int(),
+        rebuildMs: z.number(),
+      }),
+    ),
+  })
+  .meta({ id: 'Stats' });
+
+export const healthSchema = z.strictObject({ status: z.literal('ok') }).meta({ id: 'Health' });
+
+export const readinessSchema = z
+  .object({
+    status: z.enum(['ready', 'unavailable']),
+    failing: z.array(z.string()).optional(),
+    checks: z.record(z.string(), z.string()).optional(),
+  })
+  .meta({ id: 'Readiness' });

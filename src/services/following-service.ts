@@ -1,0 +1,24 @@
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import { MEMBER_ID } from '../domain/ids.js';
+import { parseOrThrow } from '../http/errors.js';
+import { assertMemberId } from './member-id.js';
+import { replaceFollowing } from '../storage/postgres/members-repository.js';
+
+export const MAX_FOLLOWING = 1000;
+
+export const followingSchema = z
+  .object({
+    memberIds: z.array(z.string().regex(MEMBER_ID, 'must match ^[A-Za-z0-9_.:@-]{1,128}$')).max(MAX_FOLLOWING, `at most ${MAX_FOLLOWING} members`),
+  })
+  .strict();
+
+/** Replaces whom a member follows: duplicates collapse, the member itself is ignored. */
+export async function putFollowing(ctx: AppContext, memberId: string, body: unknown) {
+  assertMemberId(memberId);
+  const { memberIds } = parseOrThrow(followingSchema, body, 'following list');
+  const followed = [...new Set(memberIds)].filter((id) => id !== memberId);
+  await replaceFollowing(ctx.db, memberId, followed);
+  await ctx.members.changed(memberId);
+  return { member: memberId, memberIds: followed };
+}

@@ -1,0 +1,9 @@
+import { MEMBER_ID } from '../domain/ids.js';
+import { validationFailed } from '../http/errors.js';
+
+/** A member id from a path: one that cannot exist is refused before any query. */
+export function assertMemberId(memberId: string): void {
+  if (!MEMBER_ID.test(memberId)) {
+    throw validationFailed('invalid member id', [{ path: 'memberId', message: 'must match ^[A-Za-z0-9_.:@-]{1,128}$' }]);
+  }
+}

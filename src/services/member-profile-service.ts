@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import { isSafeText, REGION_CODE, UNSAFE_TEXT_MESSAGE, WORLD } from '../domain/ids.js';
+import { notFound, parseOrThrow } from '../http/errors.js';
+import { exclusionHistory, findMember, lockMember, memberProjection, moveOpenAggregates, updateMember } from '../storage/postgres/moderation-repository.js';
+import { assertMemberId } from './member-id.js';
+import { project, queueReprojection } from './member-projection.js';
+
+export const memberSchema = z
+  .object({
+    displayName: z.string().min(1).max(100).refine(isSafeText, UNSAFE_TEXT_MESSAGE).nullable().optional(),
+    region: z
+      .string()
+      .regex(REGION_CODE, 'must be an ISO 3166-1 alpha-2 code or match ^[A-Za-z0-9_-]{1,16}$')
+      .refine((r) => r !== WORLD, '"world" is reserved')
+      .nullable()
+      .optional(),
+  })
+  .strict();
+
+/**
+ * Sets display name and region. A region change moves the member's entries of open
+ * periods from the old region's scopes to the new one's, in one transaction with the
+ * member locked, so the member is never in two regions or in none.
+ */
+export async function putMember(ctx: AppContext, memberId: string, body: unknown) {
+  assertMemberId(memberId);
+  const changes = parseOrThrow(memberSchema, body, 'member');
+  const member = await ctx.db.transaction().execute(async (trx) => {
+    const current = (await lockMember(trx, memberId, true))!;
+    await updateMember(trx, memberId, changes);
+    if (changes.region !== undefined && changes.region !== current.region) {
+      await moveOpenAggregates(trx, memberId, changes.region);
+      await queueReprojection(ctx, memberId, true);
+    }
+    return { ...current, ...changes };
+  });
+  await ctx.members.changed(memberId);
+  await project(ctx, await memberProjection(ctx.db, memberId, { openOnly: true }));
+  return memberView(member);
+}
+
+export function memberView(m: { id: string; displayName?: string | null; region?: string | null; excludedAt: Date | null }) {
+  return { member: m.id, displayName: m.displayName ?? null, region: m.region ?? null, excluded: m.excludedAt !== null };
+}
+
+/**
+ * The profile; the exclusion history (reasons, who excluded) only for admins, and whether
+ * the member is excluded only for callers with a key (with PUBLIC_READS, anyone on the
+ * internet would otherwise see who was caught cheating).
+ */
+export async function memberProfile(ctx: AppContext, memberId: string, options: { admin: boolean; anonymous?: boolean }) {
+  assertMemberId(memberId);
+  const member = await findMember(ctx.db, memberId);
+  if (!member) throw notFound(`member "${memberId}" not found`);
+  if (options.anonymous) {
+    const { excluded: _excluded, ...publicView } = memberView(member);
+    return publicView;
+  }
+  if (!options.admin) return memberView(member);
+  const history = await exclusionHistory(ctx.db, memberId);
+  return {
+    ...memberView(member),
+    exclusions: history.map((e) => ({
+      reason: e.reason,
+      excludedBy: e.excluded_by,
+      excludedAt: e.excluded_at.toISOString(),
+      restoredBy: e.restored_by,
+      restoredAt: e.restored_at?.toISOString() ?? null,
+    })),
+  };
+}

@@ -1,0 +1,45 @@
+import { retiredBefore } from '../domain/retention.js';
+import type { AppContext } from '../context.js';
+import { HttpError } from '../http/errors.js';
+import type { AggregateState } from '../storage/postgres/events-repository.js';
+import { memberProjection } from '../storage/postgres/moderation-repository.js';
+import { requestScopeRebuilds } from './rebuild-service.js';
+import type { MemberJob } from '../queue/rebuild-queue.js';
+
+/**
+ * Writes the new state of aggregates changed by a moderation action. The change is already
+ * committed; if Redis is down the caller is told to repeat the (idempotent) request, which
+ * projects the current state again.
+ */
+export async function project(ctx: AppContext, aggregates: AggregateState[]): Promise<void> {
+  try {
+    const boards = await ctx.boards.getMany(aggregates.map((a) => a.board));
+    requestScopeRebuilds(ctx, await ctx.leaderboard.project(aggregates, boards), 'moderation');
+  } catch (err) {
+    ctx.log.warn({ err: (err as Error).message }, 'moderation saved but not projected');
+    throw new HttpError(503, 'unavailable', 'the change is saved, but rankings could not be updated now; repeat the request to update them');
+  }
+}
+
+/**
+ * Queued before the change commits (the queue Redis is durable), run a few seconds later:
+ * if the process dies between the commit and its own projection, this still brings Redis
+ * level with Postgres. When the inline projection worked it is a no-op (same versions).
+ */
+export async function queueReprojection(ctx: AppContext, member: string, openOnly: boolean): Promise<void> {
+  const data: MemberJob = { member, openOnly };
+  await ctx.rebuildQueue.add('member', data, { delay: REPROJECT_DELAY_MS, deduplication: { id: `member|${member}` } });
+}
+
+const REPROJECT_DELAY_MS = 5000;
+
+/** Projects the member's current aggregates (of open periods only, or all). */
+export async function reprojectMember(ctx: AppContext, member: string, openOnly: boolean): Promise<number> {
+  const states = await memberProjection(ctx.db, member, { openOnly, retiredBefore: retentionCutoff(ctx) });
+  const boards = await ctx.boards.getMany(states.map((a) => a.board));
+  requestScopeRebuilds(ctx, await ctx.leaderboard.project(states, boards), 'moderation');
+  return states.length;
+}
+
+/** Periods closed before this instant are read from their final results: moderation no longer projects into them. */
+export const retentionCutoff = (ctx: AppContext) => retiredBefore(ctx.clock.now(), ctx.env.CLOSED_PERIOD_CACHE_HOURS);

@@ -1,0 +1,47 @@
+import type { Board } from '../../domain/board.js';
+import { encodeEntry, sortScore } from '../../domain/ranking.js';
+import type { AggregateState } from '../postgres/events-repository.js';
+import type { LeaderboardCache } from './leaderboard-cache.js';
+
+/** Temp keys of a rebuild that died mid-way expire after this. */
+const TEMP_TTL_SECONDS = 3600;
+
+/**
+ * The Redis side of one category's rebuild: a token registered first (from then on every
+ * live projection of the category also writes into the temp keys), pages of aggregates
+ * written into the temp keys, and one atomic swap of temp for live. A newer rebuild's token
+ * makes this one stand down (`superseded`).
+ */
+export class ScopeRebuildWriter {
+  private readonly base: string;
+
+  constructor(
+    private readonly cache: LeaderboardCache,
+    private readonly board: Board,
+    period: string,
+    private readonly category: string,
+    private readonly token: string,
+  ) {
+    this.base = cache.keys.period(board.id, period);
+  }
+
+  async begin(): Promise<void> {
+    await this.cache.redis.laurelRebuildBegin(this.base, this.category, this.token, TEMP_TTL_SECONDS);
+  }
+
+  /** Writes one page; false when a newer rebuild took over. */
+  async fill(page: readonly AggregateState[]): Promise<boolean> {
+    const args: string[] = [];
+    for (const a of page) {
+      const entry = a.hidden ? '' : encodeEntry(this.board.tieBreak, a.reachedSec, a.member);
+      args.push(a.member, String(a.version), sortScore(this.board.order, BigInt(a.value)), entry, a.region ?? '');
+    }
+    return (await this.cache.redis.laurelRebuildFill(this.base, this.category, this.token, TEMP_TTL_SECONDS, ...args)) !== 0;
+  }
+
+  /** Swaps temp for live and marks the category complete. */
+  async swap(): Promise<'swapped' | 'superseded' | 'expired'> {
+    const swapped = await this.cache.redis.laurelRebuildSwap(this.base, this.category, this.token);
+    return swapped === 0 ? 'superseded' : swapped === -1 ? 'expired' : 'swapped';
+  }
+}

@@ -1,0 +1,186 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHarness, type Harness } from '../support/harness.js';
+import { referenceStandings, type RefEvent } from '../support/reference.js';
+import { runTick } from '../../workers/period-tick.js';
+import { scanMatching } from '../../src/storage/redis/maintenance.js';
+import { verifyLeaderboards } from '../../src/services/verify-service.js';
+import { EVICTIONS_PER_TICK } from '../../src/services/closed-period-retention.js';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness();
+});
+afterAll(async () => {
+  await h.close();
+});
+
+const HOUR = 3_600_000;
+const BOARD = 'kept';
+const OTHER = 'kept-first';
+const PERIOD = '2026-11';
+
+async function periodKeys(board: string, period: string): Promise<string[]> {
+  return scanMatching(h.ctx.leaderboard.redis, [`${h.ctx.leaderboard.keys.period(board, period)}:*`]);
+}
+
+/** Every standings route of the closed period, by name; `source` is left out (cache before, database after). */
+async function readEverything(): Promise<Record<string, unknown>> {
+  const paths: Record<string, string> = {};
+  const scopes = ['', '&category=duel', '&region=FR', '&region=DE', '&category=duel&region=DE', '&region=ZZ'];
+  for (const [i, q] of scopes.entries()) {
+    paths[`page${i}`] = `/v1/boards/${BOARD}/standings?period=${PERIOD}&limit=200${q}`;
+    paths[`page${i}-offset`] = `/v1/boards/${BOARD}/standings?period=${PERIOD}&limit=7&offset=5${q}`;
+    paths[`page${i}-past-end`] = `/v1/boards/${BOARD}/standings?period=${PERIOD}&limit=5&offset=500${q}`;
+    paths[`results${i}`] = `/v1/boards/${BOARD}/periods/${PERIOD}/results?limit=200${q}`;
+  }
+  for (const m of ['m00', 'm07', 'm19', 'm29', 'nobody']) {
+    paths[`member-${m}`] = `/v1/boards/${BOARD}/standings/${m}?period=${PERIOD}`;
+    paths[`member-${m}-duel`] = `/v1/boards/${BOARD}/standings/${m}?period=${PERIOD}&category=duel`;
+    paths[`member-${m}-FR`] = `/v1/boards/${BOARD}/standings/${m}?period=${PERIOD}&region=FR`;
+    paths[`around-${m}`] = `/v1/boards/${BOARD}/standings/${m}/around?period=${PERIOD}&radius=3`;
+    paths[`around-${m}-DE`] = `/v1/boards/${BOARD}/standings/${m}/around?period=${PERIOD}&radius=2&region=DE`;
+    paths[`following-${m}`] = `/v1/boards/${BOARD}/standings/${m}/following?period=${PERIOD}`;
+    paths[`following-${m}-duel`] = `/v1/boards/${BOARD}/standings/${m}/following?period=${PERIOD}&category=duel&limit=2`;
+    paths[`boards-${m}`] = `/v1/members/${m}/standings?period=${PERIOD}`;
+  }
+  const out: Record<string, unknown> = {};
+  for (const [name, path] of Object.entries(paths)) {
+    const res = await h.api('GET', path);
+    expect(res.status, path).toBe(200);
+    out[name] = withoutSource(res.body);
+  }
+  return out;
+}
+
+function withoutSource(body: any): unknown {
+  if (Array.isArray(body)) return body.map(withoutSource);
+  if (body && typeof body === 'object') {
+    return Object.fromEntries(Object.entries(body).filter(([k]) => k !== 'source').map(([k, v]) => [k, withoutSource(v)]));
+  }
+  return body;
+}
+
+async function sources(): Promise<string[]> {
+  const res = await Promise.all([
+    h.api('GET', `/v1/boards/${BOARD}/standings?period=${PERIOD}`),
+    h.api('GET', `/v1/boards/${BOARD}/standings/m07?period=${PERIOD}`),
+    h.api('GET', `/v1/boards/${BOARD}/standings/m07/around?period=${PERIOD}`),
+    h.api('GET', `/v1/boards/${BOARD}/standings/m07/following?period=${PERIOD}`),
+  ]);
+  const across = await h.api('GET', `/v1/members/m07/standings?period=${PERIOD}`);
+  return [...res.map((r) => r.body.source), ...across.body.standings.map((s: any) => s.source)];
+}
+
+describe('closed-period retention', () => {
+  const regions = ['FR', 'DE', 'ES'];
+  const events: RefEvent[] = [];
+
+  it('serves a closed period from Redis until CLOSED_PERIOD_CACHE_HOURS, then removes its keys and answers every route identically from the final results', async () => {
+    h.clock.set('2026-11-20T12:00:00Z');
+    await h.api('PUT', `/v1/boards/${BOARD}`, { aggregation: 'best', tieBreak: 'shared', categories: ['duel'], regions: true, graceSeconds: 0 });
+    await h.api('PUT', `/v1/boards/${OTHER}`, { aggregation: 'sum', tieBreak: 'first', graceSeconds: 0 });
+    for (let i = 0; i < 30; i += 1) {
+      const m = `m${String(i).padStart(2, '0')}`;
+      await h.api('PUT', `/v1/members/${m}`, { region: regions[i % 3], displayName: `Player ${i}` });
+      // Few distinct values: plenty of shared ranks.
+      events.push({ key: `k-${m}`, member: m, units: (i * 7) % 5, atMs: Date.parse('2026-11-20T10:00:00Z') + i * 1000, ...(i % 2 ? { category: 'duel' } : {}) });
+    }
+    const res = await h.api('POST', '/v1/events?wait=true', {
+      events: [
+        ...events.map((e) => ({ board: BOARD, member: e.member, value: e.units, idempotencyKey: e.key, occurredAt: new Date(e.atMs).toISOString(), ...(e.category ? { category: e.category } : {}) })),
+        ...events.slice(0, 12).map((e) => ({ board: OTHER, member: e.member, value: e.units + 1, idempotencyKey: `o-${e.key}`, occurredAt: new Date(e.atMs).toISOString() })),
+      ],
+    });
+    expect(res.status).toBe(200);
+    await h.api('PUT', '/v1/members/m07/following', { memberIds: ['m00', 'm19', 'm29', 'ghost'] });
+    await h.api('PUT', '/v1/members/m19/following', { memberIds: ['m07'] });
+
+    h.clock.set('2026-12-01T00:00:00Z');
+    const tick = await runTick(h.ctx);
+    expect(tick.closed.sort()).toEqual([`${OTHER}/${PERIOD}`, `${BOARD}/${PERIOD}`]);
+    expect(await sources()).toEqual(['cache', 'cache', 'cache', 'cache', 'cache', 'cache']);
+    const before = await readEverything();
+
+    // The world ranking matches an independent model of the rules.
+    const expected = referenceStandings(events, { aggregation: 'best', order: 'desc', tieBreak: 'shared' });
+    expect((before.page0 as any).entries.map((e: any) => [e.rank, e.member, e.score])).toEqual(expected.map((e) => [e.rank, e.member, e.units]));
+
+    // One hour short of the retention: still cached, keys kept.
+    h.clock.set(new Date(Date.parse('2026-12-01T00:00:00Z') + 167 * HOUR));
+    expect((await runTick(h.ctx)).evicted).toEqual([]);
+    expect((await periodKeys(BOARD, PERIOD)).length).toBeGreaterThan(0);
+    expect(await sources()).toEqual(['cache', 'cache', 'cache', 'cache', 'cache', 'cache']);
+
+    h.clock.set(new Date(Date.parse('2026-12-01T00:00:00Z') + 168 * HOUR));
+    const currentKeys = await periodKeys(BOARD, '2026-12');
+    expect(currentKeys.length).toBeGreaterThan(0);
+    expect((await runTick(h.ctx)).evicted.sort()).toEqual([`${OTHER}/${PERIOD}`, `${BOARD}/${PERIOD}`]);
+    expect(await periodKeys(BOARD, PERIOD)).toEqual([]);
+    expect(await periodKeys(OTHER, PERIOD)).toEqual([]);
+    // The open period of the same board keeps its keys.
+    expect((await periodKeys(BOARD, '2026-12')).sort()).toEqual(currentKeys.sort());
+    // A second tick has nothing left to do.
+    expect((await runTick(h.ctx)).evicted).toEqual([]);
+
+    expect(await readEverything()).toEqual(before);
+    expect(await sources()).toEqual(['database', 'database', 'database', 'database', 'database', 'database']);
+    // Reads of the retired period asked for no rebuild and brought no key back.
+    await h.drain();
+    expect(await periodKeys(BOARD, PERIOD)).toEqual([]);
+    // (Member re-projections of the profile updates above are the only rebuild-queue jobs.)
+    const jobs = await h.ctx.rebuildQueue.getJobs(['completed', 'failed', 'waiting', 'active', 'prioritized', 'delayed']);
+    expect(jobs.filter((j) => j.name !== 'member')).toEqual([]);
+  });
+
+  it('an exclusion after the retirement projects nothing into the removed period', async () => {
+    expect((await h.api('POST', '/v1/members/m03/exclusion', { reason: 'test' })).status).toBe(200);
+    await h.drain();
+    expect(await periodKeys(BOARD, PERIOD)).toEqual([]);
+    expect((await h.api('DELETE', '/v1/members/m03/exclusion')).status).toBe(200);
+    await h.drain();
+    expect(await periodKeys(BOARD, PERIOD)).toEqual([]);
+  });
+
+  it('an admin rebuild of a retired period is refused with 409; verify checks it holds no keys', async () => {
+    const refused = await h.api('POST', '/v1/admin/rebuilds', { board: BOARD, period: PERIOD });
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({ error: 'conflict', details: [{ path: 'period' }] });
+    expect(await verifyLeaderboards(h.ctx, { board: BOARD, period: PERIOD })).toEqual({ scopes: 0, differences: [] });
+    // A key brought back by anything is reported.
+    await h.ctx.leaderboard.redis.zadd(h.ctx.leaderboard.keys.scope(BOARD, PERIOD, 'all'), 1, 'stray');
+    const found = await verifyLeaderboards(h.ctx, { board: BOARD, period: PERIOD });
+    expect(found.differences.map((d) => d.problem)).toEqual(['retired closed period still holds 1 Redis key(s)']);
+    await h.ctx.leaderboard.redis.unlink(h.ctx.leaderboard.keys.scope(BOARD, PERIOD, 'all'));
+  });
+
+  it('removes a backlog of periods a bounded number per tick, and scopes beyond one step each', async () => {
+    await h.api('PUT', '/v1/boards/daily', { aggregation: 'sum', period: 'day', regions: true, categories: ['a', 'b'] });
+    const redis = h.ctx.leaderboard.redis;
+    const keys = h.ctx.leaderboard.keys;
+    const days = Array.from({ length: EVICTIONS_PER_TICK + 10 }, (_, i) => new Date(Date.parse('2026-01-01T00:00:00Z') + i * 24 * HOUR).toISOString().slice(0, 10));
+    await h.ctx.db
+      .insertInto('periods')
+      .values(days.map((d) => ({ board_id: 'daily', key: d, starts_at: new Date(`${d}T00:00:00Z`), ends_at: new Date(Date.parse(`${d}T00:00:00Z`) + 24 * HOUR), state: 'closed' as const, closed_at: new Date(`${d}T01:00:00Z`) })))
+      .execute();
+    // The first day has more region scopes than one step removes.
+    const manyRegions = Array.from({ length: 1234 }, (_, i) => `R${i}`);
+    for (const [i, day] of days.entries()) {
+      const pipe = redis.pipeline();
+      for (const category of ['all', 'a', 'b']) {
+        const regions = i === 0 ? manyRegions : ['FR'];
+        pipe.sadd(`${keys.period('daily', day)}:rg:${category}`, ...regions);
+        for (const r of regions) pipe.zadd(keys.scope('daily', day, category, r), 1, 'x');
+        pipe.zadd(keys.scope('daily', day, category), 1, 'x');
+        pipe.hset(keys.state('daily', day, category), 'x', '1|FR|x');
+      }
+      pipe.hset(keys.ok('daily', day), 'all', '1');
+      await pipe.exec();
+    }
+    expect((await periodKeys('daily', days[0]!)).length).toBe(3 * (1234 + 3) + 1);
+    const first = await runTick(h.ctx);
+    expect(first.evicted).toEqual(days.slice(0, EVICTIONS_PER_TICK).map((d) => `daily/${d}`));
+    expect((await periodKeys('daily', days[EVICTIONS_PER_TICK]!)).length).toBe(3 * 4 + 1);
+    expect((await runTick(h.ctx)).evicted).toEqual(days.slice(EVICTIONS_PER_TICK).map((d) => `daily/${d}`));
+    expect(await scanMatching(redis, [`${h.ctx.env.REDIS_PREFIX}:lb:{daily|2026-0[123]-*`])).toEqual([]);
+  });
+});

@@ -1,4 +1,0 @@
-import '../src/config/dotenv.js';
-import { run } from '../src/bin/run.js';
-
-await run({ web: false, worker: true });

@@ -1,0 +1,66 @@
+import type { AppContext } from '../src/context.js';
+import type { Board } from '../src/domain/board.js';
+import { periodContaining, type PeriodWindow } from '../src/domain/period.js';
+import { listBoards } from '../src/storage/postgres/boards-repository.js';
+import { duePeriods, periodsAwaitingWebhooks } from '../src/storage/postgres/closing-repository.js';
+import { createPeriods } from '../src/storage/postgres/periods-repository.js';
+import { ensureLedgerPartitions } from '../src/services/ledger-partitions.js';
+import { closePeriod, enqueueWebhooks } from '../src/services/period-closing.js';
+import { evictRetiredPeriods } from '../src/services/closed-period-retention.js';
+
+/**
+ * The period tick (a BullMQ job scheduler runs it every 30 s): creates the current and the
+ * next period of every board ahead of time, and the ledger partitions of the coming months,
+ * closes every period whose endsAt + graceSeconds has passed (or that a crash left half
+ * closed), removes the Redis keys of periods closed longer than CLOSED_PERIOD_CACHE_HOURS,
+ * and enqueues webhooks a crash left behind.
+ */
+export async function runTick(ctx: AppContext): Promise<{ created: number; closed: string[]; evicted: string[] }> {
+  const now = ctx.clock.now();
+  const boards = await listBoards(ctx.db);
+  const created = await createUpcomingPeriods(ctx, boards, now);
+  // Partition upkeep must never hold up closing: a month it cannot create now is created by
+  // a later tick, and events meanwhile land in the default partition.
+  await ensureLedgerPartitions(ctx, now).catch((err: Error) => ctx.log.warn({ err: err.message }, 'ledger partition upkeep failed; retried next tick'));
+  const closed: string[] = [];
+  const failures: string[] = [];
+  const byId = new Map(boards.map((b) => [b.id, b]));
+  for (const due of await duePeriods(ctx.db, now)) {
+    const board = byId.get(due.boardId);
+    if (!board) continue;
+    // One period failing to close must not hold back the others; the job still fails after.
+    try {
+      if (await closePeriod(ctx, board, due.key)) closed.push(`${due.boardId}/${due.key}`);
+    } catch (err) {
+      ctx.log.error({ board: due.boardId, period: due.key, err: (err as Error).message }, 'closing failed; the next tick resumes it');
+      failures.push(`${due.boardId}/${due.key}: ${(err as Error).message}`);
+    }
+  }
+  // Like partition upkeep, retention must never hold up closing; what is left, a later tick removes.
+  const evicted = await evictRetiredPeriods(ctx, now).catch((err: Error) => {
+    ctx.log.warn({ err: err.message }, 'closed-period retention failed; retried next tick');
+    return [];
+  });
+  if (ctx.env.WEBHOOK_URL) {
+    for (const p of await periodsAwaitingWebhooks(ctx.db)) {
+      const board = byId.get(p.boardId);
+      if (board) await enqueueWebhooks(ctx, board, p.key);
+    }
+  }
+  if (failures.length > 0) throw new Error(`could not close ${failures.join('; ')}`);
+  return { created, closed, evicted };
+}
+
+async function createUpcomingPeriods(ctx: AppContext, boards: readonly Board[], now: Date): Promise<number> {
+  const windows: Array<PeriodWindow & { boardId: string }> = [];
+  for (const board of boards) {
+    const current = periodContaining(board.period, board.timezone, now);
+    windows.push({ boardId: board.id, ...current });
+    if (current.endsAt) windows.push({ boardId: board.id, ...periodContaining(board.period, board.timezone, current.endsAt) });
+  }
+  if (windows.length === 0) return 0;
+  const created = await createPeriods(ctx.db, windows);
+  // A period created empty is complete in Redis by construction.
+  await ctx.leaderboard.project([], new Map(boards.map((b) => [b.id, b])), { createdPeriods: created });
+  return created.length;
+}
