@@ -4,7 +4,7 @@
 #
 #   docker build -t laurel .
 #   docker run laurel                                   the web side (node dist/src/bin/web.js)
-#   docker run laurel node dist/workers/main.js         a worker
+#   docker run laurel node dist/src/bin/worker.js         a worker
 #   docker run laurel node dist/src/bin/migrate.js      the release phase (migrations)
 
 FROM node:20-bookworm-slim AS build
@@ -12,6 +12,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/copy-build-assets.mjs ./scripts/
 COPY src ./src
 COPY workers ./workers
 COPY migrations ./migrations

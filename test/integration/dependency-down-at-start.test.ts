@@ -161,8 +161,8 @@ describe('a dependency down when Laurel starts', () => {
 
   it('Postgres down: ports open, readiness names it, intake 503 (never 500); recovers by itself', async () => {
     const s = await startWithout('postgres');
-    expect((await readyzFailing(s.base, ['postgres', 'migrations'])).status).toBe(503);
-    expect((await readyzFailing(s.workerBase, ['postgres', 'migrations'])).status).toBe(503);
+    expect((await readyzFailing(s.base, ['postgres', 'migrations', 'functions'])).status).toBe(503);
+    expect((await readyzFailing(s.workerBase, ['postgres', 'migrations', 'functions'])).status).toBe(503);
     expect((await call(s.base, 'POST', '/v1/events', event('p-1'))).status).toBe(503);
     expect((await call(s.base, 'GET', '/v1/boards/kills')).status).toBe(503);
 

@@ -136,7 +136,7 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
 
   it('configures only variables the code knows, with values its schema accepts', () => {
     for (const name of [...Object.keys(config), ...Object.keys(secret)]) expect(ENV_VARIABLES).toContain(name);
-    const ADMIN_API_KEY = 'x'.repeat(40); // the placeholder is to be replaced; any real key is long enough
+    const ADMIN_API_KEY = 'f3a9c1e07b5d42a8961ce0d7b3f4a2c5'; // the placeholder is to be replaced; any real key is long enough
     expect(() => parseEnv({ ...config, ...secret, ADMIN_API_KEY })).not.toThrow();
   });
 
@@ -145,7 +145,7 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
       const pod = deployment.spec.template.spec;
       const [container] = pod.containers;
       expectBuiltEntry(container.command);
-      const worker = container.command[1] === 'dist/workers/main.js';
+      const worker = container.command[1] === 'dist/src/bin/worker.js';
       const expectedPort = Number(worker ? config.METRICS_PORT : config.PORT);
       const portByName = new Map(container.ports.map((p: any) => [p.name, p.containerPort]));
       for (const [probe, probePath] of [['readinessProbe', '/readyz'], ['livenessProbe', '/healthz']] as const) {
