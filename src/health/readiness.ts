@@ -100,3 +100,21 @@ export function onceConfirmed(probe: () => Promise<unknown>): () => Promise<void
     confirmed = true;
   };
 }
+
+/**
+ * A probe of a fact in a dependency (`check` answers whether it holds). While the dependency
+ * cannot be asked, the last answer stands: an outage is reported by the dependency's own check,
+ * and does not also fail every fact stored in it.
+ */
+export function lastAnswerWhileUnreachable(check: () => Promise<boolean>, failure: string): () => Promise<void> {
+  let holds = false;
+  return async () => {
+    try {
+      holds = await check();
+    } catch (err) {
+      if (!holds) throw err;
+      return;
+    }
+    if (!holds) throw new Error(failure);
+  };
+}

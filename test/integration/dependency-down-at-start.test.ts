@@ -114,12 +114,12 @@ const board = { aggregation: 'sum', period: 'all', tieBreak: 'member' };
 const event = (key: string) => ({ board: 'kills', member: 'ann', value: 7, idempotencyKey: key });
 
 describe('a dependency down when Laurel starts', () => {
-  it('queue Redis down: ports open, readiness names it, intake 503, reads served; recovers by itself', async () => {
+  it('queue Redis down: ports open, readiness names it (redis), intake 503, reads served; recovers by itself', async () => {
     const s = await startWithout('queue-redis');
-    const ready = await readyzFailing(s.base, ['queue-redis']);
+    const ready = await readyzFailing(s.base, ['redis']);
     expect(ready.status).toBe(503);
     expect(JSON.stringify(ready.body)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1/);
-    expect((await readyzFailing(s.workerBase, ['queue-redis'])).status).toBe(503);
+    expect((await readyzFailing(s.workerBase, ['redis'])).status).toBe(503);
     expect((await call(s.base, 'PUT', '/v1/boards/kills', board)).status).toBe(201);
     expect((await call(s.base, 'POST', '/v1/events', event('q-1'))).status).toBe(503);
     expect((await call(s.base, 'GET', '/v1/boards/kills')).status).toBe(200);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { onceConfirmed, Readiness } from '../../src/health/readiness.js';
+import { lastAnswerWhileUnreachable, onceConfirmed, Readiness } from '../../src/health/readiness.js';
 
 function counted(fail: () => boolean) {
   const probe = async () => {
@@ -62,5 +62,22 @@ describe('readiness', () => {
     fails = true;
     await check();
     expect(probe.calls).toBe(2);
+  });
+
+  it('lastAnswerWhileUnreachable keeps the last answer through an outage, and follows real changes', async () => {
+    let state: 'current' | 'replaced' | 'down' = 'down';
+    const check = lastAnswerWhileUnreachable(async () => {
+      if (state === 'down') throw new Error('ECONNREFUSED');
+      return state === 'current';
+    }, 'not current');
+    await expect(check()).rejects.toThrow('ECONNREFUSED');
+    state = 'current';
+    await check();
+    state = 'down';
+    await check();
+    state = 'replaced';
+    await expect(check()).rejects.toThrow('not current');
+    state = 'down';
+    await expect(check()).rejects.toThrow('ECONNREFUSED');
   });
 });
