@@ -16,6 +16,7 @@ import { createWebhooksQueue, type WebhookJob } from './queue/webhooks-queue.js'
 import { Metrics } from './observability/metrics.js';
 import type { LaurelError } from './domain/errors.js';
 import { storageFailure } from './storage/failures.js';
+import { RepeatLimitedLog } from './observability/repeat-limited-log.js';
 import { FallbackReads } from './services/fallback-reads.js';
 import { MemberDirectory } from './services/member-directory.js';
 import { MemberChanges } from './storage/redis/member-changes.js';
@@ -53,6 +54,8 @@ export interface AppContext {
   periodsQueue: Queue;
   webhooksQueue: Queue<WebhookJob>;
   metrics: Metrics;
+  /** Where dependency failures are logged: once per dependency per interval, with a count. */
+  failures: RepeatLimitedLog;
   /** Intake's backpressure on the queue Redis' memory. */
   queueMemory: QueueMemoryGuard;
   faults: FaultHooks;
@@ -80,22 +83,22 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
   });
   const queueRedis = createFailFastRedis(queueTarget(env), `${name}-queue`);
   const leaderboardRedis = withLeaderboardScripts(createFailFastRedis(leaderboardTarget(env), `${name}-leaderboard`));
-  for (const [label, redis] of [['queue', queueRedis], ['leaderboard', leaderboardRedis]] as const) {
-    onConnectionError(redis, (err) => log.warn({ err: err.message, redis: label }, 'redis connection error'));
-  }
+  const failures = new RepeatLimitedLog(log, env.ERROR_LOG_INTERVAL_SECONDS * 1000);
+  onConnectionError(queueRedis, (err) => failures.warn('queue-redis', err, 'redis connection error'));
+  onConnectionError(leaderboardRedis, (err) => failures.warn('leaderboard-redis', err, 'redis connection error'));
   const keys = new LeaderboardKeys(env.REDIS_PREFIX);
   const memberChanges = new MemberChanges(leaderboardRedis, env.REDIS_PREFIX);
   const scoreQueue = createScoreEventsQueue(queueRedis, env.REDIS_PREFIX);
-  scoreQueue.on('error', (err) => log.warn({ err: err.message }, 'score queue error'));
+  scoreQueue.on('error', (err) => failures.warn('queue-redis', err, 'score queue error'));
   const rebuildQueue = createRebuildQueue(queueRedis, env.REDIS_PREFIX);
-  rebuildQueue.on('error', (err) => log.warn({ err: err.message }, 'rebuild queue error'));
+  rebuildQueue.on('error', (err) => failures.warn('queue-redis', err, 'rebuild queue error'));
   const rebuildFlow = createRebuildFlowProducer(queueRedis, env.REDIS_PREFIX);
-  rebuildFlow.on('error', (err) => log.warn({ err: err.message }, 'rebuild flow error'));
+  rebuildFlow.on('error', (err) => failures.warn('queue-redis', err, 'rebuild flow error'));
   const periodsQueue = createPeriodsQueue(queueRedis, env.REDIS_PREFIX);
-  periodsQueue.on('error', (err) => log.warn({ err: err.message }, 'periods queue error'));
+  periodsQueue.on('error', (err) => failures.warn('queue-redis', err, 'periods queue error'));
   const webhooksQueue = createWebhooksQueue(queueRedis, env.REDIS_PREFIX);
-  webhooksQueue.on('error', (err) => log.warn({ err: err.message }, 'webhooks queue error'));
-  const metrics = new Metrics(() => [scoreQueue, rebuildQueue, periodsQueue, webhooksQueue] as Queue[]);
+  webhooksQueue.on('error', (err) => failures.warn('queue-redis', err, 'webhooks queue error'));
+    const metrics = new Metrics(() => [scoreQueue, rebuildQueue, periodsQueue, webhooksQueue] as Queue[]);
   const queueMemory = new QueueMemoryGuard(queueRedis, env.QUEUE_MEMORY_REFUSE_RATIO, log);
   queueMemory.register(metrics.registry);
 
@@ -118,6 +121,7 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
     webhooksQueue,
     metrics,
     queueMemory,
+    failures,
     faults: options.faults ?? {},
     failureOf: (err) => storageFailure(err, [queueRedis, leaderboardRedis]),
     async close() {

@@ -17,5 +17,8 @@ export const REDACT_PATHS = [
 
 export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
   const options = { level, base: { service: 'laurel' }, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
-  return destination ? pino(options, destination as pino.DestinationStream) : pino(options);
+  if (destination) return pino(options, destination as pino.DestinationStream);
+  // People read a terminal; machines read everything else (containers, files, pipes) as JSON lines.
+  if (process.stdout.isTTY) return pino({ ...options, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' } } });
+  return pino(options);
 }

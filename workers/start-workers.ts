@@ -35,7 +35,7 @@ export function startWorkers(ctx: AppContext, options: WorkerStartOptions = {}):
     webhooks: 8,
   };
   const connection = createWorkerRedis(queueTarget(ctx.env), 'laurel-worker');
-  onConnectionError(connection, (err) => ctx.log.warn({ err: err.message }, 'worker redis connection error'));
+  onConnectionError(connection, (err) => ctx.failures.warn('queue-redis', err, 'worker redis connection error'));
   const common: Omit<WorkerOptions, 'concurrency'> = {
     connection,
     // Every job here is safe to run again, so a job whose worker died is taken over several
@@ -56,7 +56,7 @@ export function startWorkers(ctx: AppContext, options: WorkerStartOptions = {}):
     });
     worker.on('completed', (job) => recordRun(ctx, queue, job, 'completed'));
     worker.on('failed', (job, err) => reportFailure(ctx, queue, job, err));
-    worker.on('error', (err) => ctx.log.error({ queue, err: err.message }, 'worker error'));
+    worker.on('error', (err) => ctx.failures.warn('queue-redis', err, `${queue} worker error`));
     return worker;
   });
 
@@ -67,7 +67,12 @@ export function startWorkers(ctx: AppContext, options: WorkerStartOptions = {}):
   return {
     workers,
     async close() {
-      await Promise.all(workers.map((w) => w.close()));
+      // With the queue Redis unreachable no job can finish or give back its lock anyway (the
+      // lock expires and another worker takes the job over): waiting would only run into the
+      // shutdown timeout.
+      const reachable = connection.status === 'ready';
+      if (!reachable) connection.disconnect();
+      await Promise.all(workers.map((w) => w.close(!reachable)));
       connection.disconnect();
     },
   };

@@ -1,3 +1,4 @@
+import '../config/dotenv.js';
 import { run } from './run.js';
 
 // Development: intake, query API and workers in one process.

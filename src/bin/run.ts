@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { loadEnvOrExit } from '../config/env.js';
 import { faultHooksFromEnvironment } from '../config/fault-injection.js';
 import { clockFromEnvironment } from '../config/warped-clock.js';
@@ -6,17 +7,23 @@ import { systemClock } from '../clock.js';
 import { createContext, type AppContext } from '../context.js';
 import { createWebApp } from '../http/app.js';
 import { createHttpServer } from '../http/server.js';
+import { laurelReadiness } from '../health/laurel-checks.js';
+import { probeHandler } from '../health/probe-server.js';
 import { joinClusterMetrics } from '../observability/cluster-metrics.js';
-import { waitUntilReady } from '../storage/redis/connections.js';
 import { startWorkers } from '../../workers/start-workers.js';
+import { registerSchedulers } from '../queue/periods-queue.js';
 import { rebuildIfLeaderboardLost } from '../services/rebuild-service.js';
 
-const SHUTDOWN_TIMEOUT_MS = 15_000;
+const RETRY_EVERY_MS = 2000;
 
 /**
  * Starts the web side, the workers, or both in one process (development), and shuts
- * them down in order on SIGTERM / SIGINT: stop accepting HTTP, let in-flight requests
- * and jobs finish (bounded), then close the pools.
+ * them down in order on SIGTERM / SIGINT: readiness turns 503, the process keeps serving
+ * for SHUTDOWN_DELAY_MS, then it stops accepting HTTP, lets in-flight requests and jobs
+ * finish (bounded by SHUTDOWN_TIMEOUT_MS), and closes the pools.
+ *
+ * Nothing here waits for a dependency: the port opens at once, so probes can say what is
+ * missing, and the start-up tasks that need Redis or Postgres are retried until they pass.
  */
 export async function run(parts: { web: boolean; worker: boolean }): Promise<void> {
   const env = loadEnvOrExit();
@@ -24,7 +31,7 @@ export async function run(parts: { web: boolean; worker: boolean }): Promise<voi
   const ctx: AppContext = createContext(env, { clock, name: parts.web && parts.worker ? 'laurel' : parts.web ? 'laurel-web' : 'laurel-worker' });
   if (clock !== systemClock) ctx.log.warn({ speed: process.env.LAUREL_CLOCK_SPEED }, 'warped clock on (soak): time runs faster than real time');
   Object.assign(ctx.faults, faultHooksFromEnvironment(process.env, ctx.log));
-  await waitUntilReady(ctx.queueRedis, 30_000).catch((err: Error) => ctx.log.warn({ err: err.message }, 'queue Redis not ready yet'));
+  const readiness = laurelReadiness(ctx, parts.web ? 'web' : 'worker');
 
   // Closers are added as parts start; signals are handled from the first moment, so a
   // SIGTERM during start-up still shuts down in order instead of killing the process.
@@ -33,46 +40,58 @@ export async function run(parts: { web: boolean; worker: boolean }): Promise<voi
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    ctx.log.info({ signal }, 'shutting down');
+    readiness.drain();
+    ctx.log.info({ signal, delayMs: env.SHUTDOWN_DELAY_MS }, 'shutting down');
+    await sleep(env.SHUTDOWN_DELAY_MS);
     const timer = setTimeout(() => {
       ctx.log.error('shutdown took too long; exiting');
       process.exit(1);
-    }, SHUTDOWN_TIMEOUT_MS);
+    }, env.SHUTDOWN_TIMEOUT_MS);
     for (const close of closers) await close().catch((err: Error) => ctx.log.error({ err: err.message }, 'close failed'));
     await ctx.close();
     clearTimeout(timer);
+    ctx.log.info('stopped');
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
-  if (parts.worker) {
-    const workers = startWorkers(ctx);
-    closers.push(() => workers.close());
-    ctx.log.info({ concurrency: env.WORKER_CONCURRENCY }, 'workers started');
-    await waitUntilReady(ctx.leaderboard.redis, 30_000).catch((err: Error) => ctx.log.warn({ err: err.message }, 'leaderboard Redis not ready yet'));
-    await rebuildIfLeaderboardLost(ctx).catch((err: Error) => ctx.log.error({ err: err.message }, 'start-up rebuild check failed'));
-  }
-  if (parts.worker && !parts.web) {
-    // Worker-only processes have no web side: their metrics get a port of their own.
-    const metrics = createHttpServer((req, res) => {
-      if (req.url !== '/metrics') return void res.writeHead(404).end();
-      ctx.metrics.registry.metrics().then(
-        (text) => res.writeHead(200, { 'content-type': ctx.metrics.registry.contentType }).end(text),
-        () => res.writeHead(500).end(),
-      );
-    }, env).listen(env.METRICS_PORT);
-    closers.push(() => new Promise<void>((resolve) => metrics.close(() => resolve())));
-  }
+
+  /** Runs a start-up task until it succeeds, logging failures through the repeat limit. */
+  const untilDone = async (dependency: string, what: string, task: () => Promise<unknown>) => {
+    while (!stopping) {
+      try {
+        await task();
+        return;
+      } catch (err) {
+        ctx.failures.warn(dependency, err as Error, `${what} failed; retrying`);
+        await sleep(RETRY_EVERY_MS);
+      }
+    }
+  };
+
   if (parts.web) {
     joinClusterMetrics(ctx.metrics.registry);
-    const web = createWebApp(ctx);
+    const web = createWebApp(ctx, readiness);
     const server: Server = createHttpServer(web.app, env).listen(env.PORT, () => ctx.log.info({ port: env.PORT }, 'http listening'));
-    closers.unshift(async () => {
+    closers.push(async () => {
       web.closeStreams();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await web.close();
     });
+  } else {
+    // Worker-only processes have no web side: probes and metrics get a port of their own.
+    const probes = createHttpServer(probeHandler({ readiness, registry: ctx.metrics.registry, adminKey: env.ADMIN_API_KEY }), env);
+    probes.listen(env.METRICS_PORT, () => ctx.log.info({ port: env.METRICS_PORT }, 'probes listening'));
+    // Last: the probes answer (draining) while the workers finish their jobs.
+    closers.push(() => new Promise<void>((resolve) => probes.close(() => resolve())));
   }
-
-
+  if (parts.worker) {
+    const workers = startWorkers(ctx, { schedulers: false });
+    // After the web side has stopped taking requests; before the probes of a worker-only process.
+    if (parts.web) closers.push(() => workers.close());
+    else closers.unshift(() => workers.close());
+    ctx.log.info({ concurrency: env.WORKER_CONCURRENCY }, 'workers started');
+    void untilDone('queue-redis', 'registering job schedulers', () => registerSchedulers(ctx.periodsQueue));
+    void untilDone('leaderboard-redis', 'start-up rebuild check', () => rebuildIfLeaderboardLost(ctx));
+  }
 }

@@ -1,3 +1,4 @@
+import '../config/dotenv.js';
 import cluster from 'node:cluster';
 import { loadEnvOrExit } from '../config/env.js';
 import { createLogger } from '../logger.js';

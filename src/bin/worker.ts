@@ -1,3 +1,4 @@
+import '../config/dotenv.js';
 import { run } from './run.js';
 
 await run({ web: false, worker: true });

@@ -2,6 +2,7 @@ import { createLaurelClient, LaurelError } from '../../clients/typescript/src/in
 import type { AppContext } from '../context.js';
 
 const REGIONS = ['FR', 'DE', 'US', 'BR', 'JP', 'KR'];
+const SUMMARY_EVERY_MS = 5000;
 const SERVERS = ['eu-west-1', 'eu-central-2', 'us-east-1', 'ap-north-1'];
 const BOARDS = [
   { id: 'demo-weekly-kills', def: { displayName: 'Weekly frags', aggregation: 'sum', period: 'week', categories: ['ranked', 'casual'], regions: true } },
@@ -30,7 +31,15 @@ export async function runDemo(ctx: AppContext, options: { url: string; seconds: 
   let seq = 0;
   const until = Date.now() + options.seconds * 1000;
   const skill = (p: number) => 1 + (p % 10); // some players are simply better
+  // A short progress line every few seconds; the server's own log lines stay in its terminal.
+  const started = Date.now();
+  let reported = started;
   while (Date.now() < until) {
+    if (Date.now() - reported >= SUMMARY_EVERY_MS) {
+      reported = Date.now();
+      const seconds = (reported - started) / 1000;
+      options.log(`demo: ${sent} events sent in ${Math.round(seconds)}s (${Math.round(sent / seconds)}/s); ${Math.round((until - reported) / 1000)}s to go`);
+    }
     await Promise.all(
       SERVERS.map(async (server) => {
         const events = Array.from({ length: 50 }, () => {
@@ -60,6 +69,13 @@ export async function runDemo(ctx: AppContext, options: { url: string; seconds: 
     );
     await new Promise((r) => setTimeout(r, 250));
   }
-  options.log(`demo: sent ${sent} events; try GET ${options.url}/v1/boards/demo-weekly-kills/standings`);
+  // The hint must work as printed: with a read key made for it, not the admin key.
+  const res = await fetch(`${options.url}/v1/admin/keys`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ctx.env.ADMIN_API_KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'demo reader', role: 'read' }),
+  });
+  const readKey = res.ok ? ((await res.json()) as { key: string }).key : '<a read key>';
+  options.log(`demo: sent ${sent} events; try:\n  curl -H 'Authorization: Bearer ${readKey}' '${options.url}/v1/boards/demo-weekly-kills/standings?limit=10'`);
   return sent;
 }

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import '../config/dotenv.js';
 import { buildProgram, describeFailure } from './program.js';
 
 await buildProgram()

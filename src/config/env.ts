@@ -52,6 +52,15 @@ const envSchema = z.object({
   JOB_LOCK_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   /** A worker running without the web side serves its own /metrics on this port. */
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  /** A dependency's failures are logged once per this many seconds, with a count of the rest. */
+  ERROR_LOG_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
+  /**
+   * On SIGTERM /readyz answers 503 at once, and the process keeps serving this long before it
+   * stops accepting connections, so load balancers take it out before connections are refused.
+   */
+  SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(120_000).default(0),
+  /** After the delay, in-flight requests and jobs get this long to finish before the process exits 1. */
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(15_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** How long an API key lookup is cached in memory; a revoked key stops working within this time. */
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(10),
@@ -118,6 +127,9 @@ const envSchema = z.object({
 
 export type Env = z.infer<typeof envSchema>;
 
+/** Every variable the environment schema reads (documented in .env.example). */
+export const ENV_VARIABLES: readonly string[] = Object.keys(envSchema.shape);
+
 export class EnvError extends Error {}
 
 /**
@@ -155,7 +167,7 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const name = String(issue.path[0] ?? 'environment');
-    const problem = issue.code === 'invalid_type' && cleaned[name] === undefined ? 'is required' : issue.message;
+    const problem = issue.code === 'invalid_type' && cleaned[name] === undefined ? 'is required (set it in the environment or in .env; .env.example lists every variable)' : issue.message;
     throw new EnvError(`invalid environment: ${name} ${problem}`);
   }
   return result.data;

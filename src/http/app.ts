@@ -21,6 +21,8 @@ import { operationsRoutes } from './routes/operations-routes.js';
 import { NotFound } from '../domain/errors.js';
 import { streamRoutes } from './routes/stream-routes.js';
 import { StreamHub } from '../services/realtime/stream-hub.js';
+import { laurelReadiness } from '../health/laurel-checks.js';
+import type { Readiness } from '../health/readiness.js';
 
 /** Largest request body read; a larger one is a 413 before it is parsed. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -70,13 +72,15 @@ export interface WebApp {
   app: Express;
   /** Ends the event streams, which would otherwise hold the server open (clients reconnect elsewhere). */
   closeStreams(): void;
+  /** What /readyz answers; the process drains it on shutdown. */
+  readiness: Readiness;
   /** What admits a request (`admit` in auth.ts), for any other front end of the same process. */
   admission: { verifier: ApiKeyVerifier; budgets: Budgets };
   close(): Promise<void>;
 }
 
 /** The HTTP side: intake, query API and operations routes over one context. */
-export function createWebApp(ctx: AppContext): WebApp {
+export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadiness(ctx, 'web')): WebApp {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
@@ -90,7 +94,7 @@ export function createWebApp(ctx: AppContext): WebApp {
   app.use(answerHeaders({ origins: ctx.env.CORS_ORIGINS }));
   app.use(compress);
   // Probes need no key and spend no budget.
-  app.use(healthRoutes(ctx));
+  app.use(healthRoutes(readiness));
   // Key and budget, then body: an unknown key, an exhausted budget or a keyless write is
   // refused before the body is read.
   const budgets = createBudgets(
@@ -123,6 +127,7 @@ export function createWebApp(ctx: AppContext): WebApp {
   return {
     app,
     closeStreams: () => streams.close(),
+    readiness,
     admission: { verifier, budgets },
     async close() {
       streams.close();

@@ -21,7 +21,20 @@ import { createKeySchema } from './routes/admin-key-routes.js';
 import { intakeQuerySchema } from './routes/event-routes.js';
 import * as answers from './schemas/responses.js';
 
-const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
+// The project's package.json is two folders up from the sources (src/http/) and three from
+// the build (dist/src/http/), which the image runs with package.json beside dist/.
+const version = ((): string => {
+  const load = createRequire(import.meta.url);
+  for (const candidate of ['../../package.json', '../../../package.json']) {
+    try {
+      const pkg = load(candidate) as { name?: string; version: string };
+      if (pkg.name === 'laurel') return pkg.version;
+    } catch {
+      // not at this level
+    }
+  }
+  throw new Error("Laurel's package.json not found above src/http");
+})();
 
 /** Request bodies, as components; converted with their input types (defaults make a field optional). */
 const requestBodies = z.registry<{ id: string }>();

@@ -13,7 +13,7 @@ import { isPeriodArchived } from '../storage/postgres/ledger-partitions.js';
 import type { IncompleteCategory } from '../storage/redis/leaderboard-cache.js';
 import { REBUILD_QUEUE, rebuildJobOptions, scopeDedupId, type RequestJob, type ScopeJob, type ScopeJobResult } from '../queue/rebuild-queue.js';
 import { queuePrefix } from '../queue/score-events-queue.js';
-import { claimInstanceMarkers } from '../storage/redis/instance-markers.js';
+import { claimInstanceMarkers, releaseInstanceMarkers } from '../storage/redis/instance-markers.js';
 import { NotFound, Conflict, InvalidInput } from '../domain/errors.js';
 import { parseOrThrow } from '../domain/validation.js';
 
@@ -145,7 +145,11 @@ export async function rebuildStatus(ctx: AppContext, rebuildId: string) {
 export async function rebuildIfLeaderboardLost(ctx: AppContext): Promise<string | null> {
   const now = ctx.clock.now().toISOString();
   if (!(await claimInstanceMarkers(ctx.leaderboard, ctx.env.REDIS_PREFIX, now))) return null;
-  const { rebuildId, scopes } = await requestRebuild(ctx, {}, 'startup');
+  // A marker left behind by a failed request would stop the next attempt from rebuilding.
+  const { rebuildId, scopes } = await requestRebuild(ctx, {}, 'startup').catch(async (err: unknown) => {
+    await releaseInstanceMarkers(ctx.leaderboard, ctx.env.REDIS_PREFIX).catch(() => undefined);
+    throw err;
+  });
   ctx.log.info({ rebuildId, scopes }, 'leaderboard Redis had no Laurel data: rebuilding open periods');
   return rebuildId;
 }

@@ -75,10 +75,16 @@ describe('/readyz', () => {
     try {
       expect((await h.api('GET', '/readyz', undefined, null)).body.checks.functions).toBe('ok');
       await sql`UPDATE laurel_functions SET hash = 'another release' WHERE name = 'laurel_apply_batch'`.execute(h.ctx.db);
-      const res = await h.api('GET', '/readyz', undefined, null);
+      // Readiness is evaluated at most once a second: ask until an evaluation after the change answers.
+      let res = await h.api('GET', '/readyz', undefined, null);
+      for (let i = 0; i < 50 && res.status === 200; i += 1) {
+        await new Promise((r) => setTimeout(r, 100));
+        res = await h.api('GET', '/readyz', undefined, null);
+      }
       expect(res.status).toBe(503);
       expect(res.body.failing).toEqual(['functions']);
-      expect(res.body.checks.functions).toBe('not installed: laurel_apply_batch (outdated)');
+      // Probes are public: the part is named, the reason stays in the logs and `laurel verify`.
+      expect(res.body.checks.functions).toBe('failing');
     } finally {
       await h.close();
     }

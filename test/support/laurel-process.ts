@@ -31,8 +31,14 @@ export interface LaurelProcess {
  * what production runs.
  */
 export function startLaurel(kind: keyof typeof ENTRY, env: Record<string, string>, name: string = kind): LaurelProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY[kind]], {
-    cwd: ROOT,
+  return startCommand([process.execPath, '--import', 'tsx', ENTRY[kind]], { env, name });
+}
+
+/** Any command that runs Laurel (`npm run web`, a Procfile line), with the same log capture. */
+export function startCommand(command: string[], options: { env: Record<string, string>; name: string; cwd?: string }): LaurelProcess {
+  const { env, name } = options;
+  const child = spawn(command[0]!, command.slice(1), {
+    cwd: options.cwd ?? ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

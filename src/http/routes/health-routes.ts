@@ -1,19 +1,14 @@
 import { Router } from 'express';
-import type { AppContext } from '../../context.js';
-import { readiness } from '../../services/readiness.js';
+import type { Readiness } from '../../health/readiness.js';
 
-export function healthRoutes(ctx: AppContext): Router {
+export function healthRoutes(readiness: Readiness): Router {
   const router = Router();
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
   router.get('/readyz', async (_req, res) => {
-    const { ready, failing, checks } = await readiness(ctx);
-    res.status(ready ? 200 : 503).json({
-      status: ready ? 'ready' : 'unavailable',
-      ...(ready ? {} : { failing }),
-      checks,
-    });
+    const report = await readiness.report();
+    res.status(report.ready ? 200 : 503).json(report.body);
   });
   return router;
 }

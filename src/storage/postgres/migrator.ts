@@ -11,8 +11,11 @@ import type { Database } from './schema.js';
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../migrations');
 
 /** The migration files: .ts in the sources, .js in dist/ (declaration and map files are not). */
-async function migrationFiles(): Promise<string[]> {
-  return (await fs.readdir(MIGRATIONS_DIR)).filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts')).sort();
+// The folder ships with the code and never changes under a running process: listed once
+// (readiness asks for pending migrations until they are current).
+let files: Promise<string[]> | undefined;
+function migrationFiles(): Promise<string[]> {
+  return (files ??= fs.readdir(MIGRATIONS_DIR).then((all) => all.filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts')).sort()));
 }
 
 /**

@@ -13,6 +13,10 @@ export async function claimInstanceMarkers(cache: LeaderboardCache, prefix: stri
   return created.includes('OK');
 }
 
+export async function releaseInstanceMarkers(cache: LeaderboardCache, prefix: string): Promise<void> {
+  await Promise.all(markerKeys(cache.redis, `${prefix}:lb:instance`).map((marker) => cache.redis.del(marker)));
+}
+
 /**
  * The marker keys: one on a standalone Redis; on a cluster one per master, each with a hash
  * tag that lands in a slot that master serves.
