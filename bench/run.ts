@@ -83,7 +83,7 @@ let worker: ChildProcess | undefined;
 async function startWorker(concurrency: number) {
   if (worker) await stopProcess(worker);
   worker = startProcess('src/bin/worker.ts', { ...env, WORKER_CONCURRENCY: String(concurrency) });
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${WORKER_METRICS_PORT}/metrics`)).ok, 30_000, 'worker');
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${WORKER_METRICS_PORT}/healthz`)).ok, 30_000, 'worker');
 }
 
 let seq = 0;
@@ -118,7 +118,7 @@ async function ingest(batch: number, concurrency: number) {
 /** Lag at a fixed arrival rate (open loop), from the worker's received -> projected histogram. */
 async function lagAtRate(rate: number, concurrency: number) {
   await startWorker(concurrency);
-  const metrics = async () => (await fetch(`http://127.0.0.1:${WORKER_METRICS_PORT}/metrics`)).text();
+  const metrics = async () => (await fetch(`http://127.0.0.1:${WORKER_METRICS_PORT}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).text();
   const before = parseHistogram(await metrics(), 'laurel_event_visible_lag_seconds');
   const perRequest = 100;
   await openLoop(10, rate / perRequest, async () => {
