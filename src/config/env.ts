@@ -90,8 +90,8 @@ const envSchema = z.object({
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
   /** How long an idle keep-alive connection stays open; behind a load balancer, longer than its idle timeout. */
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
-  /** Open connections one web process accepts; beyond, new ones are closed at once. */
-  HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1_000_000).default(4096),
+  /** Open connections one web process accepts (SPEC §9.5: 10,000 open streams fit); beyond, new ones are closed at once. */
+  HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1_000_000).default(16_384),
   /**
    * Postgres standings reads at once per process while the leaderboard Redis cannot answer;
    * one more is refused with 503 and Retry-After, so a burst during a Redis loss cannot
