@@ -17,7 +17,7 @@ import { Metrics } from './observability/metrics.js';
 import type { LaurelError } from './domain/errors.js';
 import { storageFailure } from './storage/failures.js';
 import { RepeatLimitedLog } from './observability/repeat-limited-log.js';
-import { FallbackReads } from './services/fallback-reads.js';
+import { FallbackReads } from './storage/postgres/fallback-reads.js';
 import { MemberDirectory } from './services/member-directory.js';
 import { MemberChanges } from './storage/redis/member-changes.js';
 import { QueueMemoryGuard } from './services/intake-backpressure.js';

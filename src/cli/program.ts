@@ -12,7 +12,7 @@ import { parse as parseYaml } from 'yaml';
 import { createApiKey, revokeApiKey } from '../services/api-keys.js';
 import { putBoard } from '../services/boards-service.js';
 import { runDemo } from './demo.js';
-import { InvalidInput, LaurelError } from '../domain/errors.js';
+import { InvalidInput, LaurelError, NotFound } from '../domain/errors.js';
 import { archiveLedger } from '../services/ledger-archive.js';
 import {
   countDefaultPartition,
@@ -114,7 +114,7 @@ export function buildProgram(configure?: (root: Command) => void): Command {
     .description('revoke a key by id')
     .action(async (id: string) => {
       await withContext(async (ctx) => {
-        if (!(await revokeApiKey(ctx.db, id))) throw new Error(`no active key with id ${id}`);
+        if (!(await revokeApiKey(ctx.db, id))) throw new NotFound(`no active key with id ${id}`);
         console.log(`revoked ${id}`);
       });
     });

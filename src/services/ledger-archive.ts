@@ -3,9 +3,10 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
-import { to as copyTo } from 'pg-copy-streams';
 import type { AppContext } from '../context.js';
+import { InvalidInput, Unavailable } from '../domain/errors.js';
 import {
+  copyArchivedMonth,
   detachMonth,
   dropArchiveTable,
   listLedgerArchives,
@@ -17,7 +18,6 @@ import {
   type LedgerArchive,
   type Month,
 } from '../storage/postgres/ledger-partitions.js';
-import { hasPgCode, PG_ERROR } from '../storage/postgres/pg-errors.js';
 
 export interface ArchiveOptions {
   /** Archive the months strictly before this one (YYYY-MM, at most the current month). */
@@ -44,9 +44,9 @@ type Ctx = Pick<AppContext, 'db' | 'postgres' | 'clock' | 'log'>;
  */
 export async function archiveLedger(ctx: Ctx, options: ArchiveOptions): Promise<ArchiveReport> {
   const current = monthOf(ctx.clock.now());
-  if (!MONTH.test(options.before)) throw new Error(`--before must be a month as YYYY-MM, not "${options.before}"`);
-  if (options.before > current) throw new Error(`--before ${options.before} is after the current month ${current}: only past months can be archived`);
-  if (options.drop && !options.outDir) throw new Error('--drop needs --out: a month is dropped only once its file is written');
+  if (!MONTH.test(options.before)) throw invalid('before', `--before must be a month as YYYY-MM, not "${options.before}"`);
+  if (options.before > current) throw invalid('before', `--before ${options.before} is after the current month ${current}: only past months can be archived`);
+  if (options.drop && !options.outDir) throw invalid('drop', '--drop needs --out: a month is dropped only once its file is written');
   const report: ArchiveReport = { archived: [], refused: [] };
 
   for (const partition of await listLedgerPartitions(ctx.db)) {
@@ -84,32 +84,26 @@ async function writeArchiveFile(ctx: Ctx, archive: LedgerArchive & { events: num
   await mkdir(outDir, { recursive: true });
   const file = path.resolve(outDir, `score_events_${archive.month}.csv.gz`);
   const partial = `${file}.partial`;
-  const client = await ctx.postgres.pool.connect();
-  let failure: Error | undefined;
   try {
-    const source = `ledger_archive.${quoteIdent(archive.table)}`;
-    const copy = client.query(copyTo(`COPY (SELECT * FROM ${source} ORDER BY occurred_at, id) TO STDOUT WITH (FORMAT csv, HEADER true)`));
     // Owner-only: the archive holds every member's events. A partial file left by a stopped
     // run is removed first, since an existing file keeps its old mode.
     await rm(partial, { force: true });
-    await pipeline(copy, createGzip(), createWriteStream(partial, { mode: ARCHIVE_FILE_MODE }));
-    if (copy.rowCount !== archive.events) {
-      throw new Error(`archive of ${archive.month} wrote ${copy.rowCount} rows, expected ${archive.events}`);
+    const rows = await copyArchivedMonth(ctx.postgres, archive.table, (csv) =>
+      pipeline(csv, createGzip(), createWriteStream(partial, { mode: ARCHIVE_FILE_MODE })),
+    );
+    if (rows !== archive.events) {
+      throw new Error(`archive of ${archive.month} wrote ${rows} rows, expected ${archive.events}`);
     }
     await rename(partial, file);
     return file;
   } catch (err) {
     await rm(partial, { force: true });
-    failure = err as Error;
     throw err;
-  } finally {
-    // A client whose COPY failed may be unusable: the pool discards it rather than reuse it.
-    client.release(failure);
   }
 }
 
-function quoteIdent(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
+function invalid(path: string, message: string): InvalidInput {
+  return new InvalidInput(message, [{ path, message }]);
 }
 
 /** Detaching gives up quickly on a busy ledger; a few spaced tries usually find a gap. */
@@ -118,7 +112,7 @@ async function withLockRetries<T>(ctx: Ctx, fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (err) {
-      if (!hasPgCode(err, PG_ERROR.lockNotAvailable, PG_ERROR.deadlockDetected) || attempt >= 5) throw err;
+      if (!(err instanceof Unavailable) || attempt >= 5) throw err;
       ctx.log.warn({ attempt, err: (err as Error).message }, 'ledger busy; retrying the detach');
       await new Promise((r) => setTimeout(r, 1000 * attempt));
     }

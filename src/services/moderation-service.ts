@@ -16,7 +16,6 @@ import { project, queueReprojection, retentionCutoff } from './member-projection
 import { memberView } from './member-profile-service.js';
 import { NotFound, Conflict } from '../domain/errors.js';
 import { parseOrThrow } from '../domain/validation.js';
-import { hasPgCode, PG_ERROR } from '../storage/postgres/pg-errors.js';
 
 export const reasonSchema = z.object({ reason: z.string().trim().min(1).max(500).refine(isSafeText, UNSAFE_TEXT_MESSAGE) }).strict();
 
@@ -76,17 +75,10 @@ export async function voidEvent(ctx: AppContext, key: string, body: unknown, by:
     if (event.status === 'voided') return { member: event.member_id, reason: event.void_reason };
     await lockMember(trx, event.member_id, false);
     const ref = { key, board: event.board_id, period: event.period_key, member: event.member_id };
-    try {
-      await voidEventAndRecompute(trx, ref, reason, ctx.clock.now());
-      await queueReprojection(ctx, event.member_id, true);
-      ctx.log.info({ idempotencyKey: key, member: event.member_id, by }, 'event voided');
-      return { member: event.member_id, reason };
-    } catch (err) {
-      if (hasPgCode(err, PG_ERROR.checkViolation)) {
-        throw new Conflict('voiding this event would take the member aggregate beyond ±2^40');
-      }
-      throw err;
-    }
+    await voidEventAndRecompute(trx, ref, reason, ctx.clock.now());
+    await queueReprojection(ctx, event.member_id, true);
+    ctx.log.info({ idempotencyKey: key, member: event.member_id, by }, 'event voided');
+    return { member: event.member_id, reason };
   });
   await project(ctx, await memberProjection(ctx.db, outcome.member, { openOnly: true }));
   return { idempotencyKey: key, status: 'voided', reason: outcome.reason };

@@ -67,6 +67,18 @@ describe('migrating: tables by migration, stored functions by definition', () =>
     expect(body.rows[0]!.src).not.toContain('a later release');
     expect(await migrateToLatest(a)).toEqual({ migrations: [], functions: [] });
   });
+
+  it('notices a function changed by hand behind the recorded definition, and migrating puts it back', async () => {
+    const fn = 'laurel_ensure_ledger_partition';
+    const signature = async () =>
+      (await sql<{ sig: string; cost: number }>`SELECT oid::regprocedure::text AS sig, procost AS cost FROM pg_proc WHERE proname = ${fn}`.execute(a)).rows[0]!;
+    const { sig, cost } = await signature();
+    await sql.raw(`ALTER FUNCTION ${sig} COST ${cost + 17}`).execute(a);
+    expect(await storedFunctionDrift(a)).toEqual([{ name: fn, state: 'altered' }]);
+    expect(await migrateToLatest(a)).toEqual({ migrations: [], functions: [fn] });
+    expect((await signature()).cost).toBe(cost);
+    expect(await storedFunctionDrift(a)).toEqual([]);
+  });
 });
 
 describe('/readyz', () => {

@@ -1,5 +1,9 @@
+import type { Readable } from 'node:stream';
 import { sql } from 'kysely';
-import type { Db } from './database.js';
+import { to as copyTo } from 'pg-copy-streams';
+import { Unavailable } from '../../domain/errors.js';
+import type { Db, PostgresHandle } from './database.js';
+import { hasPgCode, PG_ERROR } from './pg-errors.js';
 
 /**
  * The ledger (score_events) is partitioned by UTC month of occurred_at, with a default
@@ -131,6 +135,18 @@ export type DetachOutcome =
  * timeout fails the call (safe to repeat) rather than stall ingestion behind it.
  */
 export async function detachMonth(db: Db, partition: LedgerPartition, now: Date): Promise<DetachOutcome> {
+  try {
+    return await detachMonthOnce(db, partition, now);
+  } catch (err) {
+    // A lock not had in time (or a deadlock with a batch) leaves nothing done: worth retrying.
+    if (hasPgCode(err, PG_ERROR.lockNotAvailable, PG_ERROR.deadlockDetected)) {
+      throw new Unavailable(`the ledger is busy; month ${partition.month} was not detached`, undefined, { cause: err });
+    }
+    throw err;
+  }
+}
+
+async function detachMonthOnce(db: Db, partition: LedgerPartition, now: Date): Promise<DetachOutcome> {
   return db.transaction().execute(async (trx) => {
     await sql`SELECT set_config('lock_timeout', '3s', true)`.execute(trx);
     await sql`SELECT pg_advisory_xact_lock(hashtext('laurel_ledger_partitions'))`.execute(trx);
@@ -209,4 +225,29 @@ export async function isPeriodArchived(db: Db, board: string, period: string): P
     .limit(1)
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/**
+ * Streams a detached month as CSV (with a header row, in ledger order) into `write`, which
+ * consumes the rows; returns how many rows Postgres sent. The client is discarded, not
+ * reused, when the COPY failed.
+ */
+export async function copyArchivedMonth(postgres: PostgresHandle, table: string, write: (rows: Readable) => Promise<void>): Promise<number> {
+  const client = await postgres.pool.connect();
+  let failure: Error | undefined;
+  try {
+    const source = `ledger_archive.${quoteIdent(table)}`;
+    const copy = client.query(copyTo(`COPY (SELECT * FROM ${source} ORDER BY occurred_at, id) TO STDOUT WITH (FORMAT csv, HEADER true)`));
+    await write(copy);
+    return copy.rowCount;
+  } catch (err) {
+    failure = err as Error;
+    throw err;
+  } finally {
+    client.release(failure);
+  }
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
 }

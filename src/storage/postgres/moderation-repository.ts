@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
+import { Conflict } from '../../domain/errors.js';
 import type { Db } from './database.js';
 import type { AggregateState } from './events-repository.js';
+import { hasPgCode, PG_ERROR } from './pg-errors.js';
 
 export interface MemberRow {
   id: string;
@@ -92,7 +94,10 @@ export async function exclusionHistory(db: Db, memberId: string) {
   return db.selectFrom('member_exclusions').selectAll().where('member_id', '=', memberId).orderBy('id').execute();
 }
 
-/** Marks an event voided and recomputes its member's aggregates of that period from the ledger. */
+/**
+ * Marks an event voided and recomputes its member's aggregates of that period from the ledger.
+ * Conflict when the recomputed aggregate would leave ±2^40 (a sum without a negative event).
+ */
 export async function voidEventAndRecompute(
   db: Db,
   event: { key: string; board: string; period: string; member: string },
@@ -105,7 +110,14 @@ export async function voidEventAndRecompute(
     .where('idempotency_key', '=', event.key)
     .where('occurred_at', '=', (eb) => eb.selectFrom('score_event_keys').select('occurred_at').where('idempotency_key', '=', event.key))
     .execute();
-  await recomputeAggregates(db, { board: event.board, period: event.period, member: event.member, category: null }, at);
+  try {
+    await recomputeAggregates(db, { board: event.board, period: event.period, member: event.member, category: null }, at);
+  } catch (err) {
+    if (hasPgCode(err, PG_ERROR.checkViolation)) {
+      throw new Conflict('voiding this event would take the member aggregate beyond ±2^40', undefined, { cause: err });
+    }
+    throw err;
+  }
 }
 
 /** Recomputes aggregates from the ledger (see laurel_recompute_aggregates); returns rows written. */

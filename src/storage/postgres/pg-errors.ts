@@ -11,6 +11,8 @@ export const PG_ERROR = {
   /** A lock not granted within lock_timeout. */
   lockNotAvailable: '55P03',
   deadlockDetected: '40P01',
+  /** statement_timeout (or a cancel request) ended the statement. */
+  queryCanceled: '57014',
   /** The server is going away or not accepting connections. */
   adminShutdown: '57P01',
   crashShutdown: '57P02',

@@ -212,6 +212,8 @@ export interface LaurelFunctionsTable {
   name: string;
   hash: string;
   installed_at: Generated<Date>;
+  /** md5 of pg_get_functiondef right after this definition was installed. */
+  catalog_hash: string | null;
 }
 
 export interface RebuildLogTable {

@@ -1,6 +1,7 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { EventEmitter } from 'node:events';
 import type { Env } from '../../config/env.js';
+import { Unavailable } from '../../domain/errors.js';
 
 /** A standalone Redis or a Redis Cluster: both take the same commands. */
 export type RedisClient = Redis | Cluster;
@@ -92,9 +93,9 @@ export function mastersOf(redis: RedisClient): Redis[] {
 
 /** Readiness: every master answers (a cluster with one master down cannot serve its slots). */
 export async function pingAll(redis: RedisClient): Promise<void> {
-  if (isCluster(redis) && redis.status !== 'ready') throw new Error(`cluster is ${redis.status}`);
+  if (isCluster(redis) && redis.status !== 'ready') throw new Unavailable(`redis cluster is ${redis.status}`);
   const masters = mastersOf(redis);
-  if (masters.length === 0) throw new Error('no master reachable');
+  if (masters.length === 0) throw new Unavailable('no redis master reachable');
   await Promise.all(masters.map((m) => m.ping()));
 }
 
@@ -104,7 +105,7 @@ export async function waitUntilReady(redis: RedisClient, timeoutMs = 10_000): Pr
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       cleanup();
-      reject(new Error(`redis not ready after ${timeoutMs} ms`));
+      reject(new Unavailable(`redis not ready after ${timeoutMs} ms`));
     }, timeoutMs);
     const onReady = () => {
       cleanup();

@@ -1,7 +1,6 @@
-import type { Db } from '../storage/postgres/database.js';
-import { Unavailable } from '../domain/errors.js';
-
-const QUERY_CANCELED = '57014';
+import { Unavailable } from '../../domain/errors.js';
+import type { Db } from './database.js';
+import { hasPgCode, PG_ERROR } from './pg-errors.js';
 
 const unavailable = (message: string) => new Unavailable(message);
 
@@ -31,7 +30,7 @@ export class FallbackReads {
     try {
       return await read(this.db);
     } catch (err) {
-      if ((err as { code?: unknown }).code === QUERY_CANCELED) {
+      if (hasPgCode(err, PG_ERROR.queryCanceled)) {
         throw unavailable('standings could not be read from the database in time while the cache recovers; retry shortly');
       }
       throw err;
