@@ -100,9 +100,11 @@ export function table(headers, rows, props = {}) {
     'table',
     { 'aria-label': props.label },
     h('thead', {}, h('tr', {}, headers.map((text) => h('th', { scope: 'col' }, text)))),
-    h('tbody', {}, rows.map((cells) => h('tr', {}, cells.map((cell) => h('td', {}, cell ?? '—'))))),
+    h('tbody', {}, rows.map(tableRow)),
   );
 }
+
+export const tableRow = (cells) => h('tr', {}, cells.map((cell) => h('td', {}, cell ?? '—')));
 
 /** Definition list of [term, value] pairs. */
 export function facts(pairs) {

@@ -1,5 +1,5 @@
 import { api, seg } from '../api.js';
-import { errorBox, facts, field, form, h, input, link, notice, panel, table, time } from '../dom.js';
+import { button, errorBox, facts, field, form, h, input, link, notice, panel, table, tableRow, time } from '../dom.js';
 
 export function membersPage({ navigate }) {
   return h(
@@ -64,15 +64,29 @@ export function memberPage({ params, signal }) {
       result.replaceChildren(eventCard(await api('GET', `/v1/events/${seg(key.trim())}`), refreshAll));
     });
     const listed = h('div', {});
+    const columns = ['Key', 'Board', 'Period', 'Status', 'Value', 'Occurred', 'Reason', ''];
+    const rowsOf = (list) => list.map((e) => [e.idempotencyKey, e.board, e.period, e.status, String(e.value), time(e.occurredAt), e.reason, e.status === 'applied' ? voidForm(e.idempotencyKey, refreshAll) : null]);
+    // Newest first, a page at a time: `nextCursor` pages on (SPEC §9.3).
+    const more = async (cursor) => {
+      const page = await api('GET', `${path}/events`, { query: { limit: 50, cursor }, signal });
+      return { rows: rowsOf(page.events), next: page.nextCursor };
+    };
     try {
-      const page = await api('GET', `${path}/events`, { query: { limit: 50 }, signal });
-      listed.append(
-        table(
-          ['Key', 'Board', 'Period', 'Status', 'Value', 'Occurred', 'Reason', ''],
-          page.events.map((e) => [e.idempotencyKey, e.board, e.period, e.status, String(e.value), time(e.occurredAt), e.reason, e.status === 'applied' ? voidForm(e.idempotencyKey, refreshAll) : null]),
-          { label: 'Member events', empty: 'No events.' },
-        ),
-      );
+      const first = await more(undefined);
+      const shown = table(columns, first.rows, { label: 'Member events', empty: 'No events.' });
+      listed.append(shown);
+      let next = first.next;
+      const older = button('Older events', async () => {
+        try {
+          const page = await more(next);
+          shown.querySelector('tbody')?.append(...page.rows.map(tableRow));
+          next = page.next;
+          older.hidden = next === null;
+        } catch (err) {
+          listed.append(errorBox(err));
+        }
+      }, { hidden: next === null });
+      listed.append(older);
     } catch (err) {
       // Not every deployment lists a member's events yet (SPEC §9.3); the lookup by key still works.
       listed.append(errorBox(err));
@@ -105,7 +119,7 @@ export function memberPage({ params, signal }) {
       'div',
       {},
       h('p', {}, 'Erasing removes the member, their events, awards and notifications everywhere (SPEC §9.4). It cannot be undone.'),
-      form({ 'aria-label': 'Erase member', class: 'inline' }, [field(`Type ${member} to confirm`, confirm)], 'Erase member', async ({ confirm: typed }) => {
+      form({ 'aria-label': 'Erase member', class: 'inline danger' }, [field(`Type ${member} to confirm`, confirm)], 'Erase member', async ({ confirm: typed }) => {
         if (typed !== member) throw Object.assign(new Error('type the member id exactly to confirm the erasure'), { details: [] });
         const { erasureId } = await api('DELETE', path);
         await followErasure(erasureId, status, signal);

@@ -1,5 +1,5 @@
 import { api, seg } from '../api.js';
-import { facts, field, form, h, input, link, select, table, time } from '../dom.js';
+import { errorBox, facts, field, form, h, input, link, select, table, time } from '../dom.js';
 
 // The API has no list of rebuilds; this tab remembers the ones it started.
 const STARTED = 'laurel.console.rebuilds';
@@ -41,19 +41,25 @@ const FINAL = new Set(['completed', 'failed']);
 /** A rebuild's progress, read again every second until it finishes or the page is left. */
 export async function rebuildPage({ params, signal }) {
   const id = params[0];
-  const body = h('div', {}, view(await api('GET', `/v1/admin/rebuilds/${seg(id)}`, { signal })));
-  const follow = async (last) => {
+  const read = () => api('GET', `/v1/admin/rebuilds/${seg(id)}`, { signal });
+  let last = await read();
+  const body = h('div', {}, view(last));
+  const problem = h('div', {});
+  void (async () => {
     while (!FINAL.has(last.state) && !signal.aborted) {
       await new Promise((resolve) => setTimeout(resolve, 1000));
       if (signal.aborted) return;
-      last = await api('GET', `/v1/admin/rebuilds/${seg(id)}`, { signal });
-      body.replaceChildren(view(last));
+      try {
+        last = await read();
+        body.replaceChildren(view(last));
+        problem.replaceChildren();
+      } catch (err) {
+        // A failed read (Redis down, say) is shown and tried again a second later.
+        if (!signal.aborted) problem.replaceChildren(errorBox(err));
+      }
     }
-  };
-  const first = await api('GET', `/v1/admin/rebuilds/${seg(id)}`, { signal });
-  body.replaceChildren(view(first));
-  follow(first).catch(() => undefined);
-  return h('div', {}, h('h1', {}, `Rebuild ${id}`), h('p', {}, link('#/rebuilds', 'Rebuilds')), body);
+  })();
+  return h('div', {}, h('h1', {}, `Rebuild ${id}`), h('p', {}, link('#/rebuilds', 'Rebuilds')), problem, body);
 }
 
 function view(r) {
