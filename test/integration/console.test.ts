@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTick } from '../../workers/period-tick.js';
@@ -36,7 +36,7 @@ async function shot(name: string): Promise<void> {
 
 /** The text of each body row's cells. */
 function rowsOf(table: Locator): Promise<string[][]> {
-  return table.locator('tbody tr').evaluateAll((rows) => rows.map((r) => [...(r as HTMLTableRowElement).cells].map((c) => c.textContent ?? '')));
+  return table.locator('tbody tr').evaluateAll((rows) => rows.map((r: any) => [...r.cells].map((c: any) => String(c.textContent ?? ''))));
 }
 
 /** The value shown for a term of a facts list inside `scope`. */
@@ -60,7 +60,8 @@ beforeAll(async () => {
   browser = await chromium.launch({ executablePath, args: BROWSER_ARGS });
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   await context.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
+    const doc = (globalThis as any).document;
+    doc.addEventListener('securitypolicyviolation', (e: any) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
   });
   page = await context.newPage();
   page.setDefaultTimeout(15_000);
@@ -92,6 +93,15 @@ describe('the console', () => {
     expect((await fetch(`${h.baseUrl}/console/no-such-file.js`)).status).toBe(404);
   });
 
+  it('builds its pages from text and elements, never from markup', () => {
+    const files = readdirSync('src/console', { recursive: true, encoding: 'utf8' }).filter((f) => /\.(js|html)$/.test(f));
+    expect(files).toContain('app.js');
+    for (const file of files) {
+      const text = readFileSync(`src/console/${file}`, 'utf8');
+      expect(text, file).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|style=|<script>/);
+    }
+  });
+
   it('refuses a wrong key and a non-admin key with the API message and stays on the login', async () => {
     await go('/boards');
     await page.getByRole('heading', { name: 'Log in' }).waitFor();
@@ -99,14 +109,14 @@ describe('the console', () => {
     await page.getByLabel('Admin key').fill('not-a-key');
     await page.getByRole('button', { name: 'Log in' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toBe('401 unknown or revoked API key');
-    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
     expect(await page.getByRole('navigation').isHidden()).toBe(true);
 
     const read = (await h.api('POST', '/v1/admin/keys', { name: 'console-read', role: 'read' })).body;
     await page.getByLabel('Admin key').fill(read.key);
     await page.getByRole('button', { name: 'Log in' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toBe('403 this route needs the admin role; the key "console-read" has read');
-    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
   });
 
   it('logs in with the admin key, kept in session storage and never in a cookie', async () => {
@@ -114,7 +124,7 @@ describe('the console', () => {
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.getByRole('heading', { name: 'Boards' }).waitFor();
     await page.getByText('No boards yet.').waitFor();
-    expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([ADMIN_KEY]);
+    expect(await page.evaluate('Object.values(sessionStorage)')).toEqual([ADMIN_KEY]);
     expect(await page.context().cookies()).toEqual([]);
   });
 
@@ -255,6 +265,13 @@ describe('the console', () => {
     expect(await fact(card, 'Reason').textContent()).toBe('replayed packet');
     expect(await card.getByRole('button', { name: 'Void' }).count()).toBe(0);
 
+    // Erasure asks for the member id first; a mistyped one sends nothing.
+    const erase = page.getByRole('form', { name: 'Erase member' });
+    await erase.getByLabel(`Type ${member.member} to confirm`).fill('p01');
+    await erase.getByRole('button', { name: 'Erase member' }).click();
+    await expect.poll(() => erase.getByRole('alert').textContent()).toBe('type the member id exactly to confirm the erasure');
+    expect((await h.api('GET', `/v1/members/${member.member}`)).status).toBe(200);
+
     await lookup.getByLabel('Idempotency key').fill('no-such-event');
     await lookup.getByRole('button', { name: 'Look up' }).click();
     const missing = await h.api('GET', '/v1/events/no-such-event');
@@ -318,7 +335,7 @@ describe('the console', () => {
     const key = (await shown.textContent())!;
     const asKey = () => fetch(`${h.baseUrl}/v1/boards`, { headers: { authorization: `Bearer ${key}` } });
     expect((await asKey()).status).toBe(200);
-    expect(await page.evaluate(() => JSON.stringify(sessionStorage))).not.toContain(key);
+    expect(await page.evaluate('JSON.stringify(sessionStorage)')).not.toContain(key);
     await shot('keys');
 
     const row = page.getByRole('table', { name: 'Created keys' }).locator('tbody tr', { hasText: 'ops-dashboard' });
@@ -335,7 +352,7 @@ describe('the console', () => {
 
   it('goes back to the login with the API message when its key is revoked mid-session', async () => {
     const admin = (await h.api('POST', '/v1/admin/keys', { name: 'console-admin', role: 'admin' })).body;
-    await page.evaluate(() => sessionStorage.clear());
+    await page.evaluate('sessionStorage.clear()');
     await go('/boards');
     await page.getByLabel('Admin key').fill(admin.key);
     await page.getByRole('button', { name: 'Log in' }).click();
@@ -345,7 +362,7 @@ describe('the console', () => {
     await page.getByRole('link', { name: 'Boards', exact: true }).click();
     await page.getByRole('heading', { name: 'Log in' }).waitFor();
     expect(await page.getByRole('alert').textContent()).toBe('401 unknown or revoked API key');
-    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
   });
 
   it('ran without a script error or a content security policy violation', () => {
