@@ -21,8 +21,12 @@ export class ApiError extends Error {
   }
 }
 
+/** @type {(error: ApiError) => void} */
 let unauthorizedHandler = () => {};
-/** What happens when a call is refused with 401 (the key was revoked, say): back to the login. */
+/**
+ * What happens when a call is refused with 401 (the key was revoked, say): back to the login.
+ * @param {(error: ApiError) => void} handler
+ */
 export function onUnauthorized(handler) {
   unauthorizedHandler = handler;
 }
@@ -36,6 +40,21 @@ function urlOf(path, query) {
   return search ? `${path}?${search}` : path;
 }
 
+/**
+ * @typedef {object} CallOptions
+ * @property {unknown} [body] sent as JSON
+ * @property {Record<string, unknown>} [query] empty values are left out
+ * @property {string | null} [key] the session's key unless given (the login tries one)
+ * @property {AbortSignal} [signal]
+ * @property {string} [accept]
+ */
+
+/**
+ * @param {string} method
+ * @param {string} path
+ * @param {CallOptions} [options]
+ * @returns {Promise<Response>}
+ */
 async function send(method, path, { body, query, key = session.key(), signal, accept } = {}) {
   const headers = { authorization: `Bearer ${key}` };
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -60,7 +79,13 @@ async function send(method, path, { body, query, key = session.key(), signal, ac
   throw error;
 }
 
-/** Calls the API; resolves to the parsed answer (null for 204), rejects with an ApiError. */
+/**
+ * Calls the API; resolves to the parsed answer (null for 204), rejects with an ApiError.
+ * @param {string} method
+ * @param {string} path
+ * @param {CallOptions} [options]
+ * @returns {Promise<any>}
+ */
 export async function api(method, path, options = {}) {
   const res = await send(method, path, options);
   if (res.status === 204) return null;

@@ -7,7 +7,10 @@ import { periodsPage, resultsPage } from './pages/periods.js';
 import { rebuildPage, rebuildsPage } from './pages/rebuilds.js';
 import { keysPage } from './pages/keys.js';
 
+/** @typedef {{ params: Array<string | undefined>, query: Record<string, string>, signal: AbortSignal, navigate: typeof navigate }} PageContext */
+
 // Hash routes: the server only ever serves the one page, and a reload stays where it was.
+/** @type {Array<[RegExp, (ctx: PageContext) => Element | Promise<Element>]>} */
 const ROUTES = [
   [/^\/boards$/, boardsPage],
   [/^\/boards\/new$/, (ctx) => boardFormPage(ctx, null)],
@@ -77,7 +80,7 @@ async function render() {
   }
   main.replaceChildren(h('p', { class: 'loading' }, 'Loading…'));
   try {
-    const page = await route[1]({ params, query: Object.fromEntries(new URLSearchParams(search)), signal: controller.signal, navigate, reload: render });
+    const page = await route[1]({ params, query: Object.fromEntries(new URLSearchParams(search)), signal: controller.signal, navigate });
     if (controller.signal.aborted) return;
     main.replaceChildren(page);
     const heading = page.querySelector('h1');

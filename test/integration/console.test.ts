@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTick } from '../../workers/period-tick.js';
@@ -26,6 +28,7 @@ let h: Harness;
 let browser: Browser;
 let page: Page;
 const pageErrors: string[] = [];
+const apiCalls: Array<{ url: URL; authorization: string | undefined; cookie: string | undefined }> = [];
 const violations: string[] = [];
 
 async function shot(name: string): Promise<void> {
@@ -66,6 +69,10 @@ beforeAll(async () => {
   page = await context.newPage();
   page.setDefaultTimeout(15_000);
   page.on('pageerror', (err) => pageErrors.push(err.message));
+  page.on('request', (request) => {
+    const url = new URL(request.url());
+    if (url.pathname.startsWith('/v1/')) apiCalls.push({ url, authorization: request.headers().authorization, cookie: request.headers().cookie });
+  });
   page.on('console', (message) => {
     if (/CSP violation|Content Security Policy/i.test(message.text())) violations.push(message.text());
   });
@@ -100,6 +107,14 @@ describe('the console', () => {
       const text = readFileSync(`src/console/${file}`, 'utf8');
       expect(text, file).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|style=|<script>/);
     }
+  });
+
+  it('type-checks its scripts against the DOM (tsconfig.console.json: no build step, so no compiler runs otherwise)', async () => {
+    const checked = await promisify(execFile)('npx', ['tsc', '-p', 'tsconfig.console.json'], { cwd: process.cwd() }).then(
+      () => ({ ok: true, output: '' }),
+      (err: { stdout: string }) => ({ ok: false, output: err.stdout }),
+    );
+    expect(checked).toEqual({ ok: true, output: '' });
   });
 
   it('refuses a wrong key and a non-admin key with the API message and stays on the login', async () => {
@@ -367,5 +382,13 @@ describe('the console', () => {
 
   it('ran without a script error or a content security policy violation', () => {
     expect({ pageErrors, violations }).toEqual({ pageErrors: [], violations: [] });
+  });
+
+  it('sent every API call with a bearer key and no cookie, and read standings a bounded page at a time', () => {
+    expect(apiCalls.filter((c) => !/^Bearer \S+$/.test(c.authorization ?? '') || c.cookie !== undefined)).toEqual([]);
+    const pages = apiCalls.filter((c) => /^\/v1\/boards\/[^/]+\/(standings|periods\/[^/]+\/results)$/.test(c.url.pathname));
+    expect(pages.length).toBeGreaterThan(5);
+    const unbounded = pages.map((c) => c.url).filter((url) => !(Number(url.searchParams.get('limit')) >= 1 && Number(url.searchParams.get('limit')) <= 200));
+    expect(unbounded.map((url) => url.pathname + url.search)).toEqual([]);
   });
 });
