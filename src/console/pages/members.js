@@ -65,7 +65,7 @@ export function memberPage({ params, signal }) {
     });
     const listed = h('div', {});
     const columns = ['Key', 'Board', 'Period', 'Status', 'Value', 'Occurred', 'Reason', ''];
-    const rowsOf = (list) => list.map((e) => [e.idempotencyKey, e.board, e.period, e.status, String(e.value), time(e.occurredAt), e.reason, e.status === 'applied' ? voidForm(e.idempotencyKey, refreshAll) : null]);
+    const rowsOf = (list) => list.map((e) => [e.idempotencyKey, e.board, e.period, e.status, e.value === null ? null : String(e.value), time(e.occurredAt), e.reason, e.status === 'applied' ? voidForm(e.idempotencyKey, refreshAll) : null]);
     // Newest first, a page at a time: `nextCursor` pages on (SPEC §9.3).
     const more = async (cursor) => {
       const page = await api('GET', `${path}/events`, { query: { limit: 50, cursor }, signal });
