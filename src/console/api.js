@@ -7,8 +7,24 @@ const KEY = 'laurel.console.key';
 export const session = {
   key: () => sessionStorage.getItem(KEY),
   set: (key) => sessionStorage.setItem(KEY, key),
-  clear: () => sessionStorage.removeItem(KEY),
+  // Everything the tab remembered goes with the key: the next operator starts afresh.
+  clear: () => sessionStorage.clear(),
 };
+
+/**
+ * A short list the tab keeps of what the API cannot list (the keys and rebuilds it started).
+ * @param {string} name
+ * @param {number} max
+ */
+export function tabList(name, max) {
+  const key = `laurel.console.${name}`;
+  return {
+    /** @returns {any[]} */
+    all: () => JSON.parse(sessionStorage.getItem(key) ?? '[]'),
+    /** @param {any[]} list */
+    save: (list) => sessionStorage.setItem(key, JSON.stringify(list.slice(0, max))),
+  };
+}
 
 /** A refusal or failure as the API worded it: `{ error, message, details? }`. */
 export class ApiError extends Error {

@@ -1,11 +1,11 @@
-import { api, seg } from '../api.js';
+import { api, seg, tabList } from '../api.js';
 import { field, form, h, input, notice, select, table, time } from '../dom.js';
 
 // The API lists no keys (SPEC §5: create, shown once; revoke by id): this tab remembers
 // the ids and names of the keys it created, never the keys themselves.
-const CREATED = 'laurel.console.keys';
-const created = () => JSON.parse(sessionStorage.getItem(CREATED) ?? '[]');
-const remember = (list) => sessionStorage.setItem(CREATED, JSON.stringify(list.slice(0, 50)));
+const createdKeys = tabList('keys', 50);
+const created = createdKeys.all;
+const remember = createdKeys.save;
 
 export function keysPage() {
   const shown = h('div', {});

@@ -123,6 +123,8 @@ export function memberPage({ params, signal }) {
         if (typed !== member) throw Object.assign(new Error('type the member id exactly to confirm the erasure'), { details: [] });
         const { erasureId } = await api('DELETE', path);
         await followErasure(erasureId, status, signal);
+        // What is left to show of an erased member is the API's 404 in each part.
+        refreshAll();
       }),
       status,
     );

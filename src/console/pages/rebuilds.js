@@ -1,9 +1,8 @@
-import { api, seg } from '../api.js';
+import { api, seg, tabList } from '../api.js';
 import { errorBox, facts, field, form, h, input, link, select, table, time } from '../dom.js';
 
 // The API has no list of rebuilds; this tab remembers the ones it started.
-const STARTED = 'laurel.console.rebuilds';
-const started = () => JSON.parse(sessionStorage.getItem(STARTED) ?? '[]');
+const startedRebuilds = tabList('rebuilds', 20);
 
 export async function rebuildsPage({ navigate }) {
   const { boards } = await api('GET', '/v1/boards');
@@ -24,12 +23,12 @@ export async function rebuildsPage({ navigate }) {
         if (v.board) body.board = v.board;
         if (v.period.trim()) body.period = v.period.trim();
         const { rebuildId } = await api('POST', '/v1/admin/rebuilds', { body });
-        sessionStorage.setItem(STARTED, JSON.stringify([{ rebuildId, board: v.board || null, at: new Date().toISOString() }, ...started()].slice(0, 20)));
+        startedRebuilds.save([{ rebuildId, board: v.board || null, at: new Date().toISOString() }, ...startedRebuilds.all()]);
         navigate(`/rebuilds/${seg(rebuildId)}`);
       },
     ),
     h('h2', {}, 'Started from this tab'),
-    table(['Rebuild', 'Board', 'Started'], started().map((r) => [link(`#/rebuilds/${seg(r.rebuildId)}`, r.rebuildId), r.board ?? 'every board', time(r.at)]), {
+    table(['Rebuild', 'Board', 'Started'], startedRebuilds.all().map((r) => [link(`#/rebuilds/${seg(r.rebuildId)}`, r.rebuildId), r.board ?? 'every board', time(r.at)]), {
       label: 'Rebuilds started',
       empty: 'None yet.',
     }),
