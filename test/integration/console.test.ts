@@ -365,6 +365,16 @@ describe('the console', () => {
     await expect.poll(() => revokeById.getByRole('alert').textContent()).toBe(`404 ${unknown.body.message}`);
   });
 
+  it('links to Bull Board, and logging out forgets the key and everything the tab remembered', async () => {
+    const queues = page.getByRole('link', { name: 'Queues (Bull Board)' });
+    expect(await queues.evaluate((a: any) => a.href)).toBe(`${h.baseUrl}/admin/queues`);
+    expect(await page.evaluate('sessionStorage.length')).toBeGreaterThan(1); // the key, the keys and rebuilds started
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByRole('heading', { name: 'Log in' }).waitFor();
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
+    expect(await page.getByRole('navigation').isHidden()).toBe(true);
+  });
+
   it('goes back to the login with the API message when its key is revoked mid-session', async () => {
     const admin = (await h.api('POST', '/v1/admin/keys', { name: 'console-admin', role: 'admin' })).body;
     await page.evaluate('sessionStorage.clear()');
