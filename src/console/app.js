@@ -34,7 +34,10 @@ let loginMessage = null;
 export function navigate(path, query = {}) {
   const params = new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined && v !== null && v !== ''));
   const search = params.toString();
-  location.hash = `#${path}${search ? `?${search}` : ''}`;
+  const next = `#${path}${search ? `?${search}` : ''}`;
+  // The same route asked for again (Find with the same member, say) loads it afresh.
+  if (location.hash === next) void render();
+  else location.hash = next;
 }
 
 function loginPage() {
