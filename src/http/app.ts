@@ -18,6 +18,7 @@ import { standingsRoutes } from './routes/standings-routes.js';
 import { memberRoutes } from './routes/member-routes.js';
 import { adminRebuildRoutes } from './routes/admin-rebuild-routes.js';
 import { operationsRoutes } from './routes/operations-routes.js';
+import { consoleRoutes } from './routes/console-routes.js';
 import { NotFound } from '../domain/errors.js';
 import { streamRoutes } from './routes/stream-routes.js';
 import { StreamHub } from '../services/realtime/stream-hub.js';
@@ -121,6 +122,7 @@ export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadi
   app.use(adminKeyRoutes(ctx, verifier));
   app.use(adminRebuildRoutes(ctx, verifier));
   app.use(operationsRoutes(ctx, verifier));
+  app.use(consoleRoutes());
   app.use(methodNotAllowed(app));
   app.use(errorHandler(ctx.log, ctx.failureOf));
 

@@ -26,6 +26,7 @@ const ACCESS: Record<string, Access> = {
   'GET /readyz': 'probe',
   'GET /openapi.json': 'public',
   'USE /docs': 'public',
+  'USE /console': 'public',
   'PUT /v1/boards/:boardId': 'admin',
   'GET /v1/boards': 'read',
   'GET /v1/boards/:boardId': 'read',

@@ -1,0 +1,182 @@
+import { api, seg } from '../api.js';
+import { button, errorBox, facts, field, form, h, input, link, notice, panel, table, tableRow, time } from '../dom.js';
+
+export function membersPage({ navigate }) {
+  return h(
+    'div',
+    {},
+    h('h1', {}, 'Members'),
+    form({ 'aria-label': 'Find a member' }, [field('Member id', input('member', { required: true }))], 'Open', ({ member }) => navigate(`/members/${seg(member.trim())}`)),
+  );
+}
+
+const boardLink = (board) => link(`#/standings/${seg(board)}`, board);
+
+export function memberPage({ params, signal }) {
+  const member = params[0];
+  const path = `/v1/members/${seg(member)}`;
+  const refreshAll = () => {
+    for (const p of panels) p.dispatchEvent(new Event('refresh'));
+  };
+
+  const profile = reloadable('Profile', async () => {
+    const m = await api('GET', path, { signal });
+    return h(
+      'div',
+      {},
+      facts([
+        ['Member', m.member],
+        ['Display name', m.displayName],
+        ['Region', m.region],
+        ['Excluded', m.excluded ? 'yes' : 'no'],
+      ]),
+      m.excluded
+        ? form({ 'aria-label': 'Restore', class: 'inline' }, [], 'Restore', async () => {
+            await api('DELETE', `${path}/exclusion`);
+            refreshAll();
+          })
+        : form({ 'aria-label': 'Exclude', class: 'inline' }, [field('Reason', input('reason', { size: 40 }))], 'Exclude', async ({ reason }) => {
+            await api('POST', `${path}/exclusion`, { body: { reason } });
+            refreshAll();
+          }),
+      m.exclusions?.length
+        ? table(
+            ['Reason', 'Excluded by', 'Excluded at', 'Restored by', 'Restored at'],
+            m.exclusions.map((x) => [x.reason, x.excludedBy, time(x.excludedAt), x.restoredBy, x.restoredAt ? time(x.restoredAt) : null]),
+            { label: 'Exclusions' },
+          )
+        : null,
+    );
+  });
+
+  const standings = reloadable('Standings on every board', async () => {
+    const { standings: rows } = await api('GET', `${path}/standings`, { signal });
+    return table(
+      ['Board', 'Period', 'Rank', 'Score', 'Of', 'Percentile'],
+      rows.map((s) => [boardLink(s.board), s.period.key, s.rank === null ? 'not ranked' : String(s.rank), s.score === null ? null : String(s.score), String(s.total), s.percentile === null ? null : String(s.percentile)]),
+      { label: 'Member standings', empty: 'No boards.' },
+    );
+  });
+
+  const events = reloadable('Events', async () => {
+    const result = h('div', {});
+    const lookup = form({ 'aria-label': 'Look up an event', class: 'inline' }, [field('Idempotency key', input('key', { size: 30 }))], 'Look up', async ({ key }) => {
+      result.replaceChildren(eventCard(await api('GET', `/v1/events/${seg(key.trim())}`), refreshAll));
+    });
+    const listed = h('div', {});
+    const columns = ['Key', 'Board', 'Period', 'Status', 'Value', 'Occurred', 'Reason', ''];
+    const rowsOf = (list) => list.map((e) => [e.idempotencyKey, e.board, e.period, e.status, e.value === null ? null : String(e.value), time(e.occurredAt), e.reason, e.status === 'applied' ? voidForm(e.idempotencyKey, refreshAll) : null]);
+    // Newest first, a page at a time: `nextCursor` pages on (SPEC §9.3).
+    const more = async (cursor) => {
+      const page = await api('GET', `${path}/events`, { query: { limit: 50, cursor }, signal });
+      return { rows: rowsOf(page.events), next: page.nextCursor };
+    };
+    try {
+      const first = await more(undefined);
+      const shown = table(columns, first.rows, { label: 'Member events', empty: 'No events.' });
+      listed.append(shown);
+      let next = first.next;
+      const older = button('Older events', async () => {
+        try {
+          const page = await more(next);
+          shown.querySelector('tbody')?.append(...page.rows.map(tableRow));
+          next = page.next;
+          older.hidden = next === null;
+        } catch (err) {
+          listed.append(errorBox(err));
+        }
+      }, { hidden: next === null });
+      listed.append(older);
+    } catch (err) {
+      // Not every deployment lists a member's events yet (SPEC §9.3); the lookup by key still works.
+      listed.append(errorBox(err));
+    }
+    return h('div', {}, listed, lookup, result);
+  });
+
+  const awards = reloadable('Awards', async () => {
+    const { awards: rows } = await api('GET', `${path}/awards`, { signal });
+    return table(
+      ['Board', 'Period', 'Scope', 'Award', 'Rank', 'Granted'],
+      rows.map((a) => [boardLink(a.board), a.period, `${a.category} / ${a.region}`, a.award, String(a.rank), time(a.grantedAt)]),
+      { label: 'Awards', empty: 'No awards.' },
+    );
+  });
+
+  const notifications = reloadable('Notifications', async () => {
+    const { notifications: rows } = await api('GET', `${path}/notifications`, { query: { limit: 50 }, signal });
+    return table(
+      ['When', 'Kind', 'Board', 'Period', 'Title', 'Body', 'Award'],
+      rows.map((n) => [time(n.createdAt), n.kind, n.board, n.period, n.title, n.body, n.award]),
+      { label: 'Notifications', empty: 'No notifications.' },
+    );
+  });
+
+  const erasure = panel('Erasure', async () => {
+    const status = h('div', {});
+    const confirm = input('confirm', { size: 30, autocomplete: 'off' });
+    return h(
+      'div',
+      {},
+      h('p', {}, 'Erasing removes the member, their events, awards and notifications everywhere (SPEC §9.4). It cannot be undone.'),
+      form({ 'aria-label': 'Erase member', class: 'inline danger' }, [field(`Type ${member} to confirm`, confirm)], 'Erase member', async ({ confirm: typed }) => {
+        if (typed !== member) throw Object.assign(new Error('type the member id exactly to confirm the erasure'), { details: [] });
+        const { erasureId } = await api('DELETE', path);
+        await followErasure(erasureId, status, signal);
+        // What is left to show of an erased member is the API's 404 in each part.
+        refreshAll();
+      }),
+      status,
+    );
+  });
+
+  const panels = [profile, standings, events, awards, notifications];
+  return h('div', {}, h('h1', {}, `Member ${member}`), h('div', { class: 'columns' }, h('div', {}, profile, events, erasure), h('div', {}, standings, awards, notifications)));
+}
+
+/** A panel that loads again on a `refresh` event (after an exclusion, restore or void). */
+function reloadable(title, load) {
+  let again = null;
+  const el = panel(title, (refresh) => {
+    again = refresh;
+    return load(refresh);
+  });
+  el.addEventListener('refresh', () => again?.());
+  return el;
+}
+
+function voidForm(key, done) {
+  return form({ 'aria-label': `Void ${key}`, class: 'inline' }, [field('Reason', input('reason', { size: 16 }))], 'Void', async ({ reason }) => {
+    await api('POST', `/v1/events/${seg(key)}/void`, { body: { reason } });
+    done();
+  });
+}
+
+function eventCard(e, done) {
+  return h(
+    'div',
+    { class: 'card', 'aria-label': `Event ${e.idempotencyKey}` },
+    facts([
+      ['Key', e.idempotencyKey],
+      ['Status', e.status],
+      ['Board', e.board],
+      ['Period', e.period],
+      ['Member', e.member],
+      ['Value', e.value === undefined ? null : String(e.value)],
+      ['Score', e.score === null ? null : String(e.score)],
+      ['Occurred', time(e.occurredAt)],
+      ['Reason', e.reason ?? e.voidReason ?? null],
+    ]),
+    e.status === 'applied' ? voidForm(e.idempotencyKey, done) : null,
+  );
+}
+
+async function followErasure(erasureId, status, signal) {
+  for (;;) {
+    const e = await api('GET', `/v1/admin/erasures/${seg(erasureId)}`, { signal });
+    status.replaceChildren(notice(`Erasure ${e.erasureId}: ${e.state}${e.finishedAt ? ` at ${time(e.finishedAt)}` : ''}`));
+    if (e.state === 'done' || e.state === 'failed' || signal.aborted) return;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+

@@ -1,0 +1,404 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runTick } from '../../workers/period-tick.js';
+import { ADMIN_KEY, createHarness, type Harness } from '../support/harness.js';
+
+// The console (SPEC §9.6) driven in a real Chromium against a real Laurel. Expected
+// standings are computed here from the values posted, never read back from Laurel first.
+// CONSOLE_SCREENSHOTS=1 also writes each page to docs/console/ for the README.
+
+const NOW = new Date('2026-12-02T12:00:00Z');
+const SHOTS = process.env.CONSOLE_SCREENSHOTS ? 'docs/console' : null;
+const BROWSER_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+interface Scored {
+  member: string;
+  value: number;
+}
+
+// 120 members with distinct values (37 is coprime to 1000); `best`, `desc`: higher first.
+const MEMBERS: Scored[] = Array.from({ length: 120 }, (_, i) => ({ member: `p${String(i + 1).padStart(3, '0')}`, value: ((i + 1) * 37) % 1000 + 1 }));
+const ranked = (list: Scored[]) => [...list].sort((a, b) => b.value - a.value);
+const HOSTILE_NAME = '<img src=x onerror="document.title=1">';
+
+let h: Harness;
+let browser: Browser;
+let page: Page;
+const pageErrors: string[] = [];
+const apiCalls: Array<{ url: URL; authorization: string | undefined; cookie: string | undefined }> = [];
+const violations: string[] = [];
+
+async function shot(name: string): Promise<void> {
+  if (!SHOTS) return;
+  mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+}
+
+/** The text of each body row's cells. */
+function rowsOf(table: Locator): Promise<string[][]> {
+  return table.locator('tbody tr').evaluateAll((rows) => rows.map((r: any) => [...r.cells].map((c: any) => String(c.textContent ?? ''))));
+}
+
+/** The value shown for a term of a facts list inside `scope`. */
+function fact(scope: Locator, term: string): Locator {
+  return scope.locator('dt', { hasText: new RegExp(`^${term}$`) }).locator('xpath=following-sibling::dd[1]');
+}
+
+async function post(events: Array<Record<string, unknown>>): Promise<void> {
+  const res = await h.api('POST', '/v1/events?wait=true', { events });
+  expect(res.status).toBe(200);
+  expect(res.body.results.map((r: { status: string }) => r.status)).toEqual(events.map(() => 'applied'));
+}
+
+const go = (hash: string) => page.goto(`${h.baseUrl}/console/#${hash}`);
+
+beforeAll(async () => {
+  h = await createHarness();
+  h.clock.set(NOW);
+  const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+  expect(existsSync(executablePath), `${executablePath} must be installed (scripts/test-setup.sh)`).toBe(true);
+  browser = await chromium.launch({ executablePath, args: BROWSER_ARGS });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  await context.addInitScript(() => {
+    const doc = (globalThis as any).document;
+    doc.addEventListener('securitypolicyviolation', (e: any) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
+  });
+  page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  page.on('pageerror', (err) => pageErrors.push(err.message));
+  page.on('request', (request) => {
+    const url = new URL(request.url());
+    if (url.pathname.startsWith('/v1/')) apiCalls.push({ url, authorization: request.headers().authorization, cookie: request.headers().cookie });
+  });
+  page.on('console', (message) => {
+    if (/CSP violation|Content Security Policy/i.test(message.text())) violations.push(message.text());
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await h?.close();
+});
+
+describe('the console', () => {
+  it('is served without a key, as static files under a policy that runs its own scripts only', async () => {
+    const bare = await fetch(`${h.baseUrl}/console`, { redirect: 'manual' });
+    expect(bare.status).toBe(301);
+    expect(bare.headers.get('location')).toBe('/console/');
+    const shell = await fetch(`${h.baseUrl}/console/`);
+    expect(shell.status).toBe(200);
+    expect(shell.headers.get('content-type')).toMatch(/^text\/html/);
+    const policy = shell.headers.get('content-security-policy') ?? '';
+    expect(policy).toContain("script-src 'self'");
+    expect(policy).toContain("connect-src 'self'");
+    expect(policy).not.toMatch(/unsafe-inline|unsafe-eval|https?:/);
+    expect(shell.headers.get('set-cookie')).toBeNull();
+    expect((await fetch(`${h.baseUrl}/console/app.js`)).headers.get('content-type')).toMatch(/javascript/);
+    expect((await fetch(`${h.baseUrl}/console/no-such-file.js`)).status).toBe(404);
+  });
+
+  it('builds its pages from text and elements, never from markup', () => {
+    const files = readdirSync('src/console', { recursive: true, encoding: 'utf8' }).filter((f) => /\.(js|html)$/.test(f));
+    expect(files).toContain('app.js');
+    for (const file of files) {
+      const text = readFileSync(`src/console/${file}`, 'utf8');
+      expect(text, file).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|style=|<script>/);
+    }
+  });
+
+  it('type-checks its scripts against the DOM (tsconfig.console.json: no build step, so no compiler runs otherwise)', async () => {
+    const checked = await promisify(execFile)('npx', ['tsc', '-p', 'tsconfig.console.json'], { cwd: process.cwd() }).then(
+      () => ({ ok: true, output: '' }),
+      (err: { stdout: string }) => ({ ok: false, output: err.stdout }),
+    );
+    expect(checked).toEqual({ ok: true, output: '' });
+  });
+
+  it('refuses a wrong key and a non-admin key with the API message and stays on the login', async () => {
+    await go('/boards');
+    await page.getByRole('heading', { name: 'Log in' }).waitFor();
+    await shot('login');
+    await page.getByLabel('Admin key').fill('not-a-key');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toBe('401 unknown or revoked API key');
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
+    expect(await page.getByRole('navigation').isHidden()).toBe(true);
+
+    const read = (await h.api('POST', '/v1/admin/keys', { name: 'console-read', role: 'read' })).body;
+    await page.getByLabel('Admin key').fill(read.key);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toBe('403 this route needs the admin role; the key "console-read" has read');
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
+  });
+
+  it('logs in with the admin key, kept in session storage and never in a cookie', async () => {
+    await page.getByLabel('Admin key').fill(ADMIN_KEY);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('heading', { name: 'Boards' }).waitFor();
+    await page.getByText('No boards yet.').waitFor();
+    expect(await page.evaluate('Object.values(sessionStorage)')).toEqual([ADMIN_KEY]);
+    expect(await page.context().cookies()).toEqual([]);
+  });
+
+  it('creates a board, showing the API validation message for a bad field first, then edits it', async () => {
+    await page.getByRole('link', { name: 'New board' }).click();
+    await page.getByLabel('Board id').fill('arena');
+    await page.getByLabel('Display name').fill('Arena');
+    await page.getByLabel('Period', { exact: true }).selectOption('all');
+    await page.getByLabel('Categories').fill('solo, duo');
+    await page.getByLabel('Decimals').fill('9');
+    await page.getByRole('button', { name: 'Create board' }).click();
+    // The same mistake sent to the API directly: the console must show its words.
+    const refused = await h.api('PUT', '/v1/boards/probe', { aggregation: 'best', decimals: 9 });
+    expect(refused.status).toBe(400);
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.textContent()).toContain(`400 ${refused.body.message}`);
+    expect(await alert.locator('li').allTextContents()).toEqual(refused.body.details.map((d: { path: string; message: string }) => `${d.path}: ${d.message}`));
+    await shot('board-form');
+
+    await page.getByLabel('Decimals').fill('0');
+    await page.getByRole('button', { name: 'Create board' }).click();
+    await page.getByText('Board arena saved.').waitFor();
+    const created = (await h.api('GET', '/v1/boards/arena')).body;
+    expect(created).toMatchObject({ displayName: 'Arena', aggregation: 'best', order: 'desc', period: 'all', categories: ['solo', 'duo'], decimals: 0, minValue: null });
+
+    const row = page.getByRole('table', { name: 'Boards' }).locator('tbody tr', { hasText: 'arena' });
+    await row.getByRole('link', { name: 'Edit' }).click();
+    await page.getByRole('heading', { name: 'Edit board arena' }).waitFor();
+    await page.getByLabel('Display name').fill('Arena Cup');
+    await page.getByLabel('Maximum value').fill('100000');
+    await page.getByRole('button', { name: 'Save board' }).click();
+    await page.getByText('Board arena saved.').waitFor();
+    expect((await h.api('GET', '/v1/boards/arena')).body).toMatchObject({ displayName: 'Arena Cup', maxValue: 100000, categories: ['solo', 'duo'], period: 'all' });
+    await shot('boards');
+  });
+
+  it('pages through standings, finds a member and their neighbours, and follows the live top 10', async () => {
+    expect((await h.api('PUT', '/v1/members/p003', { displayName: HOSTILE_NAME })).status).toBe(200);
+    await post(MEMBERS.map((m) => ({ board: 'arena', member: m.member, value: m.value, idempotencyKey: `arena-${m.member}` })));
+    const expected = ranked(MEMBERS);
+
+    await go('/standings/arena');
+    const standings = page.getByRole('table', { name: 'Standings' });
+    await expect.poll(async () => (await rowsOf(standings)).length).toBe(50);
+    const firstPage = await rowsOf(standings);
+    expect(firstPage.map((r) => [r[0], r[1], r[3]])).toEqual(expected.slice(0, 50).map((m, i) => [String(i + 1), m.member, String(m.value)]));
+    await page.getByText('ranks 1–50 of 120').waitFor();
+
+    await page.getByRole('button', { name: 'Next' }).click();
+    await page.getByText('ranks 51–100 of 120').waitFor();
+    expect((await rowsOf(standings))[0]!.slice(0, 2)).toEqual(['51', expected[50]!.member]);
+
+    await page.getByRole('textbox', { name: 'Go to rank' }).fill('117');
+    await page.getByRole('button', { name: 'Go', exact: true }).click();
+    await page.getByText('ranks 101–120 of 120').waitFor();
+    expect((await rowsOf(standings)).find((r) => r[0] === '117')![1]).toBe(expected[116]!.member);
+
+    // A display name is shown as text, never run as markup.
+    const hostileRank = expected.findIndex((m) => m.member === 'p003') + 1;
+    await page.getByRole('textbox', { name: 'Go to rank' }).fill(String(hostileRank));
+    await page.getByRole('button', { name: 'Go', exact: true }).click();
+    await expect.poll(async () => (await rowsOf(standings)).find((r) => r[1] === 'p003')?.[2]).toBe(HOSTILE_NAME);
+    expect(await page.locator('main img').count()).toBe(0);
+
+    const sought = expected[76]!;
+    await page.getByLabel('Member id').fill(sought.member);
+    await page.getByRole('button', { name: 'Find', exact: true }).click();
+    const finder = page.getByRole('region', { name: 'Find a member' });
+    await expect.poll(() => fact(finder, 'Rank').textContent()).toBe('77');
+    expect(await fact(finder, 'Score').textContent()).toBe(String(sought.value));
+    const around = page.getByRole('table', { name: 'Around the member' });
+    expect((await rowsOf(around)).map((r) => [r[0], r[1]])).toEqual(expected.slice(71, 82).map((m, i) => [String(72 + i), m.member]));
+
+    const live = page.getByRole('table', { name: 'Live top 10' });
+    await expect.poll(async () => (await rowsOf(live)).map((r) => r[1])).toEqual(expected.slice(0, 10).map((m) => m.member));
+    await shot('standings');
+    // A new leader reaches the open page through the stream, without a reload.
+    await post([{ board: 'arena', member: 'newcomer', value: 5000, idempotencyKey: 'arena-newcomer' }]);
+    await expect.poll(async () => (await rowsOf(live))[0]?.slice(0, 2), { timeout: 10_000 }).toEqual(['1', 'newcomer']);
+    await expect.poll(() => fact(finder, 'Rank').textContent(), { timeout: 10_000 }).toBe('78');
+  });
+
+  it('excludes a member with a reason and restores them, and the standings change each time', async () => {
+    const leader = ranked(MEMBERS)[0]!;
+    const afterLeader = ranked(MEMBERS)[1]!;
+    const placeOf = async (member: string) => (await h.api('GET', `/v1/boards/arena/standings/${member}`)).body.rank;
+    expect(await placeOf(leader.member)).toBe(2); // behind the newcomer
+
+    await go(`/members/${leader.member}`);
+    const profile = page.getByRole('region', { name: 'Profile' });
+    await expect.poll(() => fact(profile, 'Excluded').textContent()).toBe('no');
+    await page.getByRole('form', { name: 'Exclude' }).getByLabel('Reason').fill('impossible times');
+    await page.getByRole('button', { name: 'Exclude' }).click();
+    await expect.poll(() => fact(profile, 'Excluded').textContent()).toBe('yes');
+    expect((await rowsOf(page.getByRole('table', { name: 'Exclusions' })))[0]!.slice(0, 2)).toEqual(['impossible times', 'admin (ADMIN_API_KEY)']);
+    const boards = page.getByRole('table', { name: 'Member standings' });
+    await expect.poll(async () => (await rowsOf(boards))[0]?.[2]).toBe('not ranked');
+    expect(await placeOf(leader.member)).toBeNull();
+    await shot('member');
+
+    await go('/standings/arena');
+    const standings = page.getByRole('table', { name: 'Standings' });
+    await expect.poll(async () => (await rowsOf(standings)).slice(0, 2).map((r) => r[1])).toEqual(['newcomer', afterLeader.member]);
+    await page.getByText('ranks 1–50 of 120').waitFor();
+
+    await go(`/members/${leader.member}`);
+    await page.getByRole('button', { name: 'Restore' }).click();
+    await expect.poll(() => fact(profile, 'Excluded').textContent()).toBe('no');
+    await expect.poll(async () => (await rowsOf(boards))[0]?.[2]).toBe('2');
+    await go('/standings/arena');
+    await expect.poll(async () => (await rowsOf(standings)).slice(0, 2).map((r) => r[1])).toEqual(['newcomer', leader.member]);
+    await page.getByText('ranks 1–50 of 121').waitFor();
+  });
+
+  it('looks up an event by its key and voids it with a reason; the member falls back to their other score', async () => {
+    const member = MEMBERS[9]!;
+    await post([{ board: 'arena', member: member.member, value: 4500, idempotencyKey: 'arena-suspect' }]);
+    await go(`/members/${member.member}`);
+    const boards = page.getByRole('table', { name: 'Member standings' });
+    await expect.poll(async () => (await rowsOf(boards))[0]?.slice(2, 4)).toEqual(['2', '4500']);
+
+    const lookup = page.getByRole('form', { name: 'Look up an event' });
+    await lookup.getByLabel('Idempotency key').fill('arena-suspect');
+    await lookup.getByRole('button', { name: 'Look up' }).click();
+    const card = page.getByLabel('Event arena-suspect');
+    await expect.poll(() => fact(card, 'Status').textContent()).toBe('applied');
+    expect(await fact(card, 'Value').textContent()).toBe('4500');
+    await card.getByLabel('Reason').fill('replayed packet');
+    await card.getByRole('button', { name: 'Void' }).click();
+
+    const expectedRank = ranked([...MEMBERS, { member: 'newcomer', value: 5000 }]).findIndex((m) => m.member === member.member) + 1;
+    await expect.poll(async () => (await rowsOf(boards))[0]?.slice(2, 4)).toEqual([String(expectedRank), String(member.value)]);
+    expect((await h.api('GET', '/v1/events/arena-suspect')).body).toMatchObject({ status: 'voided', voidReason: 'replayed packet' });
+    await lookup.getByLabel('Idempotency key').fill('arena-suspect');
+    await lookup.getByRole('button', { name: 'Look up' }).click();
+    await expect.poll(() => fact(card, 'Status').textContent()).toBe('voided');
+    expect(await fact(card, 'Reason').textContent()).toBe('replayed packet');
+    expect(await card.getByRole('button', { name: 'Void' }).count()).toBe(0);
+
+    // Erasure asks for the member id first; a mistyped one sends nothing.
+    const erase = page.getByRole('form', { name: 'Erase member' });
+    await erase.getByLabel(`Type ${member.member} to confirm`).fill('p01');
+    await erase.getByRole('button', { name: 'Erase member' }).click();
+    await expect.poll(() => erase.getByRole('alert').textContent()).toBe('type the member id exactly to confirm the erasure');
+    expect((await h.api('GET', `/v1/members/${member.member}`)).status).toBe(200);
+
+    await lookup.getByLabel('Idempotency key').fill('no-such-event');
+    await lookup.getByRole('button', { name: 'Look up' }).click();
+    const missing = await h.api('GET', '/v1/events/no-such-event');
+    expect(missing.status).toBe(404);
+    await expect.poll(() => lookup.getByRole('alert').textContent()).toBe(`404 ${missing.body.message}`);
+  });
+
+  it('starts a rebuild and shows its progress until it finishes', async () => {
+    await go('/rebuilds');
+    await page.getByLabel('Board').selectOption('arena');
+    await page.getByRole('button', { name: 'Start rebuild' }).click();
+    await page.getByRole('heading', { name: /^Rebuild / }).waitFor();
+    const id = decodeURIComponent(page.url().split('#/rebuilds/')[1]!);
+    await expect.poll(() => fact(page.locator('main'), 'State').textContent(), { timeout: 30_000 }).toBe('completed');
+    const status = (await h.api('GET', `/v1/admin/rebuilds/${id}`)).body;
+    expect(status).toMatchObject({ state: 'completed', request: { board: 'arena', fromEvents: false } });
+    expect(await fact(page.locator('main'), 'Progress').textContent()).toBe(`${status.progress.total} of ${status.progress.total} scopes (100%)`);
+    const rebuilt = await rowsOf(page.getByRole('table', { name: 'Rebuilt scopes' }));
+    // 120 members and the newcomer have a score in the whole board.
+    expect(rebuilt.find((r) => r[2] === 'all')!.slice(0, 4)).toEqual(['arena', 'all', 'all', '121']);
+    await shot('rebuild');
+    await go('/rebuilds');
+    await expect.poll(async () => (await rowsOf(page.getByRole('table', { name: 'Rebuilds started' })))[0]?.[0]).toBe(id);
+  });
+
+  it('shows periods with their states, and a closed period’s final standings and awards', async () => {
+    expect((await h.api('PUT', '/v1/boards/daily', { aggregation: 'sum', period: 'day', graceSeconds: 0, displayName: 'Daily' })).status).toBe(201);
+    const day: Scored[] = [
+      { member: 'd-ann', value: 30 },
+      { member: 'd-bob', value: 50 },
+      { member: 'd-cy', value: 10 },
+    ];
+    await post(day.map((m, i) => ({ board: 'daily', member: m.member, value: m.value, idempotencyKey: `daily-${i}` })));
+    h.clock.set('2026-12-03T00:05:00Z');
+    expect((await runTick(h.ctx)).closed).toContain('daily/2026-12-02');
+
+    await go('/periods/daily');
+    const periods = page.getByRole('table', { name: 'Periods' });
+    await expect.poll(async () => (await rowsOf(periods)).find((r) => r[0] === '2026-12-02')?.[3]).toBe('closed');
+    await shot('periods');
+    await periods.locator('tbody tr', { hasText: '2026-12-02' }).getByRole('link', { name: 'Results and awards' }).click();
+    const final = page.getByRole('table', { name: 'Final standings' });
+    await expect.poll(async () => (await rowsOf(final)).map((r) => [r[0], r[1], r[3]])).toEqual(ranked(day).map((m, i) => [String(i + 1), m.member, String(m.value)]));
+    const awards = await rowsOf(page.getByRole('table', { name: 'Awards' }));
+    expect(awards).toContainEqual(['d-bob', 'top1', '1']);
+    await shot('results');
+
+    await page.getByRole('table', { name: 'Awards' }).getByRole('link', { name: 'd-bob' }).first().click();
+    await expect.poll(async () => (await rowsOf(page.getByRole('table', { name: 'Awards' })))[0]?.slice(0, 5)).toEqual(['daily', '2026-12-02', 'all / world', 'top1', '1']);
+    const notes = await rowsOf(page.getByRole('table', { name: 'Notifications' }));
+    expect(notes.find((n) => n[1] === 'period_report')?.slice(2, 4)).toEqual(['daily', '2026-12-02']);
+  });
+
+  it('creates a key, shows it once, and revokes it', async () => {
+    await go('/keys');
+    await page.getByLabel('Name').fill('ops-dashboard');
+    await page.getByLabel('Role').selectOption('read');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const shown = page.getByLabel('New key');
+    await shown.waitFor();
+    const key = (await shown.textContent())!;
+    const asKey = () => fetch(`${h.baseUrl}/v1/boards`, { headers: { authorization: `Bearer ${key}` } });
+    expect((await asKey()).status).toBe(200);
+    expect(await page.evaluate('JSON.stringify(sessionStorage)')).not.toContain(key);
+    await shot('keys');
+
+    const row = page.getByRole('table', { name: 'Created keys' }).locator('tbody tr', { hasText: 'ops-dashboard' });
+    await row.getByRole('button', { name: 'Revoke' }).click();
+    await expect.poll(() => row.locator('td').nth(4).textContent()).toMatch(/^revoked /);
+    expect((await asKey()).status).toBe(401);
+
+    const revokeById = page.getByRole('form', { name: 'Revoke a key by id' });
+    await revokeById.getByLabel('Key id').fill('00000000-0000-4000-8000-000000000000');
+    await revokeById.getByRole('button', { name: 'Revoke' }).click();
+    const unknown = await h.api('DELETE', '/v1/admin/keys/00000000-0000-4000-8000-000000000000');
+    await expect.poll(() => revokeById.getByRole('alert').textContent()).toBe(`404 ${unknown.body.message}`);
+  });
+
+  it('links to Bull Board, and logging out forgets the key and everything the tab remembered', async () => {
+    const queues = page.getByRole('link', { name: 'Queues (Bull Board)' });
+    expect(await queues.evaluate((a: any) => a.href)).toBe(`${h.baseUrl}/admin/queues`);
+    expect(await page.evaluate('sessionStorage.length')).toBeGreaterThan(1); // the key, the keys and rebuilds started
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByRole('heading', { name: 'Log in' }).waitFor();
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
+    expect(await page.getByRole('navigation').isHidden()).toBe(true);
+  });
+
+  it('goes back to the login with the API message when its key is revoked mid-session', async () => {
+    const admin = (await h.api('POST', '/v1/admin/keys', { name: 'console-admin', role: 'admin' })).body;
+    await page.evaluate('sessionStorage.clear()');
+    await go('/boards');
+    await page.getByLabel('Admin key').fill(admin.key);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('heading', { name: 'Boards' }).waitFor();
+    expect((await h.api('DELETE', `/v1/admin/keys/${admin.id}`)).status).toBe(204);
+    await page.getByRole('link', { name: 'Keys' }).click();
+    await page.getByRole('link', { name: 'Boards', exact: true }).click();
+    await page.getByRole('heading', { name: 'Log in' }).waitFor();
+    expect(await page.getByRole('alert').textContent()).toBe('401 unknown or revoked API key');
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
+  });
+
+  it('ran without a script error or a content security policy violation', () => {
+    expect({ pageErrors, violations }).toEqual({ pageErrors: [], violations: [] });
+  });
+
+  it('sent every API call with a bearer key and no cookie, and read standings a bounded page at a time', () => {
+    expect(apiCalls.filter((c) => !/^Bearer \S+$/.test(c.authorization ?? '') || c.cookie !== undefined)).toEqual([]);
+    const pages = apiCalls.filter((c) => /^\/v1\/boards\/[^/]+\/(standings|periods\/[^/]+\/results)$/.test(c.url.pathname));
+    expect(pages.length).toBeGreaterThan(5);
+    const unbounded = pages.map((c) => c.url).filter((url) => !(Number(url.searchParams.get('limit')) >= 1 && Number(url.searchParams.get('limit')) <= 200));
+    expect(unbounded.map((url) => url.pathname + url.search)).toEqual([]);
+  });
+});
