@@ -51,7 +51,7 @@ async function fullEventStatus(ctx: AppContext, key: string): Promise<Record<str
     // Not applied yet: the period it will count in, and the member's score there so far.
     const board = await ctx.boards.get(queued.posted.board);
     const period = board
-      ? periodContaining(board.period, board.timezone, new Date(queued.posted.occurredAt ?? queued.receivedAt)).key
+      ? periodContaining(board, new Date(queued.posted.occurredAt ?? queued.receivedAt)).key
       : null;
     const aggregate = board && period ? await currentAggregate(ctx.db, { board: board.id, period, member: queued.posted.member }) : null;
     return {

@@ -597,8 +597,13 @@ export interface components {
             minValue: number | null;
             /** @enum {string} */
             order: "desc" | "asc";
-            /** @enum {string} */
-            period: "all" | "day" | "week" | "month";
+            period: ("all" | "day" | "week" | "month") | {
+                /** Format: date-time */
+                anchor: string;
+                every: string;
+            } | {
+                cron: string;
+            };
             regions: boolean;
             /** @enum {string} */
             tieBreak: "first" | "last" | "member" | "shared";
@@ -658,11 +663,14 @@ export interface components {
              * @enum {string}
              */
             order?: "desc" | "asc";
-            /**
-             * @default month
-             * @enum {string}
-             */
-            period?: "all" | "day" | "week" | "month";
+            /** @default month */
+            period?: ("all" | "day" | "week" | "month") | {
+                /** Format: date-time */
+                anchor: string;
+                every: string;
+            } | {
+                cron: string;
+            };
             /** @default false */
             regions?: boolean;
             /**

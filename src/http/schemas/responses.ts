@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { AGGREGATIONS } from '../../domain/board.js';
-import { PERIOD_KINDS } from '../../domain/period.js';
+import { AGGREGATIONS, periodSpecSchema } from '../../domain/board.js';
 import { SORT_ORDERS, TIE_BREAKS } from '../../domain/ranking.js';
 
 /**
@@ -36,7 +35,7 @@ export const boardViewSchema = z
     aggregation: z.enum(AGGREGATIONS),
     order: z.enum(SORT_ORDERS),
     tieBreak: z.enum(TIE_BREAKS),
-    period: z.enum(PERIOD_KINDS),
+    period: periodSpecSchema,
     timezone: z.string(),
     decimals: z.number().int(),
     minValue: z.number().nullable(),

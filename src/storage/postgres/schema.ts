@@ -9,6 +9,8 @@ export interface BoardsTable {
   sort_order: string;
   tie_break: string;
   period_kind: string;
+  /** The `every` or `cron` schedule, null for calendar kinds. */
+  period_schedule: ColumnType<unknown, string | null, string | null>;
   timezone: string;
   decimals: number;
   /** numeric: pg returns it as a string to keep it exact. */
