@@ -1,6 +1,6 @@
 import type { AppContext } from '../src/context.js';
 import type { Board } from '../src/domain/board.js';
-import { periodContaining, type PeriodWindow } from '../src/domain/period.js';
+import { overlapsWindow, periodContaining, type PeriodWindow } from '../src/domain/period.js';
 import { listBoards } from '../src/storage/postgres/boards-repository.js';
 import { duePeriods, periodsAwaitingWebhooks } from '../src/storage/postgres/closing-repository.js';
 import { createPeriods } from '../src/storage/postgres/periods-repository.js';
@@ -56,9 +56,10 @@ async function createUpcomingPeriods(ctx: AppContext, boards: readonly Board[], 
   const windows: Array<PeriodWindow & { boardId: string }> = [];
   for (const board of boards) {
     const current = periodContaining(board, now);
-    windows.push({ boardId: board.id, ...current });
     const next = current.endsAt && periodContaining(board, current.endsAt);
-    if (next && next.key !== current.key) windows.push({ boardId: board.id, ...next });
+    for (const period of next && next.key !== current.key ? [current, next] : [current]) {
+      if (overlapsWindow(board.window, period)) windows.push({ boardId: board.id, ...period });
+    }
   }
   if (windows.length === 0) return 0;
   const created = await createPeriods(ctx.db, windows);

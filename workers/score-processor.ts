@@ -3,7 +3,7 @@ import type { AppContext } from '../src/context.js';
 import type { Board } from '../src/domain/board.js';
 import { scaleNumber } from '../src/domain/decimal.js';
 import { ALL_CATEGORIES, WORLD } from '../src/domain/ids.js';
-import { periodContaining } from '../src/domain/period.js';
+import { outsideWindow, periodContaining } from '../src/domain/period.js';
 import { unscale } from '../src/domain/decimal.js';
 import { readPlaceMany } from '../src/services/standings-source.js';
 import { applyBatch, type RoutedEvent, type EventOutcome } from '../src/storage/postgres/events-repository.js';
@@ -99,7 +99,7 @@ function routeEvent(event: ScoreJob['events'][number], ord: number, board: Board
     payloadHash: event.payloadHash,
     metadata: posted.metadata ?? null,
     payload: posted,
-    preReason: scaled.ok ? null : 'out_of_range',
+    preReason: board && outsideWindow(board.window, occurredAt) ? 'outside_window' : scaled.ok ? null : 'out_of_range',
   };
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BOARD_ID, CATEGORY_ID, ALL_CATEGORIES, isSafeText, UNSAFE_TEXT_MESSAGE } from './ids.js';
-import { PERIOD_KINDS, anchorProblem, cronProblem, everyProblem, isValidTimezone, specId, type PeriodSpec } from './period.js';
+import { PERIOD_KINDS, anchorProblem, cronProblem, everyProblem, isValidTimezone, specId, type BoardWindow, type PeriodSpec } from './period.js';
 import { SORT_ORDERS, TIE_BREAKS, type SortOrder, type TieBreak } from './ranking.js';
 import { scaleNumber } from './decimal.js';
 
@@ -21,6 +21,8 @@ export interface Board {
   tieBreak: TieBreak;
   period: PeriodSpec;
   timezone: string;
+  /** Events outside it are rejected `outside_window`; null: always open. */
+  window: BoardWindow | null;
   decimals: number;
   minValue: number | null;
   maxValue: number | null;
@@ -66,6 +68,11 @@ export const boardDefinitionSchema = z
     tieBreak: z.enum(TIE_BREAKS).default('first'),
     period: periodSpecSchema.default('month'),
     timezone: z.string().refine(isValidTimezone, 'must be an IANA time zone name').default('UTC'),
+    window: z
+      .strictObject({ startsAt: z.iso.datetime({ offset: true }).optional(), endsAt: z.iso.datetime({ offset: true }).optional() })
+      .nullable()
+      .default(null)
+      .meta({ description: 'events whose occurredAt is outside [startsAt, endsAt) are rejected outside_window; an `all` board closes at endsAt + graceSeconds' }),
     decimals: z.number().int().min(0).max(6).default(0),
     minValue: z.number().nullable().default(null),
     maxValue: z.number().nullable().default(null),
@@ -90,6 +97,10 @@ export const boardDefinitionSchema = z
     if (typeof def.period === 'object' && 'cron' in def.period && isValidTimezone(def.timezone)) {
       const problem = cronProblem(def.period.cron, def.timezone);
       if (problem) ctx.addIssue({ code: 'custom', path: ['period', 'cron'], message: problem });
+    }
+    const { startsAt, endsAt } = def.window ?? {};
+    if (startsAt && endsAt && Date.parse(startsAt) >= Date.parse(endsAt)) {
+      ctx.addIssue({ code: 'custom', path: ['window', 'endsAt'], message: 'must be after startsAt' });
     }
     for (const field of ['minValue', 'maxValue'] as const) {
       const v = def[field];

@@ -16,11 +16,31 @@ export interface CronSchedule {
 }
 export type PeriodSpec = PeriodKind | EverySchedule | CronSchedule;
 
+/** The instants a board accepts events in: `[startsAt, endsAt)`, either end open when absent. */
+export interface BoardWindow {
+  startsAt?: string;
+  endsAt?: string;
+}
+
 /** What decides a board's periods: its schedule, its timezone, and the end of its window (an `all` period ends there). */
 export interface PeriodRules {
   period: PeriodSpec;
   timezone: string;
-  window?: { startsAt?: string; endsAt?: string } | null;
+  window?: BoardWindow | null;
+}
+
+/** Whether `at` lies outside the board's window (an event there is rejected `outside_window`). */
+export function outsideWindow(window: BoardWindow | null | undefined, at: Date): boolean {
+  if (!window) return false;
+  const ms = at.getTime();
+  return (window.startsAt !== undefined && ms < Date.parse(window.startsAt)) || (window.endsAt !== undefined && ms >= Date.parse(window.endsAt));
+}
+
+/** Whether a period shares any instant with the board's window (no period is created outside it). */
+export function overlapsWindow(window: BoardWindow | null | undefined, period: { startsAt: Date; endsAt: Date | null }): boolean {
+  if (!window) return true;
+  if (window.endsAt !== undefined && period.startsAt.getTime() >= Date.parse(window.endsAt)) return false;
+  return !(window.startsAt !== undefined && period.endsAt !== null && period.endsAt.getTime() <= Date.parse(window.startsAt));
 }
 
 export interface PeriodWindow {

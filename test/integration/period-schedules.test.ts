@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql, type KyselyPlugin } from 'kysely';
 import { createHarness, type Harness } from '../support/harness.js';
+import { postAndWait } from '../support/wait-results.js';
 import { runTick } from '../../workers/period-tick.js';
 
 let h: Harness;
@@ -9,11 +10,7 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-async function post(events: object[]) {
-  const res = await h.api('POST', '/v1/events?wait=true', { events });
-  expect(res.status).toBe(200);
-  return res.body.results as Array<{ idempotencyKey: string; status: string; reason?: string; period: string; rank: number | null }>;
-}
+const post = (events: object[]) => postAndWait(h, events);
 
 async function periodRows(board: string) {
   const rows = await h.ctx.db.selectFrom('periods').selectAll().where('board_id', '=', board).orderBy('starts_at').execute();

@@ -610,6 +610,12 @@ export interface components {
             timezone: string;
             /** Format: date-time */
             updatedAt: string;
+            window: {
+                /** Format: date-time */
+                endsAt?: string;
+                /** Format: date-time */
+                startsAt?: string;
+            } | null;
         };
         BoardDefinition: {
             /** @enum {string} */
@@ -680,6 +686,16 @@ export interface components {
             tieBreak?: "first" | "last" | "member" | "shared";
             /** @default UTC */
             timezone?: string;
+            /**
+             * @description events whose occurredAt is outside [startsAt, endsAt) are rejected outside_window; an `all` board closes at endsAt + graceSeconds
+             * @default null
+             */
+            window?: {
+                /** Format: date-time */
+                endsAt?: string;
+                /** Format: date-time */
+                startsAt?: string;
+            } | null;
         };
         BoardList: {
             boards: components["schemas"]["Board"][];

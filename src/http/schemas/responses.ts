@@ -37,6 +37,7 @@ export const boardViewSchema = z
     tieBreak: z.enum(TIE_BREAKS),
     period: periodSpecSchema,
     timezone: z.string(),
+    window: z.strictObject({ startsAt: instant.optional(), endsAt: instant.optional() }).nullable(),
     decimals: z.number().int(),
     minValue: z.number().nullable(),
     maxValue: z.number().nullable(),

@@ -14,6 +14,10 @@ function toBoard(row: Selectable<BoardsTable>): Board {
     tieBreak: row.tie_break as TieBreak,
     period: row.period_schedule ? (row.period_schedule as PeriodSpec) : (row.period_kind as PeriodKind),
     timezone: row.timezone,
+    window:
+      row.window_starts_at || row.window_ends_at
+        ? { ...(row.window_starts_at ? { startsAt: row.window_starts_at.toISOString() } : {}), ...(row.window_ends_at ? { endsAt: row.window_ends_at.toISOString() } : {}) }
+        : null,
     decimals: row.decimals,
     minValue: row.min_value === null ? null : Number(row.min_value),
     maxValue: row.max_value === null ? null : Number(row.max_value),
@@ -36,6 +40,8 @@ function toColumns(id: string, def: BoardDefinition) {
     period_kind: typeof def.period === 'string' ? def.period : 'cron' in def.period ? 'cron' : 'every',
     period_schedule: typeof def.period === 'string' ? null : JSON.stringify(def.period),
     timezone: def.timezone,
+    window_starts_at: def.window?.startsAt ? new Date(def.window.startsAt) : null,
+    window_ends_at: def.window?.endsAt ? new Date(def.window.endsAt) : null,
     decimals: def.decimals,
     min_value: def.minValue === null ? null : String(def.minValue),
     max_value: def.maxValue === null ? null : String(def.maxValue),

@@ -62,6 +62,14 @@ export async function createPeriods(
   return created;
 }
 
+/**
+ * An `all` board's period ends with its window (SPEC §9.1): when the window changes, the
+ * open `all` period follows, so it closes at the new endsAt + graceSeconds (or never).
+ */
+export async function setOpenAllPeriodEnd(db: Db, boardId: string, endsAt: Date | null): Promise<void> {
+  await db.updateTable('periods').set({ ends_at: endsAt }).where('board_id', '=', boardId).where('key', '=', 'all').where('state', '=', 'open').execute();
+}
+
 /** A board's periods, newest first. */
 export async function listPeriods(db: Db, boardId: string, limit: number): Promise<StoredPeriod[]> {
   const rows = await db

@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { RejectionReason } from './events-repository.js';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 
@@ -12,6 +13,8 @@ export interface BoardsTable {
   /** The `every` or `cron` schedule, null for calendar kinds. */
   period_schedule: ColumnType<unknown, string | null, string | null>;
   timezone: string;
+  window_starts_at: Date | null;
+  window_ends_at: Date | null;
   decimals: number;
   /** numeric: pg returns it as a string to keep it exact. */
   min_value: string | null;
@@ -98,7 +101,7 @@ export interface LedgerArchivedPeriodsTable {
 export interface RejectionsTable {
   id: Generated<number>;
   idempotency_key: string;
-  reason: 'period_closed' | 'conflict' | 'out_of_range';
+  reason: RejectionReason;
   board_id: string;
   period_key: string | null;
   member_id: string;

@@ -3,7 +3,7 @@ import type { StoredFunction } from './stored-function.js';
 
 /**
  * laurel_apply_batch applies one intake batch in one round trip and one transaction:
- * classify each event (duplicate, conflict, closed period, fresh), refuse sums that would
+ * classify each event (duplicate, conflict, refused by the worker's routing, closed period, fresh), refuse sums that would
  * leave ±2^40, insert the fresh events, fold them into the member aggregates (bumping each
  * aggregate's version), record rejections, and return the resulting aggregates for the
  * Redis projection. Called by storage/postgres/events-repository.ts (applyBatch).
@@ -282,7 +282,7 @@ BEGIN
   INSERT INTO rejections (idempotency_key, reason, board_id, period_key, member_id, payload, payload_hash, source, received_at, rejected_at)
   SELECT f.key, f.outcome, f.board_id, f.period_key, f.member_id, f.payload, f.payload_hash, f.source, f.received_at, p_now
     FROM ${decided('f')}
-   WHERE f.outcome IN ('conflict', 'period_closed', 'out_of_range')
+   WHERE f.outcome IN ('conflict', 'period_closed', 'out_of_range', 'outside_window')
   ON CONFLICT DO NOTHING;
 
   -- Duplicates are not rejections, but rollups count them (insert-only: no hot row).
