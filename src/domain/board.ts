@@ -23,6 +23,8 @@ export interface Board {
   timezone: string;
   /** Events outside it are rejected `outside_window`; null: always open. */
   window: BoardWindow | null;
+  /** Per member and period, only the first maxAttempts events by (occurredAt, key) count. */
+  maxAttempts: number | null;
   decimals: number;
   minValue: number | null;
   maxValue: number | null;
@@ -40,9 +42,10 @@ export interface Board {
  * Fields that decide where and how stored events count. SPEC §2 fixes aggregation, order,
  * tieBreak and period once a board has events; timezone (period boundaries) and decimals
  * (the scale of stored values) would silently reinterpret the ledger too, and `regions` decides
- * which scopes the stored aggregates belong to, so they are fixed as well.
+ * which scopes the stored aggregates belong to, so they are fixed as well; so is maxAttempts,
+ * which decides which stored events count.
  */
-export const FIXED_FIELDS = ['aggregation', 'order', 'tieBreak', 'period', 'timezone', 'decimals', 'regions'] as const;
+export const FIXED_FIELDS = ['aggregation', 'order', 'tieBreak', 'period', 'timezone', 'decimals', 'regions', 'maxAttempts'] as const;
 
 const tier = z.number().int().min(1).max(1_000_000);
 
@@ -73,6 +76,7 @@ export const boardDefinitionSchema = z
       .nullable()
       .default(null)
       .meta({ description: 'events whose occurredAt is outside [startsAt, endsAt) are rejected outside_window; an `all` board closes at endsAt + graceSeconds' }),
+    maxAttempts: z.number().int().min(1).max(10_000).nullable().default(null),
     decimals: z.number().int().min(0).max(6).default(0),
     minValue: z.number().nullable().default(null),
     maxValue: z.number().nullable().default(null),

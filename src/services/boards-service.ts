@@ -31,6 +31,7 @@ async function views(ctx: AppContext, boards: readonly Board[]): Promise<BoardVi
     period: board.period,
     timezone: board.timezone,
     window: board.window,
+    maxAttempts: board.maxAttempts,
     decimals: board.decimals,
     minValue: board.minValue,
     maxValue: board.maxValue,

@@ -31,7 +31,8 @@ async function fullEventStatus(ctx: AppContext, key: string): Promise<Record<str
     const aggregate = await currentAggregate(ctx.db, stored);
     return {
       idempotencyKey: stored.key,
-      status: stored.status,
+      // Stored, but beyond the member's attempts: it never counted.
+      ...(stored.status === 'exhausted' ? { status: 'rejected', reason: 'attempts_exhausted' } : { status: stored.status }),
       board: stored.board,
       period: stored.period,
       member: stored.member,

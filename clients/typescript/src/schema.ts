@@ -593,6 +593,7 @@ export interface components {
             displayName: string;
             graceSeconds: number;
             id: string;
+            maxAttempts: number | null;
             maxValue: number | null;
             minValue: number | null;
             /** @enum {string} */
@@ -660,6 +661,8 @@ export interface components {
             displayName?: string;
             /** @default 300 */
             graceSeconds?: number;
+            /** @default null */
+            maxAttempts?: number | null;
             /** @default null */
             maxValue?: number | null;
             /** @default null */
@@ -745,12 +748,17 @@ export interface components {
             /** Format: date-time */
             occurredAt: string;
             period: string;
+            /**
+             * @description a stored event beyond the member's first maxAttempts of the period
+             * @constant
+             */
+            reason?: "attempts_exhausted";
             /** Format: date-time */
             receivedAt: string;
             score: number | null;
             source: string | null;
             /** @enum {string} */
-            status: "applied" | "voided";
+            status: "applied" | "voided" | "rejected";
             value: number;
             /** Format: date-time */
             voidedAt?: string;

@@ -38,6 +38,7 @@ export const boardViewSchema = z
     period: periodSpecSchema,
     timezone: z.string(),
     window: z.strictObject({ startsAt: instant.optional(), endsAt: instant.optional() }).nullable(),
+    maxAttempts: z.number().int().nullable(),
     decimals: z.number().int(),
     minValue: z.number().nullable(),
     maxValue: z.number().nullable(),
@@ -78,7 +79,8 @@ export const eventResultsSchema = z
 
 const storedEvent = z.strictObject({
   idempotencyKey: z.string(),
-  status: z.enum(['applied', 'voided']),
+  status: z.enum(['applied', 'voided', 'rejected']),
+  reason: z.literal('attempts_exhausted').optional().meta({ description: 'a stored event beyond the member\'s first maxAttempts of the period' }),
   board: z.string(),
   period: z.string(),
   member: z.string(),

@@ -18,6 +18,7 @@ function toBoard(row: Selectable<BoardsTable>): Board {
       row.window_starts_at || row.window_ends_at
         ? { ...(row.window_starts_at ? { startsAt: row.window_starts_at.toISOString() } : {}), ...(row.window_ends_at ? { endsAt: row.window_ends_at.toISOString() } : {}) }
         : null,
+    maxAttempts: row.max_attempts,
     decimals: row.decimals,
     minValue: row.min_value === null ? null : Number(row.min_value),
     maxValue: row.max_value === null ? null : Number(row.max_value),
@@ -42,6 +43,7 @@ function toColumns(id: string, def: BoardDefinition) {
     timezone: def.timezone,
     window_starts_at: def.window?.startsAt ? new Date(def.window.startsAt) : null,
     window_ends_at: def.window?.endsAt ? new Date(def.window.endsAt) : null,
+    max_attempts: def.maxAttempts,
     decimals: def.decimals,
     min_value: def.minValue === null ? null : String(def.minValue),
     max_value: def.maxValue === null ? null : String(def.maxValue),

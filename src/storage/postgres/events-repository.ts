@@ -94,7 +94,7 @@ export async function applyBatch(
 
 export interface StoredEvent {
   key: string;
-  status: 'applied' | 'voided';
+  status: 'applied' | 'voided' | 'exhausted';
   board: string;
   period: string;
   member: string;

@@ -15,6 +15,7 @@ export interface BoardsTable {
   timezone: string;
   window_starts_at: Date | null;
   window_ends_at: Date | null;
+  max_attempts: number | null;
   decimals: number;
   /** numeric: pg returns it as a string to keep it exact. */
   min_value: string | null;
@@ -63,7 +64,8 @@ export interface ScoreEventsTable {
   applied_at: Date;
   source: string | null;
   payload_hash: string;
-  status: Generated<'applied' | 'voided'>;
+  /** `exhausted`: beyond the member's first maxAttempts events of the period; never counted. */
+  status: Generated<'applied' | 'voided' | 'exhausted'>;
   void_reason: string | null;
   voided_at: Date | null;
   metadata: unknown;
