@@ -1,11 +1,11 @@
 import type { AppContext } from '../src/context.js';
 import type { Board } from '../src/domain/board.js';
-import { periodContaining, type PeriodWindow } from '../src/domain/period.js';
+import { overlapsWindow, periodContaining, type PeriodWindow } from '../src/domain/period.js';
 import { listBoards } from '../src/storage/postgres/boards-repository.js';
 import { duePeriods, periodsAwaitingWebhooks } from '../src/storage/postgres/closing-repository.js';
 import { createPeriods } from '../src/storage/postgres/periods-repository.js';
 import { ensureLedgerPartitions } from '../src/services/ledger-partitions.js';
-import { closePeriod, enqueueWebhooks } from '../src/services/period-closing.js';
+import { closeDueEmptyPeriods, closePeriod, enqueueWebhooks } from '../src/services/period-closing.js';
 import { evictRetiredPeriods } from '../src/services/closed-period-retention.js';
 
 /**
@@ -22,9 +22,10 @@ export async function runTick(ctx: AppContext): Promise<{ created: number; close
   // Partition upkeep must never hold up closing: a month it cannot create now is created by
   // a later tick, and events meanwhile land in the default partition.
   await ensureLedgerPartitions(ctx, now).catch((err: Error) => ctx.log.warn({ err: err.message }, 'ledger partition upkeep failed; retried next tick'));
-  const closed: string[] = [];
-  const failures: string[] = [];
   const byId = new Map(boards.map((b) => [b.id, b]));
+  // Empty periods (most of them on boards with short periods) close in bulk; the rest one by one.
+  const closed = await closeDueEmptyPeriods(ctx, byId, now);
+  const failures: string[] = [];
   for (const due of await duePeriods(ctx.db, now)) {
     const board = byId.get(due.boardId);
     if (!board) continue;
@@ -54,9 +55,11 @@ export async function runTick(ctx: AppContext): Promise<{ created: number; close
 async function createUpcomingPeriods(ctx: AppContext, boards: readonly Board[], now: Date): Promise<number> {
   const windows: Array<PeriodWindow & { boardId: string }> = [];
   for (const board of boards) {
-    const current = periodContaining(board.period, board.timezone, now);
-    windows.push({ boardId: board.id, ...current });
-    if (current.endsAt) windows.push({ boardId: board.id, ...periodContaining(board.period, board.timezone, current.endsAt) });
+    const current = periodContaining(board, now);
+    const next = current.endsAt && periodContaining(board, current.endsAt);
+    for (const period of next && next.key !== current.key ? [current, next] : [current]) {
+      if (overlapsWindow(board.window, period)) windows.push({ boardId: board.id, ...period });
+    }
   }
   if (windows.length === 0) return 0;
   const created = await createPeriods(ctx.db, windows);

@@ -3,7 +3,7 @@ import type { AppContext } from '../src/context.js';
 import type { Board } from '../src/domain/board.js';
 import { scaleNumber } from '../src/domain/decimal.js';
 import { ALL_CATEGORIES, WORLD } from '../src/domain/ids.js';
-import { periodContaining } from '../src/domain/period.js';
+import { outsideWindow, periodContaining } from '../src/domain/period.js';
 import { unscale } from '../src/domain/decimal.js';
 import { readPlaceMany } from '../src/services/standings-source.js';
 import { applyBatch, type RoutedEvent, type EventOutcome } from '../src/storage/postgres/events-repository.js';
@@ -78,7 +78,7 @@ function routeEvent(event: ScoreJob['events'][number], ord: number, board: Board
   const receivedAt = new Date(event.receivedAt);
   const occurredAt = posted.occurredAt ? new Date(posted.occurredAt) : receivedAt;
   const window = board
-    ? periodContaining(board.period, board.timezone, occurredAt)
+    ? periodContaining(board, occurredAt)
     : { key: 'all', startsAt: occurredAt, endsAt: null };
   // Intake checked the value; a board whose decimals changed since (only possible while it
   // had no events) may now refuse it, and that is recorded rather than rounded.
@@ -99,7 +99,7 @@ function routeEvent(event: ScoreJob['events'][number], ord: number, board: Board
     payloadHash: event.payloadHash,
     metadata: posted.metadata ?? null,
     payload: posted,
-    preReason: scaled.ok ? null : 'out_of_range',
+    preReason: board && outsideWindow(board.window, occurredAt) ? 'outside_window' : scaled.ok ? null : 'out_of_range',
   };
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BOARD_ID, CATEGORY_ID, ALL_CATEGORIES, isSafeText, UNSAFE_TEXT_MESSAGE } from './ids.js';
-import { PERIOD_KINDS, isValidTimezone, type PeriodKind } from './period.js';
+import { PERIOD_KINDS, anchorProblem, cronProblem, everyProblem, isValidTimezone, specId, type BoardWindow, type PeriodSpec } from './period.js';
 import { SORT_ORDERS, TIE_BREAKS, type SortOrder, type TieBreak } from './ranking.js';
 import { scaleNumber } from './decimal.js';
 
@@ -19,8 +19,12 @@ export interface Board {
   aggregation: Aggregation;
   order: SortOrder;
   tieBreak: TieBreak;
-  period: PeriodKind;
+  period: PeriodSpec;
   timezone: string;
+  /** Events outside it are rejected `outside_window`; null: always open. */
+  window: BoardWindow | null;
+  /** Per member and period, only the first maxAttempts events by (occurredAt, key) count. */
+  maxAttempts: number | null;
   decimals: number;
   minValue: number | null;
   maxValue: number | null;
@@ -38,11 +42,26 @@ export interface Board {
  * Fields that decide where and how stored events count. SPEC §2 fixes aggregation, order,
  * tieBreak and period once a board has events; timezone (period boundaries) and decimals
  * (the scale of stored values) would silently reinterpret the ledger too, and `regions` decides
- * which scopes the stored aggregates belong to, so they are fixed as well.
+ * which scopes the stored aggregates belong to, so they are fixed as well; so is maxAttempts,
+ * which decides which stored events count.
  */
-export const FIXED_FIELDS = ['aggregation', 'order', 'tieBreak', 'period', 'timezone', 'decimals', 'regions'] as const;
+export const FIXED_FIELDS = ['aggregation', 'order', 'tieBreak', 'period', 'timezone', 'decimals', 'regions', 'maxAttempts'] as const;
 
 const tier = z.number().int().min(1).max(1_000_000);
+
+const everySchema = z
+  .strictObject({
+    every: z.string().refine((v) => everyProblem(v) === null, { error: (i) => everyProblem(String(i.input)) ?? 'invalid' }),
+    anchor: z.iso.datetime({ offset: true }).refine((v) => anchorProblem(v) === null, 'must be on a whole minute (period keys name minutes)'),
+  })
+  .meta({ description: 'back-to-back periods of n hours (absolute), days or weeks (local wall time kept) from anchor' });
+// Five fields here; whether the expression ever ticks is checked with the board's timezone below.
+const cronSchema = z
+  .strictObject({ cron: z.string().max(200) })
+  .meta({ description: 'a period runs from one tick of this 5-field cron expression (in the board timezone) to the next' });
+export const periodSpecSchema = z.union([z.enum(PERIOD_KINDS), everySchema, cronSchema], {
+  error: 'must be all, day, week, month, { every, anchor } or { cron }',
+});
 
 export const boardDefinitionSchema = z
   .object({
@@ -50,8 +69,14 @@ export const boardDefinitionSchema = z
     aggregation: z.enum(AGGREGATIONS),
     order: z.enum(SORT_ORDERS).default('desc'),
     tieBreak: z.enum(TIE_BREAKS).default('first'),
-    period: z.enum(PERIOD_KINDS).default('month'),
+    period: periodSpecSchema.default('month'),
     timezone: z.string().refine(isValidTimezone, 'must be an IANA time zone name').default('UTC'),
+    window: z
+      .strictObject({ startsAt: z.iso.datetime({ offset: true }).optional(), endsAt: z.iso.datetime({ offset: true }).optional() })
+      .nullable()
+      .default(null)
+      .meta({ description: 'events whose occurredAt is outside [startsAt, endsAt) are rejected outside_window; an `all` board closes at endsAt + graceSeconds' }),
+    maxAttempts: z.number().int().min(1).max(10_000).nullable().default(null),
     decimals: z.number().int().min(0).max(6).default(0),
     minValue: z.number().nullable().default(null),
     maxValue: z.number().nullable().default(null),
@@ -73,6 +98,14 @@ export const boardDefinitionSchema = z
   })
   .strict()
   .superRefine((def, ctx) => {
+    if (typeof def.period === 'object' && 'cron' in def.period && isValidTimezone(def.timezone)) {
+      const problem = cronProblem(def.period.cron, def.timezone);
+      if (problem) ctx.addIssue({ code: 'custom', path: ['period', 'cron'], message: problem });
+    }
+    const { startsAt, endsAt } = def.window ?? {};
+    if (startsAt && endsAt && Date.parse(startsAt) >= Date.parse(endsAt)) {
+      ctx.addIssue({ code: 'custom', path: ['window', 'endsAt'], message: 'must be after startsAt' });
+    }
     for (const field of ['minValue', 'maxValue'] as const) {
       const v = def[field];
       if (v === null) continue;
@@ -92,5 +125,7 @@ export function isValidBoardId(id: string): boolean {
 
 /** The fixed fields whose value differs between a stored board and a new definition. */
 export function changedFixedFields(current: Board, next: BoardDefinition): string[] {
-  return FIXED_FIELDS.filter((field) => current[field] !== next[field]);
+  return FIXED_FIELDS.filter((field) =>
+    field === 'period' ? specId(current.period) !== specId(next.period) : current[field] !== next[field],
+  );
 }

@@ -1,10 +1,15 @@
 import { DateTime } from 'luxon';
-import type { PeriodKind } from './period.js';
+import type { PeriodSpec } from './period.js';
 
-/** How a period is named to players: "December 2026", "Week 49, 2026", "2 December 2026". */
-export function periodLabel(kind: PeriodKind, startsAt: Date, timezone: string): string {
-  const start = DateTime.fromJSDate(startsAt, { zone: timezone }).setLocale('en');
-  switch (kind) {
+/**
+ * How a period is named to players: "December 2026", "Week 49, 2026", "2 December 2026";
+ * a scheduled period by its start in the board's timezone: "Week of 4 Dec 18:00",
+ * "Day of 4 Dec 18:00", or "4 Dec 17:00 – 18:00" for any other length.
+ */
+export function periodLabel(spec: PeriodSpec, period: { startsAt: Date; endsAt: Date | null }, timezone: string): string {
+  const start = DateTime.fromJSDate(period.startsAt, { zone: timezone }).setLocale('en');
+  if (typeof spec !== 'string') return scheduledLabel(start, period.endsAt ? DateTime.fromJSDate(period.endsAt, { zone: timezone }).setLocale('en') : null);
+  switch (spec) {
     case 'month':
       return start.toFormat('LLLL yyyy');
     case 'week':
@@ -14,4 +19,13 @@ export function periodLabel(kind: PeriodKind, startsAt: Date, timezone: string):
     case 'all':
       return 'All time';
   }
+}
+
+function scheduledLabel(start: DateTime, end: DateTime | null): string {
+  const at = start.toFormat('d LLL HH:mm');
+  // Calendar lengths in local time: a week across a DST change is still a week.
+  if (end && end.equals(start.plus({ weeks: 1 }))) return `Week of ${at}`;
+  if (end && end.equals(start.plus({ days: 1 }))) return `Day of ${at}`;
+  if (!end) return `From ${at}`;
+  return `${at} – ${end.hasSame(start, 'day') ? end.toFormat('HH:mm') : end.toFormat('d LLL HH:mm')}`;
 }

@@ -8,6 +8,8 @@ import {
   lockBoard,
   updateBoard,
 } from '../storage/postgres/boards-repository.js';
+import { setOpenAllPeriodEnd } from '../storage/postgres/periods-repository.js';
+import { periodContaining } from '../domain/period.js';
 import { currentPeriods, type PeriodView } from './period-resolution.js';
 import { NotFound, Conflict, InvalidInput } from '../domain/errors.js';
 import { parseOrThrow } from '../domain/validation.js';
@@ -28,6 +30,8 @@ async function views(ctx: AppContext, boards: readonly Board[]): Promise<BoardVi
     tieBreak: board.tieBreak,
     period: board.period,
     timezone: board.timezone,
+    window: board.window,
+    maxAttempts: board.maxAttempts,
     decimals: board.decimals,
     minValue: board.minValue,
     maxValue: board.maxValue,
@@ -62,9 +66,12 @@ export async function putBoard(ctx: AppContext, id: string, body: unknown): Prom
         changed.map((field) => ({ path: field, message: 'fixed once the board has events' })),
       );
     }
-    return { board: await updateBoard(trx, id, def), created: false };
+    const updated = await updateBoard(trx, id, def);
+    if (updated.period === 'all') await setOpenAllPeriodEnd(trx, id, periodContaining(updated, updated.updatedAt).endsAt);
+    return { board: updated, created: false };
   });
   ctx.boards.remember(board);
+  ctx.periods.forget(board.id, 'all');
   return { created, board: (await views(ctx, [board]))[0]! };
 }
 

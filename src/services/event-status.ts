@@ -31,7 +31,8 @@ async function fullEventStatus(ctx: AppContext, key: string): Promise<Record<str
     const aggregate = await currentAggregate(ctx.db, stored);
     return {
       idempotencyKey: stored.key,
-      status: stored.status,
+      // Stored, but beyond the member's attempts: it never counted.
+      ...(stored.status === 'exhausted' ? { status: 'rejected', reason: 'attempts_exhausted' } : { status: stored.status }),
       board: stored.board,
       period: stored.period,
       member: stored.member,
@@ -51,7 +52,7 @@ async function fullEventStatus(ctx: AppContext, key: string): Promise<Record<str
     // Not applied yet: the period it will count in, and the member's score there so far.
     const board = await ctx.boards.get(queued.posted.board);
     const period = board
-      ? periodContaining(board.period, board.timezone, new Date(queued.posted.occurredAt ?? queued.receivedAt)).key
+      ? periodContaining(board, new Date(queued.posted.occurredAt ?? queued.receivedAt)).key
       : null;
     const aggregate = board && period ? await currentAggregate(ctx.db, { board: board.id, period, member: queued.posted.member }) : null;
     return {

@@ -3,6 +3,9 @@ import type { Board } from '../domain/board.js';
 import { periodLabel } from '../domain/period-label.js';
 import {
   beginClosing,
+  beginClosingDue,
+  finishEmptyClosings,
+  markWebhooksEnqueuedMany,
   grantAwards,
   lockClosing,
   markClosed,
@@ -12,7 +15,7 @@ import {
   writeFinalStandings,
   writeReports,
 } from '../storage/postgres/closing-repository.js';
-import { findPeriod } from '../storage/postgres/periods-repository.js';
+import { findPeriod, type StoredPeriod } from '../storage/postgres/periods-repository.js';
 import { deliveryId, webhookJobOptions, type WebhookJob } from '../queue/webhooks-queue.js';
 
 /**
@@ -29,7 +32,7 @@ export async function closePeriod(ctx: AppContext, board: Board, key: string): P
   await ctx.faults.midClose?.(board.id, key);
   const stored = await findPeriod(ctx.db, board.id, key);
   if (!stored) return false;
-  const label = periodLabel(board.period, stored.startsAt, board.timezone);
+  const label = periodLabel(board.period, stored, board.timezone);
   const webhooks = Boolean(ctx.env.WEBHOOK_URL);
   // One snapshot for every scope: an exclusion committing mid-close cannot split them.
   const finished = await ctx.db.transaction().setIsolationLevel('repeatable read').execute(async (trx) => {
@@ -52,6 +55,42 @@ export async function closePeriod(ctx: AppContext, board: Board, key: string): P
   return true;
 }
 
+/**
+ * Closes every due period no event reached with two statements in all: the guarded
+ * open -> closing transition of all due periods, then closed for those without aggregates
+ * (nothing to rank, award or report). Their `period.closed` webhooks are enqueued in one
+ * bulk add. Periods with events stay `closing` for closePeriod. Returns "board/key" of each.
+ */
+export async function closeDueEmptyPeriods(ctx: AppContext, boards: ReadonlyMap<string, Board>, now: Date): Promise<string[]> {
+  if ((await beginClosingDue(ctx.db, now)) === 0) return [];
+  const webhooks = Boolean(ctx.env.WEBHOOK_URL);
+  const emptied = await finishEmptyClosings(ctx.db, now, !webhooks);
+  if (emptied.length === 0) return [];
+  for (const p of emptied) ctx.periods.forget(p.boardId, p.key);
+  await ctx.leaderboard.notifyClosedMany(emptied.map((p) => ({ board: p.boardId, period: p.key }))).catch((err: Error) => ctx.log.warn({ err: err.message }, 'closed notices not published'));
+  if (webhooks) {
+    const createdAt = ctx.clock.now().toISOString();
+    const jobs = emptied.filter((p) => boards.has(p.boardId)).map((p) => periodClosedJob(p.boardId, { ...p, state: 'closed', closedAt: now }, 0, createdAt));
+    await ctx.webhooksQueue.addBulk(jobs.map((job) => ({ name: job.type, data: job, opts: { ...webhookJobOptions, jobId: job.deliveryId } })));
+    await markWebhooksEnqueuedMany(ctx.db, emptied, ctx.clock.now());
+  }
+  ctx.log.info({ periods: emptied.length }, 'empty periods closed');
+  return emptied.map((p) => `${p.boardId}/${p.key}`);
+}
+
+function periodClosedJob(boardId: string, period: StoredPeriod, rankedMembers: number, createdAt: string): WebhookJob {
+  return {
+    deliveryId: deliveryId('period.closed', boardId, period.key),
+    type: 'period.closed',
+    createdAt,
+    data: {
+      board: boardId,
+      period: { key: period.key, startsAt: period.startsAt.toISOString(), endsAt: period.endsAt?.toISOString() ?? null, state: 'closed' },
+      rankedMembers,
+    },
+  };
+}
+
 const WEBHOOK_PAGE = 1000;
 
 /**
@@ -62,16 +101,7 @@ const WEBHOOK_PAGE = 1000;
 export async function enqueueWebhooks(ctx: AppContext, board: Board, key: string): Promise<void> {
   const createdAt = ctx.clock.now().toISOString();
   const period = (await findPeriod(ctx.db, board.id, key))!;
-  const closed: WebhookJob = {
-    deliveryId: deliveryId('period.closed', board.id, key),
-    type: 'period.closed',
-    createdAt,
-    data: {
-      board: board.id,
-      period: { key, startsAt: period.startsAt.toISOString(), endsAt: period.endsAt?.toISOString() ?? null, state: 'closed' },
-      rankedMembers: await rankedMemberCount(ctx.db, board.id, key),
-    },
-  };
+  const closed = periodClosedJob(board.id, period, await rankedMemberCount(ctx.db, board.id, key), createdAt);
   await ctx.webhooksQueue.add(closed.type, closed, { ...webhookJobOptions, jobId: closed.deliveryId });
   for (let after = 0; ; ) {
     const page = await reportPage(ctx.db, board.id, key, after, WEBHOOK_PAGE);

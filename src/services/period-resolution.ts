@@ -41,8 +41,8 @@ export async function resolvePeriods(
   const windows = boards.flatMap((board) => {
     const window =
       requested === 'current'
-        ? periodContaining(board.period, board.timezone, now)
-        : periodForKey(board.period, board.timezone, requested);
+        ? periodContaining(board, now)
+        : periodForKey(board, requested);
     return window ? [{ board, boardId: board.id, ...window }] : [];
   });
   const stored = await ctx.periods.getMany(windows);

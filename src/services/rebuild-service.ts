@@ -58,7 +58,7 @@ async function targetsOf(ctx: AppContext, request: z.infer<typeof rebuildRequest
   const now = ctx.clock.now();
   const targets: Target[] = [];
   for (const board of boards) {
-    const currentKey = periodContaining(board.period, board.timezone, now).key;
+    const currentKey = periodContaining(board, now).key;
     if (request.period) {
       const key = request.period === 'current' ? currentKey : request.period;
       const stored = await findPeriod(ctx.db, board.id, key);

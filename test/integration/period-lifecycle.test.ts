@@ -244,6 +244,9 @@ describe('final standings, awards and reports', () => {
     expect(receiver.delivered.every((d) => d.signatureOk)).toBe(true);
     const closed = receiver.delivered.find((d) => d.type === 'period.closed' && d.body.data.board === 'final')!;
     expect(closed.body).toMatchObject({ type: 'period.closed', data: { period: { key: '2026-10', state: 'closed' }, rankedMembers: 6 } });
+    // Periods no event reached close in bulk (one statement for all boards) and still send period.closed.
+    const empty = receiver.delivered.find((d) => d.type === 'period.closed' && d.body.data.board === 'ahead' && d.body.data.period.key === '2026-W51')!;
+    expect(empty.body.data).toMatchObject({ period: { key: '2026-W51', startsAt: '2026-12-14T00:00:00.000Z', endsAt: '2026-12-21T00:00:00.000Z', state: 'closed' }, rankedMembers: 0 });
     const report = receiver.delivered.find((d) => d.type === 'member.period_report' && d.body.data.member === 'p3')!;
     expect(report.body.data).toMatchObject({ board: 'final', period: '2026-10', rank: 3, body: 'You finished 3rd', award: 'top3' });
     expect(report.id).toBe(report.body.id);

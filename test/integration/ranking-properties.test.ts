@@ -45,6 +45,7 @@ interface BoardDef {
   graceSeconds: number;
   categories: string[];
   regions: boolean;
+  maxAttempts: number | null;
 }
 interface EventDef {
   member: number;
@@ -78,6 +79,7 @@ const boardArb: fc.Arbitrary<BoardDef> = fc.record({
   graceSeconds: fc.constantFrom(0, 1, 300),
   categories: fc.subarray([...CATEGORIES], { maxLength: 2 }),
   regions: fc.boolean(),
+  maxAttempts: fc.oneof({ arbitrary: fc.constant(null), weight: 1 }, { arbitrary: fc.integer({ min: 1, max: 2 }), weight: 1 }),
 });
 
 function unitsArb(aggregation: Aggregation): fc.Arbitrary<number> {
@@ -189,9 +191,25 @@ class Model {
     return [...this.stored.values()].some((s) => s.period === period);
   }
 
+  /**
+   * SPEC §9.1: per member and period, only the first maxAttempts stored events by
+   * (occurredAt, key bytes) count, whatever order they arrived in. A voided event keeps its
+   * place among the attempts (voiding does not hand back a try).
+   */
+  counting(period: string): Stored[] {
+    const inPeriod = [...this.stored.values()].filter((s) => s.period === period);
+    const n = this.board.maxAttempts;
+    if (n === null) return inPeriod;
+    const byMember = new Map<string, Stored[]>();
+    for (const s of inPeriod) byMember.set(s.event.member, [...(byMember.get(s.event.member) ?? []), s]);
+    return [...byMember.values()].flatMap((list) =>
+      list.sort((x, y) => x.event.atMs - y.event.atMs || Buffer.compare(Buffer.from(x.event.key), Buffer.from(y.event.key))).slice(0, n),
+    );
+  }
+
   standings(period: string, category: string, region: string): RefStanding[] {
-    const events = [...this.stored.values()]
-      .filter((s) => !s.voided && s.period === period && (category === 'all' || s.event.category === category))
+    const events = this.counting(period)
+      .filter((s) => !s.voided && (category === 'all' || s.event.category === category))
       .map((s) => s.event);
     const aggregates = aggregate(events, this.board.aggregation, this.board.order);
     for (const member of [...aggregates.keys()]) {
@@ -496,8 +514,11 @@ class Checker {
         expect(res.status, `status of ${key}`).toBe('rejected');
         continue;
       }
+      // Stored beyond the member's attempts: kept in the ledger, never counted.
+      const counts = this.model.counting(stored.period).includes(stored);
+      if (this.s.board.maxAttempts !== null) tally(counts ? 'attempts-counted' : 'attempts-exhausted');
       expect(res, `status of ${key}`).toMatchObject({
-        status: stored.voided ? 'voided' : 'applied',
+        ...(stored.voided ? { status: 'voided' } : counts ? { status: 'applied' } : { status: 'rejected', reason: 'attempts_exhausted' }),
         board: this.boardId,
         period: stored.period,
         member: stored.event.member,

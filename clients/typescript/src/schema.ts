@@ -593,18 +593,30 @@ export interface components {
             displayName: string;
             graceSeconds: number;
             id: string;
+            maxAttempts: number | null;
             maxValue: number | null;
             minValue: number | null;
             /** @enum {string} */
             order: "desc" | "asc";
-            /** @enum {string} */
-            period: "all" | "day" | "week" | "month";
+            period: ("all" | "day" | "week" | "month") | {
+                /** Format: date-time */
+                anchor: string;
+                every: string;
+            } | {
+                cron: string;
+            };
             regions: boolean;
             /** @enum {string} */
             tieBreak: "first" | "last" | "member" | "shared";
             timezone: string;
             /** Format: date-time */
             updatedAt: string;
+            window: {
+                /** Format: date-time */
+                endsAt?: string;
+                /** Format: date-time */
+                startsAt?: string;
+            } | null;
         };
         BoardDefinition: {
             /** @enum {string} */
@@ -650,6 +662,8 @@ export interface components {
             /** @default 300 */
             graceSeconds?: number;
             /** @default null */
+            maxAttempts?: number | null;
+            /** @default null */
             maxValue?: number | null;
             /** @default null */
             minValue?: number | null;
@@ -658,11 +672,14 @@ export interface components {
              * @enum {string}
              */
             order?: "desc" | "asc";
-            /**
-             * @default month
-             * @enum {string}
-             */
-            period?: "all" | "day" | "week" | "month";
+            /** @default month */
+            period?: ("all" | "day" | "week" | "month") | {
+                /** Format: date-time */
+                anchor: string;
+                every: string;
+            } | {
+                cron: string;
+            };
             /** @default false */
             regions?: boolean;
             /**
@@ -672,6 +689,16 @@ export interface components {
             tieBreak?: "first" | "last" | "member" | "shared";
             /** @default UTC */
             timezone?: string;
+            /**
+             * @description events whose occurredAt is outside [startsAt, endsAt) are rejected outside_window; an `all` board closes at endsAt + graceSeconds
+             * @default null
+             */
+            window?: {
+                /** Format: date-time */
+                endsAt?: string;
+                /** Format: date-time */
+                startsAt?: string;
+            } | null;
         };
         BoardList: {
             boards: components["schemas"]["Board"][];
@@ -721,12 +748,17 @@ export interface components {
             /** Format: date-time */
             occurredAt: string;
             period: string;
+            /**
+             * @description a stored event beyond the member's first maxAttempts of the period
+             * @constant
+             */
+            reason?: "attempts_exhausted";
             /** Format: date-time */
             receivedAt: string;
             score: number | null;
             source: string | null;
             /** @enum {string} */
-            status: "applied" | "voided";
+            status: "applied" | "voided" | "rejected";
             value: number;
             /** Format: date-time */
             voidedAt?: string;

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { AGGREGATIONS } from '../../domain/board.js';
-import { PERIOD_KINDS } from '../../domain/period.js';
+import { AGGREGATIONS, periodSpecSchema } from '../../domain/board.js';
 import { SORT_ORDERS, TIE_BREAKS } from '../../domain/ranking.js';
 
 /**
@@ -36,8 +35,10 @@ export const boardViewSchema = z
     aggregation: z.enum(AGGREGATIONS),
     order: z.enum(SORT_ORDERS),
     tieBreak: z.enum(TIE_BREAKS),
-    period: z.enum(PERIOD_KINDS),
+    period: periodSpecSchema,
     timezone: z.string(),
+    window: z.strictObject({ startsAt: instant.optional(), endsAt: instant.optional() }).nullable(),
+    maxAttempts: z.number().int().nullable(),
     decimals: z.number().int(),
     minValue: z.number().nullable(),
     maxValue: z.number().nullable(),
@@ -78,7 +79,8 @@ export const eventResultsSchema = z
 
 const storedEvent = z.strictObject({
   idempotencyKey: z.string(),
-  status: z.enum(['applied', 'voided']),
+  status: z.enum(['applied', 'voided', 'rejected']),
+  reason: z.literal('attempts_exhausted').optional().meta({ description: 'a stored event beyond the member\'s first maxAttempts of the period' }),
   board: z.string(),
   period: z.string(),
   member: z.string(),

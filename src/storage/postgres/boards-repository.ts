@@ -2,7 +2,7 @@ import { sql, type Selectable } from 'kysely';
 import type { Db } from './database.js';
 import type { BoardsTable } from './schema.js';
 import type { Aggregation, Awards, Board, BoardDefinition } from '../../domain/board.js';
-import type { PeriodKind } from '../../domain/period.js';
+import type { PeriodKind, PeriodSpec } from '../../domain/period.js';
 import type { SortOrder, TieBreak } from '../../domain/ranking.js';
 
 function toBoard(row: Selectable<BoardsTable>): Board {
@@ -12,8 +12,13 @@ function toBoard(row: Selectable<BoardsTable>): Board {
     aggregation: row.aggregation as Aggregation,
     order: row.sort_order as SortOrder,
     tieBreak: row.tie_break as TieBreak,
-    period: row.period_kind as PeriodKind,
+    period: row.period_schedule ? (row.period_schedule as PeriodSpec) : (row.period_kind as PeriodKind),
     timezone: row.timezone,
+    window:
+      row.window_starts_at || row.window_ends_at
+        ? { ...(row.window_starts_at ? { startsAt: row.window_starts_at.toISOString() } : {}), ...(row.window_ends_at ? { endsAt: row.window_ends_at.toISOString() } : {}) }
+        : null,
+    maxAttempts: row.max_attempts,
     decimals: row.decimals,
     minValue: row.min_value === null ? null : Number(row.min_value),
     maxValue: row.max_value === null ? null : Number(row.max_value),
@@ -33,8 +38,12 @@ function toColumns(id: string, def: BoardDefinition) {
     aggregation: def.aggregation,
     sort_order: def.order,
     tie_break: def.tieBreak,
-    period_kind: def.period,
+    period_kind: typeof def.period === 'string' ? def.period : 'cron' in def.period ? 'cron' : 'every',
+    period_schedule: typeof def.period === 'string' ? null : JSON.stringify(def.period),
     timezone: def.timezone,
+    window_starts_at: def.window?.startsAt ? new Date(def.window.startsAt) : null,
+    window_ends_at: def.window?.endsAt ? new Date(def.window.endsAt) : null,
+    max_attempts: def.maxAttempts,
     decimals: def.decimals,
     min_value: def.minValue === null ? null : String(def.minValue),
     max_value: def.maxValue === null ? null : String(def.maxValue),

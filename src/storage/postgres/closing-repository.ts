@@ -36,6 +36,43 @@ export async function beginClosing(db: Db, boardId: string, key: string, now: Da
   return rows.length > 0;
 }
 
+/**
+ * Every due open period -> closing in one statement (the same guard as beginClosing, for
+ * all of them): many boards with short periods cost one statement per tick, not one per period.
+ */
+export async function beginClosingDue(db: Db, now: Date): Promise<number> {
+  const { numAffectedRows } = await sql`
+    UPDATE periods p SET state = 'closing', closing_started_at = ${now}
+      FROM boards b
+     WHERE b.id = p.board_id AND p.state = 'open' AND p.ends_at IS NOT NULL
+       AND p.ends_at + make_interval(secs => b.grace_seconds) <= ${now}`.execute(db);
+  return Number(numAffectedRows ?? 0);
+}
+
+/**
+ * Finishes, in one statement, every closing period that no event reached: no aggregate rows
+ * means no standings, awards or reports to write. Safe only after the open -> closing
+ * transition (batches no longer count in the period, so none can appear meanwhile).
+ * `webhooksDone`: nothing will be delivered (no receiver), so they are marked enqueued too.
+ */
+export async function finishEmptyClosings(db: Db, now: Date, webhooksDone: boolean): Promise<Array<{ boardId: string; key: string; startsAt: Date; endsAt: Date | null }>> {
+  const { rows } = await sql<{ board_id: string; key: string; starts_at: Date; ends_at: Date | null }>`
+    UPDATE periods p SET state = 'closed', closed_at = ${now}, webhooks_enqueued_at = ${webhooksDone ? now : null}
+     WHERE p.state = 'closing'
+       AND NOT EXISTS (SELECT 1 FROM member_aggregates a WHERE a.board_id = p.board_id AND a.period_key = p.key)
+    RETURNING p.board_id, p.key, p.starts_at, p.ends_at`.execute(db);
+  return rows.map((r) => ({ boardId: r.board_id, key: r.key, startsAt: r.starts_at, endsAt: r.ends_at }));
+}
+
+/** Marks many periods' webhooks enqueued in one statement. */
+export async function markWebhooksEnqueuedMany(db: Db, refs: ReadonlyArray<{ boardId: string; key: string }>, now: Date): Promise<void> {
+  if (refs.length === 0) return;
+  await sql`
+    UPDATE periods p SET webhooks_enqueued_at = ${now}
+      FROM jsonb_to_recordset(${JSON.stringify(refs)}::jsonb) AS r("boardId" text, key text)
+     WHERE p.board_id = r."boardId" AND p.key = r.key`.execute(db);
+}
+
 /** Locks a closing period; false if it is not (or no longer) closing. */
 export async function lockClosing(db: Db, boardId: string, key: string): Promise<boolean> {
   const { rows } = await sql`SELECT 1 FROM periods WHERE board_id = ${boardId} AND key = ${key} AND state = 'closing' FOR UPDATE`.execute(db);

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from './database.js';
 
-export type RejectionReason = 'period_closed' | 'conflict' | 'out_of_range';
+export type RejectionReason = 'period_closed' | 'conflict' | 'out_of_range' | 'outside_window' | 'attempts_exhausted' | 'board_full';
 export type ApplyOutcome = 'applied' | 'duplicate' | RejectionReason;
 
 /** One event, routed to its period and scaled, ready for laurel_apply_batch. */
@@ -94,7 +94,7 @@ export async function applyBatch(
 
 export interface StoredEvent {
   key: string;
-  status: 'applied' | 'voided';
+  status: 'applied' | 'voided' | 'exhausted';
   board: string;
   period: string;
   member: string;

@@ -41,19 +41,33 @@ export async function findPeriods(
   return rows.map(toPeriod);
 }
 
-/** Creates the periods that do not exist yet, in one statement; returns those it created. */
+/** Rows per INSERT: four parameters each, under Postgres' 65,535 per statement. */
+const PERIODS_PER_INSERT = 10_000;
+
+/** Creates the periods that do not exist yet, one statement per 10,000; returns those it created. */
 export async function createPeriods(
   db: Db,
   periods: ReadonlyArray<{ boardId: string; key: string; startsAt: Date; endsAt: Date | null }>,
 ): Promise<Array<{ board: string; period: string }>> {
-  if (periods.length === 0) return [];
-  const rows = await db
-    .insertInto('periods')
-    .values(periods.map((p) => ({ board_id: p.boardId, key: p.key, starts_at: p.startsAt, ends_at: p.endsAt })))
-    .onConflict((oc) => oc.columns(['board_id', 'key']).doNothing())
-    .returning(['board_id', 'key'])
-    .execute();
-  return rows.map((r) => ({ board: r.board_id, period: r.key }));
+  const created: Array<{ board: string; period: string }> = [];
+  for (let i = 0; i < periods.length; i += PERIODS_PER_INSERT) {
+    const rows = await db
+      .insertInto('periods')
+      .values(periods.slice(i, i + PERIODS_PER_INSERT).map((p) => ({ board_id: p.boardId, key: p.key, starts_at: p.startsAt, ends_at: p.endsAt })))
+      .onConflict((oc) => oc.columns(['board_id', 'key']).doNothing())
+      .returning(['board_id', 'key'])
+      .execute();
+    for (const r of rows) created.push({ board: r.board_id, period: r.key });
+  }
+  return created;
+}
+
+/**
+ * An `all` board's period ends with its window (SPEC §9.1): when the window changes, the
+ * open `all` period follows, so it closes at the new endsAt + graceSeconds (or never).
+ */
+export async function setOpenAllPeriodEnd(db: Db, boardId: string, endsAt: Date | null): Promise<void> {
+  await db.updateTable('periods').set({ ends_at: endsAt }).where('board_id', '=', boardId).where('key', '=', 'all').where('state', '=', 'open').execute();
 }
 
 /** A board's periods, newest first. */

@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { RejectionReason } from './events-repository.js';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 
@@ -9,7 +10,12 @@ export interface BoardsTable {
   sort_order: string;
   tie_break: string;
   period_kind: string;
+  /** The `every` or `cron` schedule, null for calendar kinds. */
+  period_schedule: ColumnType<unknown, string | null, string | null>;
   timezone: string;
+  window_starts_at: Date | null;
+  window_ends_at: Date | null;
+  max_attempts: number | null;
   decimals: number;
   /** numeric: pg returns it as a string to keep it exact. */
   min_value: string | null;
@@ -58,7 +64,8 @@ export interface ScoreEventsTable {
   applied_at: Date;
   source: string | null;
   payload_hash: string;
-  status: Generated<'applied' | 'voided'>;
+  /** `exhausted`: beyond the member's first maxAttempts events of the period; never counted. */
+  status: Generated<'applied' | 'voided' | 'exhausted'>;
   void_reason: string | null;
   voided_at: Date | null;
   metadata: unknown;
@@ -96,7 +103,7 @@ export interface LedgerArchivedPeriodsTable {
 export interface RejectionsTable {
   id: Generated<number>;
   idempotency_key: string;
-  reason: 'period_closed' | 'conflict' | 'out_of_range';
+  reason: RejectionReason;
   board_id: string;
   period_key: string | null;
   member_id: string;

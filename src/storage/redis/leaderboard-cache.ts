@@ -110,6 +110,18 @@ export class LeaderboardCache {
     await this.redis.spublish(this.keys.changes(board, period), closedNotice());
   }
 
+  /** The closed notice of many periods, in one round trip (per slot on a cluster). */
+  async notifyClosedMany(periods: ReadonlyArray<{ board: string; period: string }>): Promise<void> {
+    const notice = closedNotice();
+    await execBySlot(
+      this.redis,
+      periods.map((p) => {
+        const channel = this.keys.changes(p.board, p.period);
+        return { key: channel, add: (pipeline) => pipeline.spublish(channel, notice) };
+      }),
+    );
+  }
+
   /**
    * What every stream of one scope in a web process needs, in one script call: the total,
    * the top `topN` entries and each given member's placement.

@@ -3,7 +3,7 @@ import type { StoredFunction } from './stored-function.js';
 
 /**
  * laurel_apply_batch applies one intake batch in one round trip and one transaction:
- * classify each event (duplicate, conflict, closed period, fresh), refuse sums that would
+ * classify each event (duplicate, conflict, refused by the worker's routing, closed period, fresh), refuse sums that would
  * leave ±2^40, insert the fresh events, fold them into the member aggregates (bumping each
  * aggregate's version), record rejections, and return the resulting aggregates for the
  * Redis projection. Called by storage/postgres/events-repository.ts (applyBatch).
@@ -57,6 +57,12 @@ DECLARE
   v_claimed jsonb;
   v_inserted bigint;
   v_aggregates jsonb;
+  -- Attempts (boards with max_attempts): keys of this batch beyond the member's first n, and
+  -- stored events pushed out of the first n by earlier ones of this batch.
+  v_lock bigint;
+  v_capped boolean;
+  v_exhausted jsonb := '{}'::jsonb;
+  v_displaced jsonb := '[]'::jsonb;
 BEGIN
   -- Routing (period, scale) was computed from a board revision: lock the boards so it
   -- cannot change under the batch, and ask for a redo if it already has.
@@ -136,6 +142,20 @@ BEGIN
     FROM ${classified('c')}
     LEFT JOIN periods p ON p.board_id = c.board_id AND p.key = c.period_key;
 
+  -- Attempts are counted per (board, period, member) over the ledger: one batch at a time
+  -- per such triple, so each sees every earlier batch's events. Every batch takes these
+  -- locks after its member and period locks and in one order, so none waits in a circle.
+  FOR v_lock IN
+    SELECT DISTINCT hashtextextended(c.board_id || '|' || c.period_key || '|' || c.member_id, 0)
+      FROM ${classified('c')}
+      JOIN boards b ON b.id = c.board_id AND b.max_attempts IS NOT NULL
+     WHERE c.verdict = 'fresh'
+     ORDER BY 1
+  LOOP
+    PERFORM pg_advisory_xact_lock(v_lock);
+  END LOOP;
+  v_capped := FOUND;
+
   -- Sums: lock the member's current rows and refuse the batch's events of any member whose
   -- total would leave the exact range. (The CHECK on member_aggregates is the last guard.)
   WITH fresh AS (
@@ -192,6 +212,37 @@ BEGIN
   -- An object, not a join: its lookups stay logarithmic whatever the planner guesses of the sizes.
   SELECT coalesce(jsonb_object_agg(k.idempotency_key, true), '{}'::jsonb) INTO v_claimed FROM claimed k;
 
+  -- Attempts: the member's events of the period, stored and claimed here, ranked by
+  -- (occurredAt, key); the first max_attempts count. A claimed event beyond them is stored
+  -- exhausted; a stored one beyond them (an earlier event arrived late) stops counting.
+  -- Every event is kept, so the ledger ends the same whatever the arrival order.
+  IF v_capped THEN
+    WITH cand AS (
+      SELECT c.key, c.board_id, c.period_key, c.member_id, c.occurred_at, c.starts_at, c.ends_at, b.max_attempts
+        FROM ${classified('c')}
+        JOIN boards b ON b.id = c.board_id AND b.max_attempts IS NOT NULL
+       WHERE c.verdict = 'fresh' AND v_claimed ? c.key
+    ),
+    grp AS (SELECT DISTINCT board_id, period_key, member_id, starts_at, ends_at, max_attempts FROM cand),
+    pool AS (
+      SELECT g.board_id, g.period_key, g.member_id, g.max_attempts, e.idempotency_key AS key, e.occurred_at, e.status, false AS new
+        FROM grp g
+        JOIN score_events e ON e.board_id = g.board_id AND e.period_key = g.period_key AND e.member_id = g.member_id
+                           AND e.occurred_at >= g.starts_at AND e.occurred_at < coalesce(g.ends_at, 'infinity')
+      UNION ALL
+      SELECT c.board_id, c.period_key, c.member_id, c.max_attempts, c.key, c.occurred_at, NULL, true FROM cand c
+    ),
+    ranked AS (
+      SELECT p.*, row_number() OVER (PARTITION BY p.board_id, p.period_key, p.member_id ORDER BY p.occurred_at, p.key COLLATE "C") AS rn
+        FROM pool p
+    )
+    SELECT coalesce(jsonb_object_agg(r.key, true) FILTER (WHERE r.new AND r.rn > r.max_attempts), '{}'::jsonb),
+           coalesce(jsonb_agg(jsonb_build_object('key', r.key, 'board', r.board_id, 'period', r.period_key, 'member', r.member_id, 'at', r.occurred_at))
+                      FILTER (WHERE NOT r.new AND r.rn > r.max_attempts AND r.status = 'applied'), '[]'::jsonb)
+      INTO v_exhausted, v_displaced
+      FROM ranked r;
+  END IF;
+
   -- Every claimed key is a fresh event's, and every fresh event with a claimed key enters
   -- the ledger: the claimed keys are the stored ones.
   WITH fresh AS (
@@ -200,19 +251,20 @@ BEGIN
   ),
   ins AS (
     INSERT INTO score_events (idempotency_key, board_id, period_key, member_id, category, value, occurred_at,
-                              received_at, applied_at, source, payload_hash, metadata)
+                              received_at, applied_at, source, payload_hash, metadata, status)
     SELECT f.key, f.board_id, f.period_key, f.member_id, f.category, f.value, f.occurred_at,
-           f.received_at, p_now, f.source, f.payload_hash, f.metadata
+           f.received_at, p_now, f.source, f.payload_hash, f.metadata,
+           CASE WHEN v_exhausted ? f.key THEN 'exhausted' ELSE 'applied' END
       FROM fresh f
      WHERE v_claimed ? f.key
-    RETURNING idempotency_key, board_id, period_key, member_id, category, value, occurred_at
+    RETURNING idempotency_key, board_id, period_key, member_id, category, value, occurred_at, status
   ),
   expanded AS (
     SELECT i.*, k.cat, b.aggregation, b.sort_order
       FROM ins i
       JOIN boards b ON b.id = i.board_id
       ${scopesOf('i.category')}
-     WHERE k.cat IS NOT NULL
+     WHERE k.cat IS NOT NULL AND i.status = 'applied'
   ),
   ranked AS (${rankedEvents('expanded', 'x.board_id, x.period_key, x.cat, x.member_id')}
   ),
@@ -225,6 +277,18 @@ BEGIN
   ),
   ${mergeAggregates('contrib', 'p_now')}
   SELECT count(*) INTO v_inserted FROM ins;
+
+  IF jsonb_array_length(v_displaced) > 0 THEN
+    UPDATE score_events e SET status = 'exhausted'
+      FROM jsonb_to_recordset(v_displaced) AS d(key text, at timestamptz)
+     WHERE e.idempotency_key = d.key AND e.occurred_at = d.at AND e.status = 'applied';
+    -- A counted event left the first n: the member's aggregates are recounted from the
+    -- events that still count, as a void does (rare: only an earlier event arriving late).
+    PERFORM laurel_recompute_aggregates(d.board, d.period, d.member, NULL, p_now)
+       FROM (SELECT DISTINCT x.board, x.period, x.member
+               FROM jsonb_to_recordset(v_displaced) AS x(board text, period text, member text)
+              ORDER BY 1, 2, 3) d;
+  END IF;
 
   -- Final pass. An event classified fresh may still have lost a race with a concurrent
   -- batch holding the same key: it is then a duplicate or a conflict of the row that won.
@@ -239,7 +303,7 @@ BEGIN
            CASE
              WHEN c.verdict IS NULL OR c.verdict = 'repeat' THEN NULL
              WHEN c.verdict <> 'fresh' THEN c.verdict
-             WHEN c.stored_here THEN 'applied'
+             WHEN c.stored_here THEN CASE WHEN v_exhausted ? c.key THEN 'attempts_exhausted' ELSE 'applied' END
              WHEN se.payload_hash = c.payload_hash THEN 'duplicate'
              ELSE 'conflict'
            END AS outcome,
@@ -282,7 +346,7 @@ BEGIN
   INSERT INTO rejections (idempotency_key, reason, board_id, period_key, member_id, payload, payload_hash, source, received_at, rejected_at)
   SELECT f.key, f.outcome, f.board_id, f.period_key, f.member_id, f.payload, f.payload_hash, f.source, f.received_at, p_now
     FROM ${decided('f')}
-   WHERE f.outcome IN ('conflict', 'period_closed', 'out_of_range')
+   WHERE f.outcome IN ('conflict', 'period_closed', 'out_of_range', 'outside_window')
   ON CONFLICT DO NOTHING;
 
   -- Duplicates are not rejections, but rollups count them (insert-only: no hot row).
