@@ -122,7 +122,7 @@ export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadi
   app.use(adminRebuildRoutes(ctx, verifier));
   app.use(operationsRoutes(ctx, verifier));
   app.use(methodNotAllowed(app));
-  app.use(errorHandler(ctx.log, ctx.failureOf));
+  app.use(errorHandler(ctx.log, ctx.failures, ctx.failureOf));
 
   return {
     app,
