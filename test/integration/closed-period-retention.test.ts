@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from '../support/harness.js';
+import { createHarness, ADMIN_KEY, type Harness } from '../support/harness.js';
+import { openSse, type SseMessage } from '../support/sse-client.js';
 import { referenceStandings, type RefEvent } from '../support/reference.js';
 import { runTick } from '../../workers/period-tick.js';
 import { scanMatching } from '../../src/storage/redis/maintenance.js';
@@ -58,6 +59,14 @@ function withoutSource(body: any): unknown {
     return Object.fromEntries(Object.entries(body).filter(([k]) => k !== 'source').map(([k, v]) => [k, withoutSource(v)]));
   }
   return body;
+}
+
+/** Every message a stream sends until the server ends it (a closed period's stream ends after `closed`). */
+async function streamToEnd(path: string): Promise<SseMessage[]> {
+  const client = await openSse(h.baseUrl + path, ADMIN_KEY);
+  expect(client.status, path).toBe(200);
+  await client.ended;
+  return client.messages.map((m) => ({ event: m.event, data: withoutSource(m.data) }));
 }
 
 async function sources(): Promise<string[]> {
@@ -182,5 +191,56 @@ describe('closed-period retention', () => {
     expect((await periodKeys('daily', days[EVICTIONS_PER_TICK]!)).length).toBe(3 * 4 + 1);
     expect((await runTick(h.ctx)).evicted).toEqual(days.slice(EVICTIONS_PER_TICK).map((d) => `daily/${d}`));
     expect(await scanMatching(redis, [`${h.ctx.env.REDIS_PREFIX}:lb:{daily|2026-0[123]-*`])).toEqual([]);
+  });
+
+  it('removes the keys of every category the period had, one since removed from the board too; its streams end with the same final state', async () => {
+    const board = 'shrunk';
+    const period = '2027-01';
+    h.clock.set('2027-01-10T12:00:00Z');
+    await h.api('PUT', `/v1/boards/${board}`, { aggregation: 'sum', tieBreak: 'first', categories: ['duel', 'solo'], regions: true, graceSeconds: 0 });
+    await h.api('PUT', '/v1/members/c1', { region: 'FR' });
+    await h.api('PUT', '/v1/members/c2', { region: 'DE' });
+    const at = '2027-01-10T11:00:00Z';
+    const posted = await h.api('POST', '/v1/events?wait=true', {
+      events: [
+        { board, member: 'c1', value: 5, category: 'duel', idempotencyKey: 's-1', occurredAt: at },
+        { board, member: 'c2', value: 3, category: 'duel', idempotencyKey: 's-2', occurredAt: at },
+        { board, member: 'c2', value: 4, category: 'solo', idempotencyKey: 's-3', occurredAt: at },
+      ],
+    });
+    expect(posted.status).toBe(200);
+    // "duel" leaves the board; its keys of this period stay in Redis until the period goes.
+    expect((await h.api('PUT', `/v1/boards/${board}`, { aggregation: 'sum', tieBreak: 'first', categories: ['solo'], regions: true, graceSeconds: 0 })).status).toBe(200);
+    const keys = h.ctx.leaderboard.keys;
+    const held = await periodKeys(board, period);
+    expect(held).toContain(keys.scope(board, period, 'duel'));
+    expect(held).toContain(keys.scope(board, period, 'duel', 'FR'));
+    expect(held).toContain(keys.state(board, period, 'duel'));
+
+    h.clock.set('2027-02-01T00:00:00Z');
+    expect((await runTick(h.ctx)).closed).toContain(`${board}/${period}`);
+    const streams = [
+      `/v1/boards/${board}/standings/c2/stream?period=${period}`,
+      `/v1/boards/${board}/standings/c2/stream?period=${period}&category=solo&region=DE`,
+      `/v1/boards/${board}/standings/stream?period=${period}`,
+      `/v1/boards/${board}/standings/stream?period=${period}&region=FR`,
+    ];
+    const before = [];
+    for (const path of streams) before.push(await streamToEnd(path));
+    // What a closed period streams: its final state, then `closed`.
+    expect(before[0]!.map((m) => m.event)).toEqual(['standing', 'closed']);
+    expect(before[0]![0]!.data).toMatchObject({ member: 'c2', rank: 1, score: 7, period: { key: period, state: 'closed' } });
+    expect(before[2]!.map((m) => m.event)).toEqual(['top', 'closed']);
+    expect((before[2]![0]!.data as any).entries.map((e: any) => [e.rank, e.member, e.score])).toEqual([
+      [1, 'c2', 7],
+      [2, 'c1', 5],
+    ]);
+
+    h.clock.set(new Date(Date.parse('2027-02-01T00:00:00Z') + 168 * HOUR));
+    expect((await runTick(h.ctx)).evicted).toContain(`${board}/${period}`);
+    expect(await periodKeys(board, period)).toEqual([]);
+    const after = [];
+    for (const path of streams) after.push(await streamToEnd(path));
+    expect(after).toEqual(before);
   });
 });
