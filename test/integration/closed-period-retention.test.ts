@@ -84,7 +84,7 @@ describe('closed-period retention', () => {
   const regions = ['FR', 'DE', 'ES'];
   const events: RefEvent[] = [];
 
-  it('serves a closed period from Redis until CLOSED_PERIOD_CACHE_HOURS, then removes its keys and answers every route identically from the final results', async () => {
+  it('serves a closed period from Redis until CLOSED_PERIOD_CACHE_HOURS (an exclusion after the close changing nothing), then removes its keys and answers every route identically from the final results', async () => {
     h.clock.set('2026-11-20T12:00:00Z');
     await h.api('PUT', `/v1/boards/${BOARD}`, { aggregation: 'best', tieBreak: 'shared', categories: ['duel'], regions: true, graceSeconds: 0 });
     await h.api('PUT', `/v1/boards/${OTHER}`, { aggregation: 'sum', tieBreak: 'first', graceSeconds: 0 });
@@ -109,6 +109,15 @@ describe('closed-period retention', () => {
     expect(tick.closed.sort()).toEqual([`${OTHER}/${PERIOD}`, `${BOARD}/${PERIOD}`]);
     expect(await sources()).toEqual(['cache', 'cache', 'cache', 'cache', 'cache', 'cache']);
     const before = await readEverything();
+    // The cached answers of the closed period are its stored final results, scope by scope.
+    for (let i = 0; i < 6; i += 1) expect((before[`page${i}`] as any).entries).toEqual((before[`results${i}`] as any).entries);
+    expect((before.page0 as any).entries.map((e: any) => e.member)).toContain('m19');
+
+    // An exclusion after the close re-projects open periods only: a closed period's standings
+    // are final, so it answers the same now (from Redis) and after its retirement (below).
+    expect((await h.api('POST', '/v1/members/m19/exclusion', { reason: 'after the close' })).status).toBe(200);
+    await h.drain();
+    expect(await readEverything()).toEqual(before);
 
     // The world ranking matches an independent model of the rules.
     const expected = referenceStandings(events, { aggregation: 'best', order: 'desc', tieBreak: 'shared' });
