@@ -3,6 +3,7 @@ import { createHarness, ADMIN_KEY, type Harness } from '../support/harness.js';
 import { openSse, type SseMessage } from '../support/sse-client.js';
 import { referenceStandings, type RefEvent } from '../support/reference.js';
 import { runTick } from '../../workers/period-tick.js';
+import { processScopeRebuild } from '../../workers/rebuild-processor.js';
 import { scanMatching } from '../../src/storage/redis/maintenance.js';
 import { verifyLeaderboards } from '../../src/services/verify-service.js';
 import { EVICTIONS_PER_TICK } from '../../src/services/closed-period-retention.js';
@@ -251,5 +252,43 @@ describe('closed-period retention', () => {
     const after = [];
     for (const path of streams) after.push(await streamToEnd(path));
     expect(after).toEqual(before);
+  });
+
+  it('a scope rebuild that checked the period before its retirement puts no key back after the eviction', async () => {
+    const board = 'rebuilt';
+    const period = '2027-03';
+    h.clock.set('2027-03-10T12:00:00Z');
+    await h.api('PUT', `/v1/boards/${board}`, { aggregation: 'sum', tieBreak: 'first', graceSeconds: 0 });
+    const posted = await h.api('POST', '/v1/events?wait=true', {
+      events: [
+        { board, member: 'c1', value: 2, idempotencyKey: 'r-1' },
+        { board, member: 'c2', value: 9, idempotencyKey: 'r-2' },
+      ],
+    });
+    expect(posted.status).toBe(200);
+    const closedAt = Date.parse('2027-04-01T00:00:00Z');
+    h.clock.set(new Date(closedAt));
+    expect((await runTick(h.ctx)).closed).toContain(`${board}/${period}`);
+    const retiresAt = closedAt + 168 * HOUR;
+    h.clock.set(new Date(retiresAt));
+    expect((await runTick(h.ctx)).evicted).toContain(`${board}/${period}`);
+    expect(await periodKeys(board, period)).toEqual([]);
+
+    // The rebuild's start-up check one second before the retirement (the clock set back
+    // stands for that moment), its registration and pages after the eviction.
+    h.clock.set(new Date(retiresAt - 1000));
+    let pages = 0;
+    const result = await processScopeRebuild(h.ctx, { board, period, category: 'all', trigger: 'read' }, async () => {
+      pages += 1;
+      h.clock.set(new Date(retiresAt));
+    });
+    expect(pages).toBe(1);
+    expect(result).toEqual({ skipped: 'retired' });
+    // Nothing live is back; only the abandoned rebuild's temp keys remain, and they expire.
+    const left = await periodKeys(board, period);
+    expect(left.filter((k) => !k.includes(':t:'))).toEqual([]);
+    for (const key of left) expect(await h.ctx.leaderboard.redis.ttl(key)).toBeGreaterThan(0);
+    const read = await h.api('GET', `/v1/boards/${board}/standings?period=${period}`);
+    expect(read.body).toMatchObject({ source: 'database', total: 2, entries: [{ rank: 1, member: 'c2', score: 9 }, { rank: 2, member: 'c1', score: 2 }] });
   });
 });
