@@ -4,6 +4,7 @@ import { ADMIN_KEY, createHarness, type Harness } from '../support/harness.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
 import { TEST_REDIS_CLUSTER, TEST_REDIS_URL } from '../support/databases.js';
 import { startWorkers, type RunningWorkers } from '../../workers/start-workers.js';
+import { OutOfMemory } from '../../src/domain/errors.js';
 
 const MAXMEMORY = 12 * 1024 * 1024;
 
@@ -80,6 +81,13 @@ describe('intake backpressure on the queue Redis memory', () => {
     const metrics = await (await fetch(`${h.baseUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).text();
     expect(metrics).toMatch(/laurel_queue_redis_memory_bytes\{kind="max"\} 12582912/);
     expect(metrics).toMatch(/laurel_queue_jobs\{queue="score-events",state="waiting"\} [1-9]/);
+
+    // Should Redis refuse all the same, storage recognises its OOM answer (not by the text a
+    // service sees): a limit below what it holds makes the queue Redis refuse the next write.
+    await probe.config('SET', 'maxmemory', String(1024 * 1024));
+    const oom = await h.ctx.queueRedis.set(`${h.ctx.env.REDIS_PREFIX}:oom-probe`, 'x').catch((err: unknown) => err);
+    await probe.config('SET', 'maxmemory', String(MAXMEMORY));
+    expect(h.ctx.failureOf(oom)).toBeInstanceOf(OutOfMemory);
 
     // Workers drain the queue: every accepted event is in the ledger, once.
     workers = startWorkers(h.ctx, { concurrency: 2, schedulers: false });
