@@ -123,7 +123,7 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
     queueMemory,
     failures,
     faults: options.faults ?? {},
-    failureOf: (err) => storageFailure(err, [queueRedis, leaderboardRedis]),
+    failureOf: (err) => storageFailure(err, { 'queue-redis': queueRedis, 'leaderboard-redis': leaderboardRedis }),
     async close() {
       await scoreQueue.close().catch(() => undefined);
       await rebuildQueue.close().catch(() => undefined);

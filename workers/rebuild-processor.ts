@@ -28,8 +28,11 @@ export async function processScopeRebuild(
   const started = Date.now();
   // A retired period is read from its final results; a rebuild asked for by a read or a
   // moderation action that raced the retirement must not bring its keys back.
-  const period = await findPeriod(ctx.db, job.board, job.period);
-  if (period && isRetired(period, ctx.clock.now(), ctx.env.CLOSED_PERIOD_CACHE_HOURS)) return { skipped: 'retired' };
+  const retired = async () => {
+    const period = await findPeriod(ctx.db, job.board, job.period);
+    return period !== undefined && isRetired(period, ctx.clock.now(), ctx.env.CLOSED_PERIOD_CACHE_HOURS);
+  };
+  if (await retired()) return { skipped: 'retired' };
   const board = (await ctx.boards.getMany([job.board], { fresh: true })).get(job.board);
   if (!board) throw new Error(`board ${job.board} not found`);
   const ref = { board: job.board, period: job.period, category: job.category };
@@ -59,6 +62,12 @@ export async function processScopeRebuild(
     members += page.filter((a) => !a.hidden).length;
     const done = Math.min(total, members);
     await onProgress({ members: done, total, percent: total === 0 ? 100 : Math.round((done / total) * 100) });
+  }
+  // Retired while this ran: its keys may be gone already (the eviction removes the `rb`
+  // registration too, so a swap after it refuses; one registered after it would not).
+  if (await retired()) {
+    await writer.abandon();
+    return { skipped: 'retired' };
   }
   const swapped = await writer.swap();
   if (swapped === 'superseded') return { superseded: true };

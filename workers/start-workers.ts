@@ -1,5 +1,6 @@
 import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import type { AppContext } from '../src/context.js';
+import { Unavailable } from '../src/domain/errors.js';
 import { createWorkerRedis, onConnectionError, queueTarget } from '../src/storage/redis/connections.js';
 import { queuePrefix } from '../src/queue/score-events-queue.js';
 import { registerSchedulers } from '../src/queue/periods-queue.js';
@@ -96,6 +97,12 @@ function reportFailure(ctx: AppContext, queue: string, job: Job | undefined, err
   const final = Boolean(job.finishedOn);
   recordRun(ctx, queue, job, final ? 'failed' : 'retried');
   const fields = { queue, jobId: job.id, name: job.name, attemptsMade: job.attemptsMade, err: err.message };
-  if (final) ctx.log.error(fields, 'job failed for good');
+  if (final) {
+    ctx.log.error(fields, 'job failed for good');
+    return;
+  }
+  // While a dependency is down every job fails and is retried: one line per dependency per interval.
+  const outage = ctx.failureOf(err);
+  if (outage instanceof Unavailable) ctx.failures.warn(outage.dependency, err, 'job failed; it will be retried', { queue, jobId: job.id, name: job.name, attemptsMade: job.attemptsMade });
   else ctx.log.warn(fields, 'job failed; it will be retried');
 }

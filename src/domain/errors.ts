@@ -38,12 +38,21 @@ export class InvalidInput extends LaurelError {
   }
 }
 
+/** The parts Laurel depends on, as logs, readiness and Unavailable name them. */
+export type Dependency = 'postgres' | 'queue-redis' | 'leaderboard-redis';
+
 /** A dependency (Postgres, Redis) is unreachable or full: nothing was done, and a retry may work. */
 export class Unavailable extends LaurelError {
   /** When a retry makes sense (HTTP Retry-After). */
   readonly retryAfterSeconds: number;
-  constructor(message: string, details?: ErrorDetail[], options: { cause?: unknown; retryAfterSeconds?: number } = {}) {
+  /** Which dependency failed, when known: logs are rate-limited per dependency. */
+  readonly dependency: Dependency | undefined;
+  constructor(message: string, details?: ErrorDetail[], options: { cause?: unknown; retryAfterSeconds?: number; dependency?: Dependency } = {}) {
     super(message, details, options.cause === undefined ? undefined : { cause: options.cause });
     this.retryAfterSeconds = options.retryAfterSeconds ?? 1;
+    this.dependency = options.dependency;
   }
 }
+
+/** Redis refused a write because it reached maxmemory (`noeviction`): nothing of it was written. */
+export class OutOfMemory extends Unavailable {}

@@ -124,7 +124,7 @@ export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadi
   app.use(operationsRoutes(ctx, verifier));
   app.use(consoleRoutes());
   app.use(methodNotAllowed(app));
-  app.use(errorHandler(ctx.log, ctx.failureOf));
+  app.use(errorHandler(ctx.log, ctx.failures, ctx.failureOf));
 
   return {
     app,

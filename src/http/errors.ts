@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler } from 'express';
 import { Conflict, InvalidInput, LaurelError, NotFound, Unavailable, type ErrorDetail } from '../domain/errors.js';
 import type { Logger } from '../logger.js';
+import type { RepeatLimitedLog } from '../observability/repeat-limited-log.js';
 
 /** Refusals only the HTTP edge makes (authentication, roles, body limits, rate limits). */
 export class HttpError extends Error {
@@ -30,9 +31,11 @@ export const MAX_DETAILS = 100;
 /**
  * Turns whatever a handler threw into SPEC §5's error shape: Laurel's domain errors, the
  * edge's own HttpErrors, Express' body-parser refusals, and (through `translate`, which
- * knows the storage drivers) outages and text Postgres cannot store.
+ * knows the storage drivers) outages and text Postgres cannot store. An outage refuses every
+ * request while it lasts, so it is logged through `failures`: one line per dependency per
+ * interval, with a count.
  */
-export function errorHandler(log: Logger, translate: (err: unknown) => LaurelError | undefined): ErrorRequestHandler {
+export function errorHandler(log: Logger, failures: RepeatLimitedLog, translate: (err: unknown) => LaurelError | undefined): ErrorRequestHandler {
   return (err, req, res, _next) => {
     if (res.headersSent) return;
     const body = (status: number, code: string, message: string, details?: ErrorDetail[]) => {
@@ -48,7 +51,7 @@ export function errorHandler(log: Logger, translate: (err: unknown) => LaurelErr
     }
     const known = translate(err);
     if (known instanceof Unavailable) {
-      log.warn({ err: known.message, path: req.path }, 'dependency unavailable');
+      failures.warn(known.dependency, known.message, 'dependency unavailable', { path: req.path });
       res.set('Retry-After', String(known.retryAfterSeconds));
       // A dependency down mid-request says only that; a service's own message says what was saved.
       const message = known.cause === undefined ? known.message : 'a dependency (Postgres or Redis) is unavailable; nothing was accepted, retry later';

@@ -15,7 +15,9 @@ export class RepeatLimitedLog {
     private readonly now: () => number = Date.now,
   ) {}
 
-  warn(dependency: string, err: Error | string, msg: string, fields: Record<string, unknown> = {}): void {
+  /** `dependency` undefined: an outage whose dependency is not known, limited as one more. */
+  warn(named: string | undefined, err: Error | string, msg: string, fields: Record<string, unknown> = {}): void {
+    const dependency = named ?? 'unnamed';
     const now = this.now();
     const seen = this.last.get(dependency);
     if (seen && now - seen.at < this.intervalMs) {

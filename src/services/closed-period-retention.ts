@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.js';
 import { ALL_CATEGORIES } from '../domain/ids.js';
 import { retiredBefore } from '../domain/retention.js';
-import { markCacheEvicted, periodsToEvict } from '../storage/postgres/retention-repository.js';
+import { markCacheEvicted, periodCategories, periodsToEvict } from '../storage/postgres/retention-repository.js';
 import { unlinkPeriodKeys } from '../storage/redis/period-eviction.js';
 
 /** Periods handled per tick: a backlog (a first deployment, a long outage) drains over several ticks. */
@@ -21,7 +21,9 @@ export async function evictRetiredPeriods(ctx: AppContext, now: Date): Promise<s
   const evicted: string[] = [];
   for (const period of due) {
     const board = boards.get(period.boardId);
-    const categories = [ALL_CATEGORIES, ...(board?.categories ?? [])];
+    // The categories the period had (its aggregates) and the board's current ones: a category
+    // removed from the board since still left its keys, and one never scored has none to find.
+    const categories = [...new Set([ALL_CATEGORIES, ...(board?.categories ?? []), ...(await periodCategories(ctx.db, period.boardId, period.key))])];
     const keys = await unlinkPeriodKeys(ctx.leaderboard.redis, ctx.leaderboard.keys, { board: period.boardId, period: period.key, categories });
     await markCacheEvicted(ctx.db, period.boardId, period.key, ctx.clock.now());
     ctx.log.info({ board: period.boardId, period: period.key, keys }, 'closed period removed from Redis; reads use its final results');

@@ -69,7 +69,7 @@ export class QueueMemoryGuard {
 
   /** The refusal, for Redis' own OOM answer too: nothing was accepted, retrying later is safe. */
   full(message: string): Unavailable {
-    return new Unavailable(message, undefined, { retryAfterSeconds: RETRY_AFTER_SECONDS });
+    return new Unavailable(message, undefined, { retryAfterSeconds: RETRY_AFTER_SECONDS, dependency: 'queue-redis' });
   }
 
   /** laurel_queue_redis_memory_bytes{kind="used"|"max"}, read at scrape time through the same one-second reading. */

@@ -4,7 +4,7 @@ import { checkAgainstBoard, MAX_BATCH, payloadHash, scoreEventSchema, type Score
 import type { ScoreJob, ScoreJobResult } from '../queue/score-events-queue.js';
 import { ScoreJobListener } from '../storage/redis/queue-events.js';
 import { markPending } from '../storage/redis/pending-events.js';
-import { InvalidInput, Unavailable, type ErrorDetail } from '../domain/errors.js';
+import { InvalidInput, OutOfMemory, Unavailable, type ErrorDetail } from '../domain/errors.js';
 import { zodDetails } from '../domain/validation.js';
 
 /** What `?wait=true` listens with: one per web app, closed with it. */
@@ -21,7 +21,7 @@ const ENQUEUE_TIMEOUT_MS = 3000;
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Unavailable(`the queue did not answer within ${ms} ms; nothing was accepted, retry later`)), ms);
+    timer = setTimeout(() => reject(new Unavailable(`the queue did not answer within ${ms} ms; nothing was accepted, retry later`, undefined, { dependency: 'queue-redis' })), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
@@ -86,13 +86,13 @@ export async function acceptEvents(
   // Keys are marked pending before the job exists, so a fast worker can never clear the
   // mark before it is set; the mark names the job, so a mark left by a failed add is ignored.
   const jobId = randomUUID();
-  if (ctx.queueRedis.status !== 'ready') throw new Unavailable(`the queue is unavailable (Redis ${ctx.queueRedis.status}); nothing was accepted, retry later`);
+  if (ctx.queueRedis.status !== 'ready') throw new Unavailable(`the queue is unavailable (Redis ${ctx.queueRedis.status}); nothing was accepted, retry later`, undefined, { dependency: 'queue-redis' });
   // The job's data is most of what it costs the queue Redis.
   await ctx.queueMemory.assertRoom(JSON.stringify(data).length);
   await markPendingKeys(ctx, jobId, parsed);
   const job = await withTimeout(ctx.scoreQueue.add('apply', data, { jobId }), ENQUEUE_TIMEOUT_MS).catch((err: Error) => {
     // Redis refuses a script outright over maxmemory (noeviction): nothing of the job was written.
-    if (/^OOM /.test(err.message)) throw ctx.queueMemory.full('the event queue is full (queue Redis out of memory); nothing was accepted, retry later');
+    if (ctx.failureOf(err) instanceof OutOfMemory) throw ctx.queueMemory.full('the event queue is full (queue Redis out of memory); nothing was accepted, retry later');
     throw err;
   });
 

@@ -17,7 +17,9 @@ export async function project(ctx: AppContext, aggregates: AggregateState[]): Pr
     requestScopeRebuilds(ctx, await ctx.leaderboard.project(aggregates, boards), 'moderation');
   } catch (err) {
     ctx.log.warn({ err: (err as Error).message }, 'moderation saved but not projected');
-    throw new Unavailable('the change is saved, but rankings could not be updated now; repeat the request to update them');
+    const known = ctx.failureOf(err);
+    const dependency = known instanceof Unavailable ? known.dependency : undefined;
+    throw new Unavailable('the change is saved, but rankings could not be updated now; repeat the request to update them', undefined, dependency ? { dependency } : {});
   }
 }
 

@@ -12,7 +12,7 @@ import {
 } from '../storage/postgres/moderation-repository.js';
 import { lockPeriodShared } from '../storage/postgres/periods-repository.js';
 import { assertMemberId } from './member-id.js';
-import { project, queueReprojection, retentionCutoff } from './member-projection.js';
+import { project, queueReprojection } from './member-projection.js';
 import { memberView } from './member-profile-service.js';
 import { NotFound, Conflict } from '../domain/errors.js';
 import { parseOrThrow } from '../domain/validation.js';
@@ -48,11 +48,13 @@ async function setExcluded(ctx: AppContext, memberId: string, by: string, change
     if (change.exclude) await recordExclusion(trx, memberId, change.reason, by, at);
     else await recordRestore(trx, memberId, by, at);
     await bumpAllAggregates(trx, memberId);
-    await queueReprojection(ctx, memberId, false);
+    // Open periods only: a closed period's standings are final (SPEC §6), so it answers the
+    // same before its retirement (from Redis) as after (from its stored final results).
+    await queueReprojection(ctx, memberId, true);
     ctx.log.info({ member: memberId, by }, change.exclude ? 'member excluded' : 'member restored');
     return { ...current, excludedAt: change.exclude ? at : null };
   });
-  await project(ctx, await memberProjection(ctx.db, memberId, { openOnly: false, retiredBefore: retentionCutoff(ctx) }));
+  await project(ctx, await memberProjection(ctx.db, memberId, { openOnly: true }));
   return memberView(member);
 }
 

@@ -4,6 +4,7 @@ import type { Db } from '../storage/postgres/database.js';
 import { isMiss, type Miss, type Placed, type ScopeRef, type SliceEntry } from '../storage/redis/leaderboard-cache.js';
 import { pickInScope, placeInScope, rankScope, type DbScope } from '../storage/postgres/standings-repository.js';
 import { requestScopeRebuilds } from './rebuild-service.js';
+import { Unavailable } from '../domain/errors.js';
 
 /**
  * Every standings read goes through here: Redis when it holds the whole category, else
@@ -22,8 +23,28 @@ export function fellBack(ctx: AppContext, s: ScopeRef, missed: Miss): 'database'
   return 'database';
 }
 
+/**
+ * The cache's answer, or a miss when the leaderboard Redis cannot be reached: the read is
+ * then served from Postgres like any miss (Postgres is the truth), and no rebuild is asked
+ * for, since a Redis that comes back with its keys needs none (and one that lost them
+ * answers the next read with a real miss, which asks).
+ */
+async function fromCache<T, M = Miss>(ctx: AppContext, read: () => Promise<T | M>, missed: () => M = () => CACHE_UNREACHABLE as M): Promise<T | M> {
+  try {
+    return await read();
+  } catch (err) {
+    const known = ctx.failureOf(err);
+    if (!(known instanceof Unavailable) || known.dependency !== 'leaderboard-redis') throw err;
+    ctx.failures.warn('leaderboard-redis', known.message, 'standings read from Postgres: the leaderboard Redis is unavailable');
+    return missed();
+  }
+}
+
+/** `rebuilding` so that fellBack asks for no rebuild (see fromCache). */
+const CACHE_UNREACHABLE: Miss = { miss: true, rebuilding: true };
+
 export async function readSlice(ctx: AppContext, s: ScopeRef, offset: number, limit: number) {
-  const cached = await ctx.leaderboard.slice(s, offset, limit);
+  const cached = await fromCache(ctx, () => ctx.leaderboard.slice(s, offset, limit));
   if (!isMiss(cached)) return { source: 'cache' as Source, ...cached };
   const source = fellBack(ctx, s, cached);
   const db = await ctx.fallback.run((pg) => rankScope(pg, s.board, dbScope(s), { offset, limit }));
@@ -36,7 +57,7 @@ async function placeFromDatabase(pg: Db, board: Board, scope: DbScope, member: s
 }
 
 export async function readPlace(ctx: AppContext, s: ScopeRef, member: string): Promise<{ source: Source; placed: Placed }> {
-  const cached = await ctx.leaderboard.place(s, member);
+  const cached = await fromCache(ctx, () => ctx.leaderboard.place(s, member));
   if (!isMiss(cached)) return { source: 'cache', placed: cached };
   const source = fellBack(ctx, s, cached);
   return { source, placed: await ctx.fallback.run((pg) => placeFromDatabase(pg, s.board, dbScope(s), member)) };
@@ -47,7 +68,7 @@ export async function readPlace(ctx: AppContext, s: ScopeRef, member: string): P
  * one after another under a single fallback slot (a request takes one, whatever its boards).
  */
 export async function readPlaceMany(ctx: AppContext, queries: ReadonlyArray<ScopeRef & { member: string }>) {
-  const cached = await ctx.leaderboard.placeMany(queries);
+  const cached = await fromCache(ctx, () => ctx.leaderboard.placeMany(queries), () => queries.map(() => CACHE_UNREACHABLE));
   const missed = cached.flatMap((placed, i) => (isMiss(placed) ? [i] : []));
   for (const i of missed) fellBack(ctx, queries[i]!, cached[i] as Miss);
   const fromDb = new Map<number, Placed>();
@@ -66,7 +87,7 @@ export async function readPlaceMany(ctx: AppContext, queries: ReadonlyArray<Scop
 }
 
 export async function readAround(ctx: AppContext, s: ScopeRef, member: string, radius: number) {
-  const cached = await ctx.leaderboard.around(s, member, radius);
+  const cached = await fromCache(ctx, () => ctx.leaderboard.around(s, member, radius));
   if (!isMiss(cached)) return { source: 'cache' as Source, ...cached };
   const source = fellBack(ctx, s, cached);
   const around = await ctx.fallback.run(async (pg) => {
@@ -81,7 +102,7 @@ export async function readAround(ctx: AppContext, s: ScopeRef, member: string, r
 
 /** The given members ranked in the scope, in scope order. */
 export async function readPick(ctx: AppContext, s: ScopeRef, members: readonly string[]) {
-  const cached = await ctx.leaderboard.pick(s, members);
+  const cached = await fromCache(ctx, () => ctx.leaderboard.pick(s, members));
   if (!isMiss(cached)) return { source: 'cache' as Source, picked: cached.map((p) => ({ member: p.member, scaled: p.scaled })) };
   const source = fellBack(ctx, s, cached);
   const rows = await ctx.fallback.run((pg) => pickInScope(pg, s.board, dbScope(s), members));

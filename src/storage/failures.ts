@@ -1,5 +1,5 @@
 import { ReplyError } from 'ioredis';
-import { InvalidInput, LaurelError, Unavailable } from '../domain/errors.js';
+import { InvalidInput, LaurelError, OutOfMemory, Unavailable, type Dependency } from '../domain/errors.js';
 import { isPostgresOutageCode, isUnstorableText } from './postgres/pg-errors.js';
 import type { RedisClient } from './redis/connections.js';
 
@@ -11,24 +11,39 @@ function isSocketError(err: Error): boolean {
   return typeof code === 'string' && SOCKET_ERROR_CODES.has(code) && 'syscall' in err;
 }
 
+/** Redis' answer to a write over maxmemory under `noeviction`; the error's code is its first word. */
+const REDIS_OUT_OF_MEMORY = 'OOM';
+
+function isRedisOutOfMemory(err: Error): boolean {
+  return err instanceof ReplyError && err.message.split(' ', 1)[0] === REDIS_OUT_OF_MEMORY;
+}
+
+/** The Redis connections a process has, by the name logs and readiness give them. */
+export type RedisClients = Partial<Record<Extract<Dependency, 'queue-redis' | 'leaderboard-redis'>, RedisClient>>;
+
 /**
  * Translates what a storage driver threw into Laurel's own errors, or undefined for a bug.
  * An outage is recognised by class and code: Unavailable (the Postgres pool wraps the
  * driver's connection failures in it, see database.ts), Postgres' connection SQLSTATEs, a
  * socket error, ioredis giving up on a command (MaxRetriesPerRequestError), or, since ioredis
  * reports a lost connection as a plain Error, any non-reply error while one of our Redis
- * connections is not ready.
+ * connections is not ready (that connection is then the dependency named). Redis refusing a
+ * write for want of memory is OutOfMemory.
  */
-export function storageFailure(err: unknown, redisClients: readonly RedisClient[]): LaurelError | undefined {
+export function storageFailure(err: unknown, redisClients: RedisClients): LaurelError | undefined {
   if (err instanceof LaurelError) return err;
   if (!(err instanceof Error)) return undefined;
   if (isUnstorableText(err)) {
     // Defence in depth: validation refuses such text before it reaches Postgres.
     return new InvalidInput('the request contains text Postgres cannot store (NUL or invalid UTF-8)', [], 'invalid_text');
   }
-  const redisDown = !(err instanceof ReplyError) && redisClients.some((c) => c.status !== 'ready');
+  if (isRedisOutOfMemory(err)) return new OutOfMemory(`Redis is out of memory: ${err.message}`, undefined, { cause: err });
+  const notReady = (Object.entries(redisClients) as Array<[Dependency, RedisClient]>).find(([, c]) => c.status !== 'ready')?.[0];
+  const redisDown = !(err instanceof ReplyError) && notReady !== undefined;
   if (isPostgresOutageCode(err) || isSocketError(err) || err.name === 'MaxRetriesPerRequestError' || redisDown) {
-    return new Unavailable(`a dependency is unavailable: ${err.message}`, undefined, { cause: err });
+    // A connection SQLSTATE is Postgres'; otherwise the Redis connection that is down, if any.
+    const dependency: Dependency | undefined = isPostgresOutageCode(err) ? 'postgres' : notReady;
+    return new Unavailable(`a dependency is unavailable: ${err.message}`, undefined, { cause: err, ...(dependency ? { dependency } : {}) });
   }
   return undefined;
 }

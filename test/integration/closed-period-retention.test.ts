@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from '../support/harness.js';
+import { createHarness, ADMIN_KEY, type Harness } from '../support/harness.js';
+import { openSse, type SseMessage } from '../support/sse-client.js';
 import { referenceStandings, type RefEvent } from '../support/reference.js';
 import { runTick } from '../../workers/period-tick.js';
+import { processScopeRebuild } from '../../workers/rebuild-processor.js';
 import { scanMatching } from '../../src/storage/redis/maintenance.js';
 import { verifyLeaderboards } from '../../src/services/verify-service.js';
 import { EVICTIONS_PER_TICK } from '../../src/services/closed-period-retention.js';
@@ -60,6 +62,14 @@ function withoutSource(body: any): unknown {
   return body;
 }
 
+/** Every message a stream sends until the server ends it (a closed period's stream ends after `closed`). */
+async function streamToEnd(path: string): Promise<SseMessage[]> {
+  const client = await openSse(h.baseUrl + path, ADMIN_KEY);
+  expect(client.status, path).toBe(200);
+  await client.ended;
+  return client.messages.map((m) => ({ event: m.event, data: withoutSource(m.data) }));
+}
+
 async function sources(): Promise<string[]> {
   const res = await Promise.all([
     h.api('GET', `/v1/boards/${BOARD}/standings?period=${PERIOD}`),
@@ -75,7 +85,7 @@ describe('closed-period retention', () => {
   const regions = ['FR', 'DE', 'ES'];
   const events: RefEvent[] = [];
 
-  it('serves a closed period from Redis until CLOSED_PERIOD_CACHE_HOURS, then removes its keys and answers every route identically from the final results', async () => {
+  it('serves a closed period from Redis until CLOSED_PERIOD_CACHE_HOURS (an exclusion after the close changing nothing), then removes its keys and answers every route identically from the final results', async () => {
     h.clock.set('2026-11-20T12:00:00Z');
     await h.api('PUT', `/v1/boards/${BOARD}`, { aggregation: 'best', tieBreak: 'shared', categories: ['duel'], regions: true, graceSeconds: 0 });
     await h.api('PUT', `/v1/boards/${OTHER}`, { aggregation: 'sum', tieBreak: 'first', graceSeconds: 0 });
@@ -100,6 +110,15 @@ describe('closed-period retention', () => {
     expect(tick.closed.sort()).toEqual([`${OTHER}/${PERIOD}`, `${BOARD}/${PERIOD}`]);
     expect(await sources()).toEqual(['cache', 'cache', 'cache', 'cache', 'cache', 'cache']);
     const before = await readEverything();
+    // The cached answers of the closed period are its stored final results, scope by scope.
+    for (let i = 0; i < 6; i += 1) expect((before[`page${i}`] as any).entries).toEqual((before[`results${i}`] as any).entries);
+    expect((before.page0 as any).entries.map((e: any) => e.member)).toContain('m19');
+
+    // An exclusion after the close re-projects open periods only: a closed period's standings
+    // are final, so it answers the same now (from Redis) and after its retirement (below).
+    expect((await h.api('POST', '/v1/members/m19/exclusion', { reason: 'after the close' })).status).toBe(200);
+    await h.drain();
+    expect(await readEverything()).toEqual(before);
 
     // The world ranking matches an independent model of the rules.
     const expected = referenceStandings(events, { aggregation: 'best', order: 'desc', tieBreak: 'shared' });
@@ -182,5 +201,94 @@ describe('closed-period retention', () => {
     expect((await periodKeys('daily', days[EVICTIONS_PER_TICK]!)).length).toBe(3 * 4 + 1);
     expect((await runTick(h.ctx)).evicted).toEqual(days.slice(EVICTIONS_PER_TICK).map((d) => `daily/${d}`));
     expect(await scanMatching(redis, [`${h.ctx.env.REDIS_PREFIX}:lb:{daily|2026-0[123]-*`])).toEqual([]);
+  });
+
+  it('removes the keys of every category the period had, one since removed from the board too; its streams end with the same final state', async () => {
+    const board = 'shrunk';
+    const period = '2027-01';
+    h.clock.set('2027-01-10T12:00:00Z');
+    await h.api('PUT', `/v1/boards/${board}`, { aggregation: 'sum', tieBreak: 'first', categories: ['duel', 'solo'], regions: true, graceSeconds: 0 });
+    await h.api('PUT', '/v1/members/c1', { region: 'FR' });
+    await h.api('PUT', '/v1/members/c2', { region: 'DE' });
+    const at = '2027-01-10T11:00:00Z';
+    const posted = await h.api('POST', '/v1/events?wait=true', {
+      events: [
+        { board, member: 'c1', value: 5, category: 'duel', idempotencyKey: 's-1', occurredAt: at },
+        { board, member: 'c2', value: 3, category: 'duel', idempotencyKey: 's-2', occurredAt: at },
+        { board, member: 'c2', value: 4, category: 'solo', idempotencyKey: 's-3', occurredAt: at },
+      ],
+    });
+    expect(posted.status).toBe(200);
+    // "duel" leaves the board; its keys of this period stay in Redis until the period goes.
+    expect((await h.api('PUT', `/v1/boards/${board}`, { aggregation: 'sum', tieBreak: 'first', categories: ['solo'], regions: true, graceSeconds: 0 })).status).toBe(200);
+    const keys = h.ctx.leaderboard.keys;
+    const held = await periodKeys(board, period);
+    expect(held).toContain(keys.scope(board, period, 'duel'));
+    expect(held).toContain(keys.scope(board, period, 'duel', 'FR'));
+    expect(held).toContain(keys.state(board, period, 'duel'));
+
+    h.clock.set('2027-02-01T00:00:00Z');
+    expect((await runTick(h.ctx)).closed).toContain(`${board}/${period}`);
+    const streams = [
+      `/v1/boards/${board}/standings/c2/stream?period=${period}`,
+      `/v1/boards/${board}/standings/c2/stream?period=${period}&category=solo&region=DE`,
+      `/v1/boards/${board}/standings/stream?period=${period}`,
+      `/v1/boards/${board}/standings/stream?period=${period}&region=FR`,
+    ];
+    const before = [];
+    for (const path of streams) before.push(await streamToEnd(path));
+    // What a closed period streams: its final state, then `closed`.
+    expect(before[0]!.map((m) => m.event)).toEqual(['standing', 'closed']);
+    expect(before[0]![0]!.data).toMatchObject({ member: 'c2', rank: 1, score: 7, period: { key: period, state: 'closed' } });
+    expect(before[2]!.map((m) => m.event)).toEqual(['top', 'closed']);
+    expect((before[2]![0]!.data as any).entries.map((e: any) => [e.rank, e.member, e.score])).toEqual([
+      [1, 'c2', 7],
+      [2, 'c1', 5],
+    ]);
+
+    h.clock.set(new Date(Date.parse('2027-02-01T00:00:00Z') + 168 * HOUR));
+    expect((await runTick(h.ctx)).evicted).toContain(`${board}/${period}`);
+    expect(await periodKeys(board, period)).toEqual([]);
+    const after = [];
+    for (const path of streams) after.push(await streamToEnd(path));
+    expect(after).toEqual(before);
+  });
+
+  it('a scope rebuild that checked the period before its retirement puts no key back after the eviction', async () => {
+    const board = 'rebuilt';
+    const period = '2027-03';
+    h.clock.set('2027-03-10T12:00:00Z');
+    await h.api('PUT', `/v1/boards/${board}`, { aggregation: 'sum', tieBreak: 'first', graceSeconds: 0 });
+    const posted = await h.api('POST', '/v1/events?wait=true', {
+      events: [
+        { board, member: 'c1', value: 2, idempotencyKey: 'r-1' },
+        { board, member: 'c2', value: 9, idempotencyKey: 'r-2' },
+      ],
+    });
+    expect(posted.status).toBe(200);
+    const closedAt = Date.parse('2027-04-01T00:00:00Z');
+    h.clock.set(new Date(closedAt));
+    expect((await runTick(h.ctx)).closed).toContain(`${board}/${period}`);
+    const retiresAt = closedAt + 168 * HOUR;
+    h.clock.set(new Date(retiresAt));
+    expect((await runTick(h.ctx)).evicted).toContain(`${board}/${period}`);
+    expect(await periodKeys(board, period)).toEqual([]);
+
+    // The rebuild's start-up check one second before the retirement (the clock set back
+    // stands for that moment), its registration and pages after the eviction.
+    h.clock.set(new Date(retiresAt - 1000));
+    let pages = 0;
+    const result = await processScopeRebuild(h.ctx, { board, period, category: 'all', trigger: 'read' }, async () => {
+      pages += 1;
+      h.clock.set(new Date(retiresAt));
+    });
+    expect(pages).toBe(1);
+    expect(result).toEqual({ skipped: 'retired' });
+    // Nothing live is back; only the abandoned rebuild's temp keys remain, and they expire.
+    const left = await periodKeys(board, period);
+    expect(left.filter((k) => !k.includes(':t:'))).toEqual([]);
+    for (const key of left) expect(await h.ctx.leaderboard.redis.ttl(key)).toBeGreaterThan(0);
+    const read = await h.api('GET', `/v1/boards/${board}/standings?period=${period}`);
+    expect(read.body).toMatchObject({ source: 'database', total: 2, entries: [{ rank: 1, member: 'c2', score: 9 }, { rank: 2, member: 'c1', score: 2 }] });
   });
 });

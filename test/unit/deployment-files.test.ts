@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { ENV_VARIABLES, parseEnv } from '../../src/config/env.js';
 import { Metrics } from '../../src/observability/metrics.js';
+import { QueueMemoryGuard } from '../../src/services/intake-backpressure.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
@@ -23,7 +24,11 @@ function expectBuiltEntry(command: string[]) {
 /** Metric names the code registers, with the series a histogram exposes. */
 function knownMetricNames(): Set<string> {
   const names = new Set<string>();
-  for (const m of new Metrics(() => []).registry.getMetricsAsArray()) {
+  const { registry } = new Metrics(() => []);
+  // The context registers the queue memory gauge beside them (collected at scrape time only,
+  // so no Redis is needed to list its name).
+  new QueueMemoryGuard(undefined as never, 0.9, undefined as never).register(registry);
+  for (const m of registry.getMetricsAsArray()) {
     names.add(m.name);
     for (const suffix of ['_bucket', '_count', '_sum']) names.add(m.name + suffix);
   }
@@ -184,6 +189,10 @@ describe('monitoring (deploy/prometheus, deploy/grafana)', () => {
       for (const name of metricsIn(rule.expr)) expect(known, name).toContain(name);
     }
     expect(rules.flatMap((r: any) => metricsIn(r.expr))).toContain('laurel_queue_jobs');
+    // Issue 18: an alert on the queue backlog and one on the queue Redis' memory.
+    expect(rules.flatMap((r: any) => metricsIn(r.expr))).toContain('laurel_queue_redis_memory_bytes');
+    // README names these rules rather than restating them.
+    for (const name of ['LaurelQueueRedisMemoryHigh', 'LaurelQueueBacklog', 'LaurelFailedJobs']) expect(rules.map((r: any) => r.alert)).toContain(name);
   });
 
   it('promtool accepts the alert rules (when Debian\'s prometheus package is installed)', () => {

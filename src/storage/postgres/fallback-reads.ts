@@ -2,7 +2,8 @@ import { Unavailable } from '../../domain/errors.js';
 import type { Db } from './database.js';
 import { hasPgCode, PG_ERROR } from './pg-errors.js';
 
-const unavailable = (message: string) => new Unavailable(message);
+// The fallback pool is Postgres: its refusals are logged with Postgres' outages.
+const unavailable = (message: string) => new Unavailable(message, undefined, { dependency: 'postgres' });
 
 /**
  * The Postgres side of standings reads Redis cannot answer, bounded: at most `max` at once

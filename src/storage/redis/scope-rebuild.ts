@@ -39,6 +39,14 @@ export class ScopeRebuildWriter {
     return (await this.cache.redis.laurelRebuildFill(this.base, this.category, this.token, TEMP_TTL_SECONDS, ...args)) !== 0;
   }
 
+  /**
+   * Gives up without swapping (the period retired meanwhile): unregisters the category's
+   * rebuild so no swap and no live projection uses it; the temp keys expire (TEMP_TTL_SECONDS).
+   */
+  async abandon(): Promise<void> {
+    await this.cache.redis.hdel(`${this.base}:rb`, this.category);
+  }
+
   /** Swaps temp for live and marks the category complete. */
   async swap(): Promise<'swapped' | 'superseded' | 'expired'> {
     const swapped = await this.cache.redis.laurelRebuildSwap(this.base, this.category, this.token);
