@@ -4,6 +4,8 @@ import { openSse, type SseClient } from '../support/sse-client.js';
 import { testRedis } from '../support/databases.js';
 import { mastersOf, type RedisClient } from '../../src/storage/redis/connections.js';
 import { runTick } from '../../workers/period-tick.js';
+import { createHash } from 'node:crypto';
+import { loadLua } from '../../src/storage/redis/scripts.js';
 
 /**
  * SPEC §9.5 streams over real HTTP against a real Laurel (web and workers in this process,
@@ -63,6 +65,15 @@ async function eventually(check: () => Promise<boolean>, what: string): Promise<
 
 const entries = (m: { data: { entries: Array<{ rank: number; member: string; score: number }> } }) =>
   m.data.entries.map((e) => [e.rank, e.member, e.score]);
+
+/** A metric of this process (a histogram's `_count` by its full name), summed over the labels given. */
+async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
+  const family = h.ctx.metrics.registry.getSingleMetric(name.replace(/_count$/, ''));
+  const { values } = await family!.get();
+  return values
+    .filter((v) => ((v as { metricName?: string }).metricName ?? name) === name && Object.entries(labels).every(([k, want]) => v.labels[k] === want))
+    .reduce((sum, v) => sum + v.value, 0);
+}
 
 describe('stream routes', () => {
   it('refuse without a key, and name the bad field or the unknown scope before streaming', async () => {
@@ -138,6 +149,46 @@ describe('stream routes', () => {
     await eventually(async () => (await subscribers(channel)) === 0, 'unsubscribe after the last stream left');
     const metrics = await h.ctx.metrics.registry.getSingleMetricAsString('laurel_stream_subscriptions');
     expect(metrics).toMatch(/laurel_stream_subscriptions \d+/);
+  });
+
+  it('count open streams, messages and push lag, read a scope once for all its streams, and forget a stream that left', async () => {
+    const MEMBERS = 20;
+    await h.api('PUT', '/v1/boards/fan', { aggregation: 'sum', period: 'all' });
+    await post(Array.from({ length: MEMBERS }, (_, i) => ({ board: 'fan', member: `f${i}`, value: i + 1, idempotencyKey: `f-${i}` })));
+    const openBefore = await metric('laurel_streams_open', { kind: 'member' });
+    const sentBefore = await metric('laurel_stream_messages_total', { event: 'standing' });
+    const streams = await Promise.all(Array.from({ length: MEMBERS }, (_, i) => stream(`/v1/boards/fan/standings/f${i}/stream?period=all`)));
+    for (const s of streams) expect((await s.next()).event).toBe('standing');
+    expect(await metric('laurel_streams_open', { kind: 'member' })).toBe(openBefore + MEMBERS);
+    expect(await metric('laurel_stream_messages_total', { event: 'standing' })).toBe(sentBefore + MEMBERS);
+
+    // Every watch script call on the board, seen by Redis itself.
+    const watchSha = createHash('sha1').update(loadLua('watch.lua')).digest('hex');
+    const scopeKey = h.ctx.leaderboard.keys.scope('fan', 'all', 'all');
+    const reads: string[][] = [];
+    const monitors = await Promise.all(mastersOf(redis).map((m) => m.monitor()));
+    for (const m of monitors) {
+      m.on('monitor', (_time: string, args: string[]) => {
+        if (String(args[0]).toLowerCase() === 'evalsha' && args[1] === watchSha && args[3] === scopeKey) reads.push(args);
+      });
+    }
+    const lagBefore = await metric('laurel_stream_push_lag_seconds_count');
+    // f0 goes from last to first: every member's rank changes.
+    await post([{ board: 'fan', member: 'f0', value: 1000, idempotencyKey: 'f-top' }]);
+    expect((await streams[0]!.next()).data).toMatchObject({ member: 'f0', rank: 1 });
+    for (const s of streams.slice(1)) expect((await s.next()).data.rank).toBeGreaterThan(1);
+    await eventually(async () => reads.length > 0, 'a watch call seen by MONITOR');
+    for (const m of monitors) m.disconnect();
+    // One call answers all twenty streams (a second only if the 15 s re-read fell in the window).
+    expect(reads.length).toBeLessThanOrEqual(2);
+    for (const args of reads) expect(args.filter((a) => /^f\d+$/.test(a)).sort()).toEqual(Array.from({ length: MEMBERS }, (_, i) => `f${i}`).sort());
+    expect(await metric('laurel_stream_push_lag_seconds_count')).toBe(lagBefore + MEMBERS);
+    expect(await metric('laurel_stream_messages_total', { event: 'standing' })).toBe(sentBefore + 2 * MEMBERS);
+
+    for (const s of streams) s.close();
+    await Promise.all(streams.map((s) => s.ended));
+    await eventually(async () => (await metric('laurel_streams_open', { kind: 'member' })) === openBefore, 'the open-streams gauge back down');
+    await eventually(async () => (await subscribers(h.ctx.leaderboard.keys.changes('fan', 'all'))) === 0, 'unsubscribe once every stream left');
   });
 
   it('send the final state and `closed` when the period closes, then end; a closed period streams the same at once', async () => {
