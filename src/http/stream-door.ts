@@ -81,8 +81,9 @@ async function serve(deps: StreamDoorDeps, matched: Matched, path: string, req: 
   trackRequest(ctx.log, ctx.metrics, req, res, () => ({ route: matched.route, url: req.url!, keyName: principal?.name }));
   if (startAnswer(req, res, deps.cors)) return;
   try {
-    if (!ALLOWED.includes(req.method!)) throw notAllowed(path, req.method!, ALLOWED);
+    // In Express' order: admission, then the method, then the role.
     principal = await admitRequest(deps.verifier, deps.budgets, { method: req.method!, path, headers: req.headers, ip: deps.clientIp(req) }, res);
+    if (!ALLOWED.includes(req.method!)) throw notAllowed(path, req.method!, ALLOWED);
     checkRole(principal, 'read', path, { publicReads: ctx.env.PUBLIC_READS });
     const query = parseQuery(req.url!.slice(path.length + 1));
     const boardId = decodeParam(matched.boardId);
