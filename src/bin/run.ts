@@ -72,7 +72,7 @@ export async function run(parts: { web: boolean; worker: boolean }): Promise<voi
   if (parts.web) {
     joinClusterMetrics(ctx.metrics.registry);
     const web = createWebApp(ctx, readiness);
-    const server: Server = createHttpServer(web.app, env).listen(env.PORT, () => ctx.log.info({ port: env.PORT }, 'http listening'));
+    const server: Server = createHttpServer(web.handler, env).listen(env.PORT, () => ctx.log.info({ port: env.PORT }, 'http listening'));
     closers.push(async () => {
       web.closeStreams();
       await new Promise<void>((resolve) => server.close(() => resolve()));

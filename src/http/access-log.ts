@@ -1,4 +1,5 @@
-import type { Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestHandler } from 'express';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -16,37 +17,54 @@ const UNLOGGED = new Set(['/healthz', '/readyz']);
  */
 export function accessLog(log: Logger, metrics: Metrics): RequestHandler {
   return (req, res, next) => {
-    const started = performance.now();
-    const header = req.headers['x-request-id'];
-    const id = (typeof header === 'string' && header.slice(0, 64)) || randomUUID();
-    res.setHeader('x-request-id', id);
-    let done = false;
-    const finished = (completed: boolean) => {
-      if (done) return;
-      done = true;
-      const ms = performance.now() - started;
-      if (completed) {
-        // The route pattern, not the URL: member ids must not become label values.
-        const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched';
-        metrics.httpDuration.observe({ method: req.method, route, status: String(res.statusCode) }, ms / 1000);
-      }
-      if (!UNLOGGED.has(req.url) && log.isLevelEnabled('info')) logLine(log, req, res, id, ms, completed);
-    };
-    res.once('finish', () => finished(true));
-    // A client that hangs up before the answer is logged too (pino-http did the same).
-    res.once('close', () => finished(false));
+    trackRequest(log, metrics, req, res, () => ({
+      // The route pattern, not the URL: member ids must not become label values.
+      route: req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched',
+      url: req.originalUrl,
+      keyName: principalOf(res)?.name,
+    }));
     next();
   };
 }
 
-function logLine(log: Logger, req: Request, res: Response, id: string, ms: number, completed: boolean): void {
+/** What the line names, asked for once the answer is done (the route is known by then). */
+export interface Answered {
+  route: string;
+  url: string;
+  keyName: string | undefined;
+}
+
+/**
+ * The request id, then at the end the line and the latency, on node's request and response,
+ * so that the bare stream routes (`stream-door.ts`) log as every other route does.
+ */
+export function trackRequest(log: Logger, metrics: Metrics, req: IncomingMessage, res: ServerResponse, answered: () => Answered): void {
+  const started = performance.now();
+  const header = req.headers['x-request-id'];
+  const id = (typeof header === 'string' && header.slice(0, 64)) || randomUUID();
+  res.setHeader('x-request-id', id);
+  let done = false;
+  const finished = (completed: boolean) => {
+    if (done) return;
+    done = true;
+    const ms = performance.now() - started;
+    const what = answered();
+    if (completed) metrics.httpDuration.observe({ method: req.method!, route: what.route, status: String(res.statusCode) }, ms / 1000);
+    if (!UNLOGGED.has(req.url!) && log.isLevelEnabled('info')) logLine(log, req.method!, what, completed ? res.statusCode : null, id, ms, completed);
+  };
+  res.once('finish', () => finished(true));
+  // A client that hangs up before the answer is logged too (pino-http did the same).
+  res.once('close', () => finished(false));
+}
+
+function logLine(log: Logger, method: string, what: Answered, statusCode: number | null, id: string, ms: number, completed: boolean): void {
   log.info(
     {
       reqId: id,
-      req: { method: req.method, url: req.originalUrl },
-      res: { statusCode: completed ? res.statusCode : null },
+      req: { method, url: what.url },
+      res: { statusCode },
       responseTime: Math.round(ms * 10) / 10,
-      keyName: principalOf(res)?.name,
+      keyName: what.keyName,
     },
     completed ? 'request completed' : 'request aborted',
   );

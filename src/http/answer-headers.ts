@@ -85,3 +85,15 @@ export function setReadHeaders(res: ServerResponse, policy: CachePolicy, cors: C
   addVary(res, 'Authorization');
   if (cors.origins === '*' || cors.origins.length > 0) res.setHeader('Cross-Origin-Resource-Policy', 'cross-origin');
 }
+
+/**
+ * What every answer but the probes starts with: CORS, a preflight answered at once (before
+ * any key is looked for: browsers send none with it), and `no-store` unless the route says
+ * its answer may be reused. True when the preflight was the answer.
+ */
+export function startAnswer(req: IncomingMessage, res: ServerResponse, cors: CorsPolicy): boolean {
+  setCorsHeaders(req, res, cors);
+  if (answerPreflight(req, res, cors)) return true;
+  setCacheControl(res, 'none');
+  return false;
+}

@@ -1,4 +1,6 @@
+import type { RequestListener } from 'node:http';
 import compression from 'compression';
+import proxyaddr from 'proxy-addr';
 import express, { type Express, type RequestHandler } from 'express';
 import type { AppContext } from '../context.js';
 import { ApiKeyVerifier } from '../services/api-keys.js';
@@ -7,7 +9,7 @@ import { authenticate, declaresBody, takesBody } from './auth.js';
 import { accessLog } from './access-log.js';
 import { errorHandler, HttpError } from './errors.js';
 import { createBudgets, type Budgets } from './rate-limit.js';
-import { answerPreflight, setCacheControl, setCorsHeaders, type CorsPolicy } from './answer-headers.js';
+import { startAnswer, type CorsPolicy } from './answer-headers.js';
 import { methodNotAllowed } from './method-not-allowed.js';
 import { apiHeaders } from './security-headers.js';
 import { adminKeyRoutes } from './routes/admin-key-routes.js';
@@ -20,7 +22,7 @@ import { adminRebuildRoutes } from './routes/admin-rebuild-routes.js';
 import { operationsRoutes } from './routes/operations-routes.js';
 import { consoleRoutes } from './routes/console-routes.js';
 import { NotFound } from '../domain/errors.js';
-import { streamRoutes } from './routes/stream-routes.js';
+import { withStreamDoor } from './stream-door.js';
 import { StreamHub } from '../services/realtime/stream-hub.js';
 import { laurelReadiness } from '../health/laurel-checks.js';
 import type { Readiness } from '../health/readiness.js';
@@ -50,26 +52,19 @@ const checkBody: RequestHandler = (req, _res, next) => {
 /** Answers over this size are compressed when the client accepts it. */
 export const COMPRESS_ABOVE_BYTES = 4096;
 
-/** Compression, except for event streams, which must reach the client message by message. */
-const compress = compression({
-  threshold: COMPRESS_ABOVE_BYTES,
-  filter: (req, res) => !String(res.getHeader('Content-Type') ?? '').startsWith('text/event-stream') && compression.filter(req, res),
-});
+/** Event streams never get here (`stream-door.ts`), so nothing holds a message back to compress it. */
+const compress = compression({ threshold: COMPRESS_ABOVE_BYTES });
 
-/**
- * CORS on every answer, preflights answered before any key is looked for (browsers send
- * none with them), and `no-store` unless a read route says its answer may be reused.
- */
+/** `startAnswer` for every Express route but the probes. */
 function answerHeaders(cors: CorsPolicy): RequestHandler {
   return (req, res, next) => {
-    setCorsHeaders(req, res, cors);
-    if (answerPreflight(req, res, cors)) return;
-    setCacheControl(res, 'none');
-    next();
+    if (!startAnswer(req, res, cors)) next();
   };
 }
 
 export interface WebApp {
+  /** What the HTTP server runs: the event streams (`stream-door.ts`), then the Express app. */
+  handler: RequestListener;
   app: Express;
   /** Ends the event streams, which would otherwise hold the server open (clients reconnect elsewhere). */
   closeStreams(): void;
@@ -115,8 +110,6 @@ export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadi
   app.use((req, res, next) => (takesBody(req.method) ? json(req, res, next) : next()));
   app.use(boardRoutes(ctx, verifier));
   app.use(eventRoutes(ctx, verifier, listener));
-  const streams = new StreamHub(ctx);
-  app.use(streamRoutes(ctx, verifier, streams));
   app.use(standingsRoutes(ctx, verifier));
   app.use(memberRoutes(ctx, verifier));
   app.use(adminKeyRoutes(ctx, verifier));
@@ -126,7 +119,15 @@ export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadi
   app.use(methodNotAllowed(app));
   app.use(errorHandler(ctx.log, ctx.failures, ctx.failureOf));
 
+  const streams = new StreamHub(ctx);
+  const trustProxy = app.get('trust proxy fn') as Parameters<typeof proxyaddr>[1];
+  const handler = withStreamDoor(
+    { ctx, verifier, budgets, hub: streams, cors: { origins: ctx.env.CORS_ORIGINS }, clientIp: (req) => proxyaddr(req, trustProxy) },
+    app,
+  );
+
   return {
+    handler,
     app,
     closeStreams: () => streams.close(),
     readiness,

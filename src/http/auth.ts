@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { HttpError } from './errors.js';
 import type { Budgets } from './rate-limit.js';
@@ -117,24 +117,28 @@ export function checkRole(principal: Principal | undefined, required: Role, path
 export const factsOf = (req: Request): RequestFacts => ({ method: req.method, path: req.originalUrl.split('?')[0]!, headers: req.headers, ip: req.ip });
 
 /**
- * Runs for every request but the probes, before its body is read: admits it (key, budget),
- * and refuses a keyless request to a route that takes a body. Such a refusal closes the
- * connection, so the unread body is never waited for.
+ * Admission before the body is read, on node's response (Express and the bare stream routes
+ * alike): the key and budget, and a keyless request to a route that takes a body refused.
+ * Such a refusal, and any body this server will not read, closes the connection after the
+ * answer, so the unread body is never waited for.
  */
+export async function admitRequest(verifier: ApiKeyVerifier, budgets: Budgets, facts: RequestFacts, res: ServerResponse): Promise<Principal | undefined> {
+  let principal: Principal | undefined;
+  try {
+    principal = await admit(verifier, budgets, facts);
+    if (!principal && takesBody(facts.method)) throw unauthorized(facts.path, 'missing API key: send Authorization: Bearer <key>');
+  } catch (err) {
+    if (declaresBody(facts.headers)) res.setHeader('Connection', 'close');
+    throw err;
+  }
+  if (!takesBody(facts.method) && declaresBody(facts.headers)) res.setHeader('Connection', 'close');
+  return principal;
+}
+
+/** `admitRequest` for every Express request but the probes. */
 export function authenticate(verifier: ApiKeyVerifier, budgets: Budgets): RequestHandler {
   return async (req, res, next) => {
-    const facts = factsOf(req);
-    let principal: Principal | undefined;
-    try {
-      principal = await admit(verifier, budgets, facts);
-      if (!principal && takesBody(facts.method)) throw unauthorized(facts.path, 'missing API key: send Authorization: Bearer <key>');
-    } catch (err) {
-      if (declaresBody(req.headers)) res.set('Connection', 'close');
-      throw err;
-    }
-    // A body this server will not read: close after answering rather than wait for it.
-    if (!takesBody(facts.method) && declaresBody(req.headers)) res.set('Connection', 'close');
-    res.locals.principal = principal;
+    res.locals.principal = await admitRequest(verifier, budgets, factsOf(req), res);
     res.locals.authenticated = true;
     next();
   };

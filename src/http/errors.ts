@@ -28,55 +28,76 @@ function statusOf(err: LaurelError): { status: number; code: string } {
 /** Problems listed in one answer; a batch of junk would otherwise answer megabytes of them. */
 export const MAX_DETAILS = 100;
 
+/** What an error answers: status, SPEC §5's body and any headers of its own. */
+export interface ErrorAnswer {
+  status: number;
+  body: { error: string; message: string; details?: ErrorDetail[] };
+  headers: Record<string, string>;
+}
+
 /**
  * Turns whatever a handler threw into SPEC §5's error shape: Laurel's domain errors, the
  * edge's own HttpErrors, Express' body-parser refusals, and (through `translate`, which
  * knows the storage drivers) outages and text Postgres cannot store. An outage refuses every
  * request while it lasts, so it is logged through `failures`: one line per dependency per
- * interval, with a count.
+ * interval, with a count. A plain function, so that Express and the bare stream routes
+ * (`stream-door.ts`) answer the same.
  */
+export function errorAnswer(
+  err: unknown,
+  path: string,
+  log: Logger,
+  failures: RepeatLimitedLog,
+  translate: (err: unknown) => LaurelError | undefined,
+): ErrorAnswer {
+  const headers: Record<string, string> = {};
+  const answer = (status: number, code: string, message: string, details?: ErrorDetail[]): ErrorAnswer => {
+    if (!details) return { status, body: { error: code, message }, headers };
+    const rest = details.length - MAX_DETAILS;
+    const told = rest > 0 ? `${message} (the first ${MAX_DETAILS} problems are listed; ${rest} more not shown)` : message;
+    return { status, body: { error: code, message: told, details: details.slice(0, MAX_DETAILS) }, headers };
+  };
+
+  if (err instanceof HttpError) {
+    Object.assign(headers, err.headers);
+    return answer(err.status, err.code, err.message, err.details);
+  }
+  const known = translate(err);
+  if (known instanceof Unavailable) {
+    failures.warn(known.dependency, known.message, 'dependency unavailable', { path });
+    headers['Retry-After'] = String(known.retryAfterSeconds);
+    // A dependency down mid-request says only that; a service's own message says what was saved.
+    const message = known.cause === undefined ? known.message : 'a dependency (Postgres or Redis) is unavailable; nothing was accepted, retry later';
+    return answer(503, 'unavailable', message);
+  }
+  if (known) {
+    const { status, code } = statusOf(known);
+    return answer(status, code, known.message, known.details);
+  }
+  const type = (err as { type?: unknown }).type;
+  if (type === 'entity.too.large') {
+    const limit = (err as { limit?: unknown }).limit;
+    const mb = typeof limit === 'number' ? ` ${Math.round((limit / 1024 / 1024) * 100) / 100} MB` : ' the limit';
+    return answer(413, 'payload_too_large', `request body is larger than${mb}`);
+  }
+  if (type === 'entity.parse.failed') return answer(400, 'invalid_json', 'request body is not valid JSON');
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
+    return answer(415, 'unsupported_media_type', 'request body must be UTF-8 JSON');
+  }
+  const status = (err as { status?: unknown }).status;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    // Malformed requests Express itself rejects (a badly encoded path, say).
+    return answer(400, 'bad_request', err instanceof Error ? err.message : 'bad request');
+  }
+  log.error({ err, path }, 'unhandled error');
+  return answer(500, 'internal', 'internal error');
+}
+
+/** `errorAnswer` as Express' last handler. */
 export function errorHandler(log: Logger, failures: RepeatLimitedLog, translate: (err: unknown) => LaurelError | undefined): ErrorRequestHandler {
   return (err, req, res, _next) => {
     if (res.headersSent) return;
-    const body = (status: number, code: string, message: string, details?: ErrorDetail[]) => {
-      if (!details) return res.status(status).json({ error: code, message });
-      const rest = details.length - MAX_DETAILS;
-      const told = rest > 0 ? `${message} (the first ${MAX_DETAILS} problems are listed; ${rest} more not shown)` : message;
-      return res.status(status).json({ error: code, message: told, details: details.slice(0, MAX_DETAILS) });
-    };
-
-    if (err instanceof HttpError) {
-      if (err.headers) res.set(err.headers);
-      return body(err.status, err.code, err.message, err.details);
-    }
-    const known = translate(err);
-    if (known instanceof Unavailable) {
-      failures.warn(known.dependency, known.message, 'dependency unavailable', { path: req.path });
-      res.set('Retry-After', String(known.retryAfterSeconds));
-      // A dependency down mid-request says only that; a service's own message says what was saved.
-      const message = known.cause === undefined ? known.message : 'a dependency (Postgres or Redis) is unavailable; nothing was accepted, retry later';
-      return body(503, 'unavailable', message);
-    }
-    if (known) {
-      const { status, code } = statusOf(known);
-      return body(status, code, known.message, known.details);
-    }
-    const type = (err as { type?: unknown }).type;
-    if (type === 'entity.too.large') {
-      const limit = (err as { limit?: unknown }).limit;
-      const mb = typeof limit === 'number' ? ` ${Math.round((limit / 1024 / 1024) * 100) / 100} MB` : ' the limit';
-      return body(413, 'payload_too_large', `request body is larger than${mb}`);
-    }
-    if (type === 'entity.parse.failed') return body(400, 'invalid_json', 'request body is not valid JSON');
-    if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
-      return body(415, 'unsupported_media_type', 'request body must be UTF-8 JSON');
-    }
-    const status = (err as { status?: unknown }).status;
-    if (typeof status === 'number' && status >= 400 && status < 500) {
-      // Malformed requests Express itself rejects (a badly encoded path, say).
-      return body(400, 'bad_request', err instanceof Error ? err.message : 'bad request');
-    }
-    log.error({ err, path: req.path }, 'unhandled error');
-    return body(500, 'internal', 'internal error');
+    const { status, body, headers } = errorAnswer(err, req.path, log, failures, translate);
+    res.set(headers).status(status).json(body);
   };
 }

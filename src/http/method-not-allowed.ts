@@ -32,10 +32,11 @@ export function methodNotAllowed(app: Express): RequestHandler {
   return (req, _res, next) => {
     const allowed = methodsFor(req.path);
     if (allowed.length === 0) return next(new NotFound(`no route for ${req.method} ${req.path}`));
-    next(
-      new HttpError(405, 'method_not_allowed', `${req.path} answers ${allowed.join(', ')}, not ${req.method}`, undefined, {
-        Allow: allowed.join(', '),
-      }),
-    );
+    next(notAllowed(req.path, req.method, allowed));
   };
+}
+
+/** The 405 for a path that answers only `allowed`. */
+export function notAllowed(path: string, method: string, allowed: readonly string[]): HttpError {
+  return new HttpError(405, 'method_not_allowed', `${path} answers ${allowed.join(', ')}, not ${method}`, undefined, { Allow: allowed.join(', ') });
 }

@@ -239,7 +239,7 @@ describe('every route answers as the document says', () => {
 
     const web = createWebApp(h.ctx);
     try {
-      const served = routesOf(web.app).filter((r) => !UNDOCUMENTED.has(r));
+      const served = routesOf(web).filter((r) => !UNDOCUMENTED.has(r));
       const documented = Object.entries<any>(doc.paths)
         .flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p.replace(/\{(\w+)\}/g, ':$1')}`))
         .sort();

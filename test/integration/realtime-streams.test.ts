@@ -4,6 +4,9 @@ import { openSse, type SseClient } from '../support/sse-client.js';
 import { testRedis } from '../support/databases.js';
 import { mastersOf, type RedisClient } from '../../src/storage/redis/connections.js';
 import { runTick } from '../../workers/period-tick.js';
+import { createHash } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
+import { loadLua } from '../../src/storage/redis/scripts.js';
 
 /**
  * SPEC §9.5 streams over real HTTP against a real Laurel (web and workers in this process,
@@ -64,6 +67,44 @@ async function eventually(check: () => Promise<boolean>, what: string): Promise<
 const entries = (m: { data: { entries: Array<{ rank: number; member: string; score: number }> } }) =>
   m.data.entries.map((e) => [e.rank, e.member, e.score]);
 
+/**
+ * The MONITOR lines of every master that contain `needle`, read off a plain socket: the
+ * server is shared, and a parser of whole lines cannot trip on other clients' commands.
+ */
+async function monitorLines(needle: string): Promise<{ lines: string[]; stop(): void }> {
+  const lines: string[] = [];
+  const sockets = await Promise.all(
+    mastersOf(redis).map(
+      (m) =>
+        new Promise<Socket>((resolve, reject) => {
+          const socket = connect(m.options.port!, m.options.host!);
+          let rest = '';
+          socket.setEncoding('utf8');
+          socket.on('error', reject);
+          socket.on('data', (chunk: string) => {
+            const parts = (rest + chunk).split('\r\n');
+            rest = parts.pop()!;
+            for (const line of parts) {
+              if (line === '+OK') resolve(socket);
+              else if (line.includes(needle)) lines.push(line);
+            }
+          });
+          socket.write('MONITOR\r\n');
+        }),
+    ),
+  );
+  return { lines, stop: () => sockets.forEach((s) => s.destroy()) };
+}
+
+/** A metric of this process (a histogram's `_count` by its full name), summed over the labels given. */
+async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
+  const family = h.ctx.metrics.registry.getSingleMetric(name.replace(/_count$/, ''));
+  const { values } = await family!.get();
+  return values
+    .filter((v) => ((v as { metricName?: string }).metricName ?? name) === name && Object.entries(labels).every(([k, want]) => v.labels[k] === want))
+    .reduce((sum, v) => sum + v.value, 0);
+}
+
 describe('stream routes', () => {
   it('refuse without a key, and name the bad field or the unknown scope before streaming', async () => {
     expect((await h.api('GET', '/v1/boards/live/standings/ann/stream', undefined, null)).status).toBe(401);
@@ -72,6 +113,12 @@ describe('stream routes', () => {
     expect(JSON.stringify(limit.body)).toContain('limit');
     expect((await h.api('GET', '/v1/boards/nope/standings/stream')).status).toBe(404);
     expect((await h.api('GET', '/v1/boards/live/standings/ann/stream?category=nope')).status).toBe(404);
+    // Served in front of Express, refused as Express refuses: a keyless write 401, another method 405.
+    expect((await h.api('POST', '/v1/boards/live/standings/stream', {}, null)).status).toBe(401);
+    const post = await fetch(`${h.baseUrl}/v1/boards/live/standings/ann/stream`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('GET, HEAD');
+    expect(await post.json()).toMatchObject({ error: 'method_not_allowed' });
   });
 
   it('send the current standing first, then a change within 1.5 s of it becoming visible', async () => {
@@ -138,6 +185,39 @@ describe('stream routes', () => {
     await eventually(async () => (await subscribers(channel)) === 0, 'unsubscribe after the last stream left');
     const metrics = await h.ctx.metrics.registry.getSingleMetricAsString('laurel_stream_subscriptions');
     expect(metrics).toMatch(/laurel_stream_subscriptions \d+/);
+  });
+
+  it('count open streams, messages and push lag, read a scope once for all its streams, and forget a stream that left', async () => {
+    const MEMBERS = 20;
+    await h.api('PUT', '/v1/boards/fan', { aggregation: 'sum', period: 'all' });
+    await post(Array.from({ length: MEMBERS }, (_, i) => ({ board: 'fan', member: `f${i}`, value: i + 1, idempotencyKey: `f-${i}` })));
+    const openBefore = await metric('laurel_streams_open', { kind: 'member' });
+    const sentBefore = await metric('laurel_stream_messages_total', { event: 'standing' });
+    const streams = await Promise.all(Array.from({ length: MEMBERS }, (_, i) => stream(`/v1/boards/fan/standings/f${i}/stream?period=all`)));
+    for (const s of streams) expect((await s.next()).event).toBe('standing');
+    expect(await metric('laurel_streams_open', { kind: 'member' })).toBe(openBefore + MEMBERS);
+    expect(await metric('laurel_stream_messages_total', { event: 'standing' })).toBe(sentBefore + MEMBERS);
+
+    // Every watch script call on the scope, seen by Redis itself (MONITOR, other clients' commands skipped).
+    const watchSha = createHash('sha1').update(loadLua('watch.lua')).digest('hex');
+    const reads = await monitorLines(`"evalsha" "${watchSha}" "3" "${h.ctx.leaderboard.keys.scope('fan', 'all', 'all')}"`);
+    const lagBefore = await metric('laurel_stream_push_lag_seconds_count');
+    // f0 goes from last to first: every member's rank changes.
+    await post([{ board: 'fan', member: 'f0', value: 1000, idempotencyKey: 'f-top' }]);
+    expect((await streams[0]!.next()).data).toMatchObject({ member: 'f0', rank: 1 });
+    for (const s of streams.slice(1)) expect((await s.next()).data.rank).toBeGreaterThan(1);
+    await eventually(async () => reads.lines.length > 0, 'a watch call seen by MONITOR');
+    reads.stop();
+    // One call answers all twenty streams (a second only if the 15 s re-read fell in the window).
+    expect(reads.lines.length).toBeLessThanOrEqual(2);
+    for (const line of reads.lines) expect([...line.matchAll(/"(f\d+)"/g)].map((m) => m[1]).sort()).toEqual(Array.from({ length: MEMBERS }, (_, i) => `f${i}`).sort());
+    expect(await metric('laurel_stream_push_lag_seconds_count')).toBe(lagBefore + MEMBERS);
+    expect(await metric('laurel_stream_messages_total', { event: 'standing' })).toBe(sentBefore + 2 * MEMBERS);
+
+    for (const s of streams) s.close();
+    await Promise.all(streams.map((s) => s.ended));
+    await eventually(async () => (await metric('laurel_streams_open', { kind: 'member' })) === openBefore, 'the open-streams gauge back down');
+    await eventually(async () => (await subscribers(h.ctx.leaderboard.keys.changes('fan', 'all'))) === 0, 'unsubscribe once every stream left');
   });
 
   it('send the final state and `closed` when the period closes, then end; a closed period streams the same at once', async () => {

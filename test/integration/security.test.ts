@@ -133,7 +133,7 @@ describe('roles on every route', () => {
   it('knows every route the app serves', async () => {
     const web = createWebApp(h.ctx);
     try {
-      expect(routesOf(web.app)).toEqual(Object.keys(ACCESS).sort());
+      expect(routesOf(web)).toEqual(Object.keys(ACCESS).sort());
     } finally {
       await web.close();
     }
@@ -303,7 +303,7 @@ describe('rate limits', () => {
     await waitUntilReady(second.leaderboard.redis);
     const web = createWebApp(second);
     const server: Server = await new Promise((resolve) => {
-      const s = web.app.listen(0, '127.0.0.1', () => resolve(s));
+      const s = createServer(web.handler).listen(0, '127.0.0.1', () => resolve(s));
     });
     const otherBase = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {

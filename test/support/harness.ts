@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { parseEnv, type Env } from '../../src/config/env.js';
 import { createContext, type AppContext, type FaultHooks } from '../../src/context.js';
@@ -78,7 +78,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   }
   const web = createWebApp(ctx);
   const server: Server = await new Promise((resolve) => {
-    const s = web.app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = createServer(web.handler).listen(0, '127.0.0.1', () => resolve(s));
   });
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   // Job schedulers stay off: tests drive the period tick themselves, with their own clock.

@@ -1,4 +1,5 @@
-import type { Express } from 'express';
+import type { WebApp } from '../../src/http/app.js';
+import { STREAM_ROUTES } from '../../src/http/stream-door.js';
 
 interface Layer {
   route?: { path: string; methods: Record<string, boolean> };
@@ -6,9 +7,12 @@ interface Layer {
   handle?: { stack?: Layer[] };
 }
 
-/** Routes as the Express router holds them (`GET /v1/boards/:boardId`); mounted sub-apps (Swagger UI, Bull Board) as USE. */
-export function routesOf(app: Express): string[] {
-  const found = new Set<string>();
+/**
+ * Routes as the Express router holds them (`GET /v1/boards/:boardId`), with the event streams
+ * served in front of it; mounted sub-apps (Swagger UI, Bull Board) as USE.
+ */
+export function routesOf(web: WebApp): string[] {
+  const found = new Set<string>(STREAM_ROUTES);
   const walk = (stack: Layer[]) => {
     for (const layer of stack) {
       if (layer.route) {
@@ -20,6 +24,6 @@ export function routesOf(app: Express): string[] {
       }
     }
   };
-  walk((app as unknown as { router: { stack: Layer[] } }).router.stack);
+  walk((web.app as unknown as { router: { stack: Layer[] } }).router.stack);
   return [...found].sort();
 }
