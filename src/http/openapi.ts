@@ -14,8 +14,8 @@ import {
   aroundQuerySchema,
   followingQuerySchema,
   memberBoardsQuerySchema,
-  pageQuerySchema,
   scopeQuerySchema,
+  standingsQuerySchema,
 } from '../services/standings-service.js';
 import { createKeySchema } from './routes/admin-key-routes.js';
 import { intakeQuerySchema } from './routes/event-routes.js';
@@ -173,9 +173,9 @@ const OPERATIONS: Record<string, Operation> = {
   'get /v1/boards/{boardId}/standings': {
     operationId: 'getStandings',
     tag: 'standings',
-    summary: 'A page of standings',
+    summary: "A page of standings; or, with `members`, those members' entries; `member` adds `me`",
     access: 'read',
-    query: pageQuerySchema,
+    query: standingsQuerySchema,
     ok: { 200: json(answers.standingsPageSchema, 'the page') },
     errors: [400, 404],
   },

@@ -30,6 +30,18 @@ export async function readSlice(ctx: AppContext, s: ScopeRef, offset: number, li
   return { source: source as Source, total: db.total, entries: db.entries as SliceEntry[] };
 }
 
+/** A page and one member's placement (`me`), from one Redis transaction or under one fallback slot. */
+export async function readSliceAndPlace(ctx: AppContext, s: ScopeRef, offset: number, limit: number, member: string) {
+  const cached = await ctx.leaderboard.sliceAndPlace(s, offset, limit, member);
+  if (!isMiss(cached)) return { source: 'cache' as Source, ...cached };
+  const source = fellBack(ctx, s, cached);
+  const read = await ctx.fallback.run(async (pg) => {
+    const page = await rankScope(pg, s.board, dbScope(s), { offset, limit });
+    return { slice: { total: page.total, entries: page.entries as SliceEntry[] }, placed: await placeFromDatabase(pg, s.board, dbScope(s), member) };
+  });
+  return { source: source as Source, ...read };
+}
+
 async function placeFromDatabase(pg: Db, board: Board, scope: DbScope, member: string): Promise<Placed> {
   const { total, standing } = await placeInScope(pg, board, scope, member);
   return { total, rank: standing?.rank ?? null, scaled: standing?.scaled ?? null };

@@ -25,7 +25,7 @@ export function operations(http: Client<paths>, send: Send) {
     /** Void an event: its member's aggregates are recomputed from the rest */
     voidEvent: (init: Init<'/v1/events/{idempotencyKey}/void', 'post'>) =>
       send<Ok<paths['/v1/events/{idempotencyKey}/void']['post']>>(http.POST('/v1/events/{idempotencyKey}/void', init as never)),
-    /** A page of standings */
+    /** A page of standings; or, with `members`, those members' entries; `member` adds `me` */
     getStandings: (init: Init<'/v1/boards/{boardId}/standings', 'get'>) =>
       send<Ok<paths['/v1/boards/{boardId}/standings']['get']>>(http.GET('/v1/boards/{boardId}/standings', init as never)),
     /** A member's rank, score and percentile; rank null without a score */

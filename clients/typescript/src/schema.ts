@@ -252,7 +252,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A page of standings
+         * A page of standings; or, with `members`, those members' entries; `member` adds `me`
          * @description Role: read (none with PUBLIC_READS=true).
          */
         get: operations["getStandings"];
@@ -965,6 +965,14 @@ export interface components {
             category: string;
             entries: components["schemas"]["StandingEntry"][];
             limit: number;
+            /** @description with `member`: that member's placement (rank null without a score) */
+            me?: {
+                member: string;
+                percentile: number | null;
+                rank: number | null;
+                score: number | null;
+                topPercent: number | null;
+            };
             offset: number;
             period: components["schemas"]["Period"];
             region: string;
@@ -1484,6 +1492,8 @@ export interface operations {
             query?: {
                 category?: string;
                 limit?: number;
+                member?: string;
+                members?: string;
                 offset?: number;
                 period?: string;
                 region?: string;

@@ -134,16 +134,22 @@ export const standingEntrySchema = z
   .strictObject({ rank: z.number().int(), member: z.string(), displayName: z.string().nullable(), score: z.number() })
   .meta({ id: 'StandingEntry' });
 
-export const standingsPageSchema = z
-  .strictObject({ ...scopeHeader, limit: z.number().int(), offset: z.number().int(), entries: z.array(standingEntrySchema) })
-  .meta({ id: 'StandingsPage' });
-
 const placement = {
   rank: z.number().int().nullable(),
   score: z.number().nullable(),
   percentile: z.number().nullable(),
   topPercent: z.number().int().nullable(),
 };
+
+export const standingsPageSchema = z
+  .strictObject({
+    ...scopeHeader,
+    limit: z.number().int(),
+    offset: z.number().int(),
+    entries: z.array(standingEntrySchema),
+    me: z.strictObject({ member: z.string(), ...placement }).optional().meta({ description: 'with `member`: that member\'s placement (rank null without a score)' }),
+  })
+  .meta({ id: 'StandingsPage' });
 
 export const memberStandingSchema = z.strictObject({ ...scopeHeader, member: z.string(), ...placement }).meta({ id: 'MemberStanding' });
 

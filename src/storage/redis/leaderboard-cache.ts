@@ -3,7 +3,7 @@ import { decodeEntry, encodeEntry, scaledFromSortScore, sortScore } from '../../
 import type { AggregateState } from '../postgres/events-repository.js';
 import type { LeaderboardKeys } from './leaderboard-keys.js';
 import type { LeaderboardRedis } from './scripts.js';
-import { execBySlot, type KeyedCommand, type Pipeline } from './slots.js';
+import { execBySlot, type KeyedCommand, type Pipeline, type Reply } from './slots.js';
 import { closedNotice, changedNotice } from './change-notices.js';
 
 type ScriptPipeline = Pipeline & {
@@ -140,10 +140,7 @@ export class LeaderboardCache {
   }
 
   async slice(s: ScopeRef, offset: number, limit: number): Promise<Slice | Miss> {
-    const reply = await this.redis.laurelSlice(...this.readKeys(s), offset, limit, sharedFlag(s.board));
-    if (reply[0] === 0) return miss(reply);
-    const [, total, first, items] = reply;
-    return { total, entries: rankedEntries(s.board, offset, first, items) };
+    return sliceFrom(await this.redis.laurelSlice(...this.readKeys(s), offset, limit, sharedFlag(s.board)), s.board, offset);
   }
 
   /** The member and up to `radius` neighbours on each side; no entries when the member is unranked. */
@@ -171,6 +168,24 @@ export class LeaderboardCache {
     return picked.sort((a, b) => a.sortScore - b.sortScore || (a.entry < b.entry ? -1 : a.entry > b.entry ? 1 : 0));
   }
 
+  /**
+   * A page and one member's placement, read together (MULTI: one round trip, one moment),
+   * so `me` agrees with the entries beside it.
+   */
+  async sliceAndPlace(s: ScopeRef, offset: number, limit: number, member: string): Promise<{ slice: Slice; placed: Placed } | Miss> {
+    const keys = this.readKeys(s);
+    const tx = this.redis.multi() as unknown as ScriptPipeline & { laurelSlice(...args: unknown[]): void; exec(): Promise<Reply[] | null> };
+    tx.laurelSlice(...keys, offset, limit, sharedFlag(s.board));
+    tx.laurelPlace(...keys, member, sharedFlag(s.board));
+    const replies = (await tx.exec()) ?? [];
+    for (const [err] of replies) if (err) throw err;
+    const slice = sliceFrom(replies[0]![1] as SliceReply, s.board, offset);
+    const placed = placedFrom(replies[1]![1] as PlaceReply, s.board);
+    if (isMiss(slice)) return slice;
+    // Both ran in one transaction: the slice found the category complete, so did the place.
+    return isMiss(placed) ? placed : { slice, placed };
+  }
+
   /** One member's placement: one script call, no pipeline around it. */
   async place(s: ScopeRef, member: string): Promise<Placed | Miss> {
     return placedFrom(await this.redis.laurelPlace(...this.readKeys(s), member, sharedFlag(s.board)), s.board);
@@ -194,6 +209,13 @@ export class LeaderboardCache {
 }
 
 type PlaceReply = Awaited<ReturnType<LeaderboardRedis['laurelPlace']>>;
+type SliceReply = Awaited<ReturnType<LeaderboardRedis['laurelSlice']>>;
+
+function sliceFrom(reply: SliceReply, board: Board, offset: number): Slice | Miss {
+  if (reply[0] === 0) return miss(reply);
+  const [, total, first, items] = reply;
+  return { total, entries: rankedEntries(board, offset, first, items) };
+}
 
 function placedFrom(reply: PlaceReply, board: Board): Placed | Miss {
   if (reply[0] === 0) return miss(reply);

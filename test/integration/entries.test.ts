@@ -1,0 +1,152 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHarness, type Harness } from '../support/harness.js';
+import { closePeriod } from '../../src/services/period-closing.js';
+import { prng, referenceStandings, shuffle, type RefEvent, type RefStanding, type TieBreak } from '../support/reference.js';
+
+/** SPEC §9.3: picked members' entries (`members`), `me` beside a page (`member`). */
+
+const NOW = new Date('2026-12-02T12:00:00Z');
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness({ concurrency: 2 });
+  h.clock.set(NOW);
+});
+afterAll(() => h.close());
+
+/** Few distinct values and seconds, so every tie rule has ties to break. */
+function generate(board: string, members: number, seed: number): RefEvent[] {
+  const rand = prng(seed);
+  const events: RefEvent[] = [];
+  for (let i = 0; i < members; i += 1) {
+    for (let k = 0; k < (rand() < 0.2 ? 2 : 1); k += 1) {
+      events.push({
+        key: `${board}-${i}-${k}`,
+        member: `m${String(i).padStart(4, '0')}`,
+        units: Math.floor(rand() * 40),
+        atMs: NOW.getTime() - 3_600_000 + Math.floor(rand() * 20) * 1000,
+      });
+    }
+  }
+  return events;
+}
+
+async function load(board: string, tieBreak: TieBreak, events: RefEvent[]): Promise<void> {
+  expect((await h.api('PUT', `/v1/boards/${board}`, { aggregation: 'sum', tieBreak, period: 'month' })).status).toBe(201);
+  const wire = shuffle(events, prng(7)).map((e) => ({
+    board,
+    member: e.member,
+    value: e.units,
+    idempotencyKey: e.key,
+    occurredAt: new Date(e.atMs).toISOString(),
+  }));
+  expect((await h.api('POST', '/v1/events', { events: wire })).status).toBe(202);
+  await h.drain();
+}
+
+const entry = (s: RefStanding) => ({ rank: s.rank, member: s.member, displayName: null, score: s.units });
+
+function meOf(expected: RefStanding[], member: string) {
+  const s = expected.find((e) => e.member === member);
+  if (!s) return { member, rank: null, score: null, percentile: null, topPercent: null };
+  const percentile = s.rank / expected.length;
+  return { member, rank: s.rank, score: s.units, percentile, topPercent: Math.max(1, Math.round(percentile * 100)) };
+}
+
+/** Every form of the two options, compared with the reference; `source` is where the answers must come from. */
+async function checkPicks(board: string, expected: RefStanding[], source: 'cache' | 'database', seed: number): Promise<void> {
+  const rand = prng(seed);
+  const base = `/v1/boards/${board}/standings`;
+  const total = expected.length;
+  // Ids spread over the whole ranking, ties included, plus ids with no score and a repeat.
+  const picked = [...shuffle(expected, rand).slice(0, 97).map((s) => s.member), 'ghost-1', 'ghost-2', expected[5]!.member];
+  const pickedSet = new Set(picked);
+  const res = await h.api('GET', `${base}?members=${picked.join(',')}`);
+  expect(res.status).toBe(200);
+  expect(res.body).toMatchObject({ source, total });
+  expect(res.body.entries).toEqual(expected.filter((s) => pickedSet.has(s.member)).map(entry));
+  expect(res.body.me).toBeUndefined();
+
+  // `me` with the picked members: the member's scope placement, whether picked or not.
+  const me = expected[Math.floor(total * 0.7)]!.member;
+  const withMe = await h.api('GET', `${base}?members=${expected[0]!.member},ghost-1&member=${me}`);
+  expect(withMe.body.entries).toEqual([entry(expected[0]!)]);
+  expect(withMe.body.me).toEqual(meOf(expected, me));
+
+  // `me` beside a page, at the top and deep in the ranking.
+  for (const [offset, limit] of [[0, 10], [total - 20, 50]] as const) {
+    const page = await h.api('GET', `${base}?offset=${offset}&limit=${limit}&member=${me}`);
+    expect(page.status).toBe(200);
+    expect(page.body).toMatchObject({ source, total, offset, limit });
+    expect(page.body.entries).toEqual(expected.slice(offset, offset + limit).map(entry));
+    expect(page.body.me).toEqual(meOf(expected, me));
+  }
+  const nobody = await h.api('GET', `${base}?limit=3&member=ghost-3`);
+  expect(nobody.body.me).toEqual(meOf(expected, 'ghost-3'));
+  expect(nobody.body.me.rank).toBeNull();
+
+  // Only unknown ids: no entries, the scope's total still.
+  const none = await h.api('GET', `${base}?members=ghost-1,ghost-2`);
+  expect(none.body).toMatchObject({ total, entries: [] });
+}
+
+describe('standings of picked members and `me`', () => {
+  for (const tieBreak of ['shared', 'first'] as const) {
+    it(`ranks them in the scope as an independent sort does (${tieBreak}), from the cache, the database fallback and final results`, async () => {
+      const board = `picks-${tieBreak}`;
+      const events = generate(board, 400, tieBreak.length);
+      await load(board, tieBreak, events);
+      const expected = referenceStandings(events, { aggregation: 'sum', order: 'desc', tieBreak });
+      await checkPicks(board, expected, 'cache', 1);
+
+      // Redis without the scope (rebuilds held back): the same answers from Postgres.
+      await h.ctx.rebuildQueue.pause();
+      try {
+        await h.ctx.leaderboard.redis.del(h.ctx.leaderboard.keys.ok(board, '2026-12'));
+        await checkPicks(board, expected, 'database', 2);
+      } finally {
+        await h.ctx.rebuildQueue.resume();
+      }
+      await h.drain();
+      await checkPicks(board, expected, 'cache', 3);
+    });
+  }
+
+  it('answers a retired period from its final results, the same', async () => {
+    const board = 'picks-shared';
+    const expected = referenceStandings(generate(board, 400, 'shared'.length), { aggregation: 'sum', order: 'desc', tieBreak: 'shared' });
+    h.clock.set('2027-01-01T00:06:00Z');
+    expect(await closePeriod(h.ctx, (await h.ctx.boards.get(board))!, '2026-12')).toBe(true);
+    h.clock.set(new Date(Date.parse('2027-01-01T00:06:00Z') + (h.env.CLOSED_PERIOD_CACHE_HOURS + 1) * 3_600_000));
+    const base = `/v1/boards/${board}/standings?period=2026-12`;
+    const picked = [expected[3]!.member, expected[399]!.member, expected[200]!.member, 'ghost'];
+    const res = await h.api('GET', `${base}&members=${picked.join(',')}&member=${expected[10]!.member}`);
+    expect(res.body).toMatchObject({ source: 'database', total: 400, period: { state: 'closed' } });
+    expect(res.body.entries).toEqual([expected[3]!, expected[200]!, expected[399]!].map(entry));
+    expect(res.body.me).toEqual(meOf(expected, expected[10]!.member));
+    const page = await h.api('GET', `${base}&offset=390&member=ghost`);
+    expect(page.body.entries).toEqual(expected.slice(390).map(entry));
+    expect(page.body.me).toEqual(meOf(expected, 'ghost'));
+    h.clock.set(NOW);
+  });
+
+  it('refuses bad ids with a 400 naming the field', async () => {
+    const base = '/v1/boards/picks-first/standings';
+    const tooMany = Array.from({ length: 101 }, (_, i) => `x${i}`).join(',');
+    for (const [query, path] of [
+      ['members=', 'members.0'],
+      ['members=a,,b', 'members.1'],
+      ['members=a,b%20c', 'members.1'],
+      [`members=${tooMany}`, 'members'],
+      ['members=a&members=b', 'members'],
+      ['member=no%20space', 'member'],
+    ] as const) {
+      const res = await h.api('GET', `${base}?${query}`);
+      expect(res.status, query).toBe(400);
+      expect(res.body.error).toBe('validation_failed');
+      expect(res.body.details.map((d: { path: string }) => d.path)).toContain(path);
+    }
+    const hundred = Array.from({ length: 100 }, (_, i) => `x${i}`).join(',');
+    expect((await h.api('GET', `${base}?members=${hundred}`)).status).toBe(200);
+  });
+});
