@@ -150,3 +150,65 @@ describe('standings of picked members and `me`', () => {
     expect((await h.api('GET', `${base}?members=${hundred}`)).status).toBe(200);
   });
 });
+
+describe('?wait=true with the placement before the batch', () => {
+  it('gives previousRank and previousScore as an independent model does, batch after batch', async () => {
+    const board = 'before-after';
+    const created = await h.api('PUT', `/v1/boards/${board}`, { aggregation: 'best', tieBreak: 'first', period: 'month', decimals: 1 });
+    expect(created.status).toBe(201);
+    const rand = prng(11);
+    const applied: RefEvent[] = [];
+    const spec = { aggregation: 'best', order: 'desc', tieBreak: 'first' } as const;
+    const placing = (standings: RefStanding[], member: string) => {
+      const s = standings.find((x) => x.member === member);
+      return s ? { rank: s.rank, score: s.units / 10 } : { rank: null, score: null };
+    };
+    for (let batch = 0; batch < 6; batch += 1) {
+      const events: RefEvent[] = Array.from({ length: 25 }, (_, i) => ({
+        key: `ba-${batch}-${i}`,
+        member: `b${Math.floor(rand() * 15)}`,
+        units: Math.floor(rand() * 300),
+        atMs: NOW.getTime() - 600_000 + Math.floor(rand() * 300) * 1000,
+      }));
+      // A key of an earlier batch, posted again: a duplicate, with its member's placements too.
+      const again = batch > 0 ? [applied[Math.floor(rand() * applied.length)]!] : [];
+      const beforeBatch = referenceStandings(applied, spec);
+      const afterBatch = referenceStandings([...applied, ...events], spec);
+      const wire = [...events, ...again].map((e) => ({
+        board,
+        member: e.member,
+        value: e.units / 10,
+        idempotencyKey: e.key,
+        occurredAt: new Date(e.atMs).toISOString(),
+      }));
+      // Batch 3 with Redis lacking the period (rebuilds held back): both placements from Postgres.
+      if (batch === 3) {
+        await h.ctx.rebuildQueue.pause();
+        await h.ctx.leaderboard.redis.del(h.ctx.leaderboard.keys.ok(board, '2026-12'));
+      }
+      const res = await h.api('POST', '/v1/events?wait=true', { events: wire });
+      if (batch === 3) {
+        expect((await h.api('GET', `/v1/boards/${board}/standings?limit=1`)).body.source).toBe('database');
+        await h.ctx.rebuildQueue.resume();
+        await h.drain();
+      }
+      expect(res.status).toBe(200);
+      expect(res.body.results).toEqual(
+        [...events, ...again].map((e, i) => {
+          const now = placing(afterBatch, e.member);
+          const previous = placing(beforeBatch, e.member);
+          return {
+            idempotencyKey: e.key,
+            status: i < events.length ? 'applied' : 'duplicate',
+            period: '2026-12',
+            score: now.score,
+            rank: now.rank,
+            previousScore: previous.score,
+            previousRank: previous.rank,
+          };
+        }),
+      );
+      applied.push(...events);
+    }
+  });
+});

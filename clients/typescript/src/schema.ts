@@ -704,6 +704,10 @@ export interface components {
             results: {
                 idempotencyKey: string;
                 period: string;
+                /** @description the member's (all, world) rank before the batch */
+                previousRank: number | null;
+                /** @description the member's (all, world) score before the batch */
+                previousScore: number | null;
                 rank: number | null;
                 reason?: string;
                 score: number | null;

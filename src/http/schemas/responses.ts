@@ -71,6 +71,8 @@ export const eventResultsSchema = z
         period: z.string(),
         score: z.number().nullable(),
         rank: z.number().int().nullable(),
+        previousScore: z.number().nullable().meta({ description: "the member's (all, world) score before the batch" }),
+        previousRank: z.number().int().nullable().meta({ description: "the member's (all, world) rank before the batch" }),
       }),
     ),
   })
