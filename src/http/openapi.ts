@@ -6,6 +6,7 @@ import { eventBatchSchema, scoreEventSchema } from '../domain/event.js';
 import { followingSchema } from '../services/following-service.js';
 import { reasonSchema } from '../services/moderation-service.js';
 import { memberSchema } from '../services/member-profile-service.js';
+import { memberEventsQuerySchema } from '../services/member-events-service.js';
 import { notificationsQuerySchema, periodsQuerySchema, resultsQuerySchema } from '../services/period-results-service.js';
 import { rebuildRequestSchema } from '../services/rebuild-service.js';
 import { topStreamQuerySchema } from '../services/realtime/stream-query.js';
@@ -320,6 +321,15 @@ const OPERATIONS: Record<string, Operation> = {
     query: notificationsQuerySchema,
     ok: { 200: json(answers.notificationsSchema, 'the notifications') },
     errors: [400],
+  },
+  'get /v1/members/{memberId}/events': {
+    operationId: 'getMemberEvents',
+    tag: 'members',
+    summary: "The member's events (applied, voided, rejected), newest occurredAt first, paged by a stable cursor",
+    access: 'admin',
+    query: memberEventsQuerySchema,
+    ok: { 200: json(answers.memberEventsSchema, 'a page of events') },
+    errors: [400, 404],
   },
   'post /v1/admin/rebuilds': {
     operationId: 'requestRebuild',

@@ -212,3 +212,84 @@ describe('?wait=true with the placement before the batch', () => {
     }
   });
 });
+
+describe("a member's events", () => {
+  it('lists applied, voided and rejected events newest first, paged by a cursor that inserts do not shift', async () => {
+    expect((await h.api('PUT', '/v1/boards/hist-a', { aggregation: 'sum', period: 'month', decimals: 1 })).status).toBe(201);
+    expect((await h.api('PUT', '/v1/boards/hist-b', { aggregation: 'best', period: 'day', graceSeconds: 0 })).status).toBe(201);
+    const rand = prng(21);
+    interface Posted { board: string; key: string; value: number; at: string; source?: string; metadata?: unknown }
+    const mine: Posted[] = [];
+    const wire = (member: string, p: Posted) => ({ board: p.board, member, value: p.value, idempotencyKey: p.key, occurredAt: p.at, source: p.source, metadata: p.metadata });
+    for (let i = 0; i < 40; i += 1) {
+      // Whole seconds, many shared, so the key breaks ties in the order.
+      const at = new Date(NOW.getTime() - 7_200_000 + Math.floor(rand() * 30) * 1000).toISOString();
+      const board = rand() < 0.5 ? 'hist-a' : 'hist-b';
+      mine.push({ board, key: `h-${String(Math.floor(rand() * 1e6)).padStart(6, '0')}-${i}`, value: board === 'hist-a' ? Math.floor(rand() * 100) / 10 : Math.floor(rand() * 100), at, source: i % 3 === 0 ? 'match-server' : undefined, metadata: i % 4 === 0 ? { match: i } : undefined });
+    }
+    const others = Array.from({ length: 10 }, (_, i) => wire('someone-else', { board: 'hist-a', key: `o-${i}`, value: 1, at: NOW.toISOString() }));
+    expect((await h.api('POST', '/v1/events?wait=true', { events: [...mine.map((p) => wire('hist', p)), ...others] })).status).toBe(200);
+    // A conflict (same key and time, another value), a closed day, a void.
+    const conflict = { ...mine[3]!, value: mine[3]!.board === 'hist-a' ? 99.9 : 999 };
+    const late: Posted = { board: 'hist-b', key: 'h-late', value: 5, at: '2026-11-20T10:00:00.000Z' };
+    const rejected = await h.api('POST', '/v1/events?wait=true', { events: [wire('hist', conflict), wire('hist', late)] });
+    expect(rejected.body.results.map((r: any) => r.reason)).toEqual(['conflict', 'period_closed']);
+    const voided = mine[7]!;
+    expect((await h.api('POST', `/v1/events/${voided.key}/void`, { reason: 'cheated' })).status).toBe(200);
+
+    const row = (p: Posted, status: string, reason: string | null) => ({
+      idempotencyKey: p.key,
+      board: p.board,
+      period: status === 'rejected' && reason === 'period_closed' ? '2026-11-20' : p.board === 'hist-a' ? '2026-12' : '2026-12-02',
+      status,
+      reason,
+      value: p.value,
+      occurredAt: p.at,
+      receivedAt: NOW.toISOString(),
+      source: p.source ?? null,
+      metadata: p.metadata ?? null,
+      kind: status === 'rejected' ? 1 : 0,
+    });
+    const all = [
+      ...mine.map((p) => (p === voided ? row(p, 'voided', 'cheated') : row(p, 'applied', null))),
+      row(conflict, 'rejected', 'conflict'),
+      row(late, 'rejected', 'period_closed'),
+    ];
+    const bytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+    all.sort((x, y) => bytes(y.occurredAt, x.occurredAt) || bytes(y.idempotencyKey, x.idempotencyKey) || y.kind - x.kind);
+    const expected = all.map(({ kind: _kind, ...rest }) => rest);
+
+    const pages: any[] = [];
+    let cursor: string | null = null;
+    let first = true;
+    do {
+      const res: { status: number; body: any } = await h.api('GET', `/v1/members/hist/events?limit=7${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(res.status).toBe(200);
+      expect(res.body.member).toBe('hist');
+      pages.push(...res.body.events);
+      cursor = res.body.nextCursor;
+      if (first) {
+        // Newer events arriving between pages do not shift the pages still to come.
+        const newer = Array.from({ length: 5 }, (_, i) => wire('hist', { board: 'hist-a', key: `h-new-${i}`, value: 1, at: NOW.toISOString() }));
+        expect((await h.api('POST', '/v1/events?wait=true', { events: newer })).status).toBe(200);
+        first = false;
+      }
+    } while (cursor !== null);
+    expect(pages).toEqual(expected);
+
+    // Filters, and the newer events first now.
+    const onB = await h.api('GET', '/v1/members/hist/events?board=hist-b&period=2026-12-02&limit=200');
+    expect(onB.body.events).toEqual(expected.filter((e) => e.board === 'hist-b' && e.period === '2026-12-02'));
+    expect(onB.body.nextCursor).toBeNull();
+    const latest = await h.api('GET', '/v1/members/hist/events?limit=5');
+    expect(latest.body.events.map((e: any) => e.idempotencyKey)).toEqual(['h-new-4', 'h-new-3', 'h-new-2', 'h-new-1', 'h-new-0']);
+    expect((await h.api('GET', '/v1/members/nobody/events')).body).toEqual({ member: 'nobody', events: [], nextCursor: null });
+
+    for (const [query, path] of [['cursor=bm90LWEtY3Vyc29y', 'cursor'], ['limit=0', 'limit'], ['limit=201', 'limit'], ['board=Bad!', 'board']] as const) {
+      const res = await h.api('GET', `/v1/members/hist/events?${query}`);
+      expect(res.status, query).toBe(400);
+      expect(res.body.details.map((d: { path: string }) => d.path)).toContain(path);
+    }
+    expect((await h.api('GET', '/v1/members/hist/events?board=no-such-board')).status).toBe(404);
+  });
+});

@@ -48,6 +48,7 @@ const ACCESS: Record<string, Access> = {
   'GET /v1/members/:memberId/awards': 'read',
   'GET /v1/members/:memberId/notifications': 'read',
   'GET /v1/members/:memberId/standings': 'read',
+  'GET /v1/members/:memberId/events': 'admin',
   'POST /v1/admin/keys': 'admin',
   'DELETE /v1/admin/keys/:keyId': 'admin',
   'POST /v1/admin/rebuilds': 'admin',

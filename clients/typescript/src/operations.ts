@@ -73,6 +73,9 @@ export function operations(http: Client<paths>, send: Send) {
     /** Period reports, newest first */
     getMemberNotifications: (init: Init<'/v1/members/{memberId}/notifications', 'get'>) =>
       send<Ok<paths['/v1/members/{memberId}/notifications']['get']>>(http.GET('/v1/members/{memberId}/notifications', init as never)),
+    /** The member's events (applied, voided, rejected), newest occurredAt first, paged by a stable cursor */
+    getMemberEvents: (init: Init<'/v1/members/{memberId}/events', 'get'>) =>
+      send<Ok<paths['/v1/members/{memberId}/events']['get']>>(http.GET('/v1/members/{memberId}/events', init as never)),
     /** Rebuild leaderboards from Postgres (or from the ledger with fromEvents) */
     requestRebuild: (init: Init<'/v1/admin/rebuilds', 'post'>) =>
       send<Ok<paths['/v1/admin/rebuilds']['post']>>(http.POST('/v1/admin/rebuilds', init as never)),

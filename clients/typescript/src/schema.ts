@@ -468,6 +468,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/members/{memberId}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The member's events (applied, voided, rejected), newest occurredAt first, paged by a stable cursor
+         * @description Role: admin.
+         */
+        get: operations["getMemberEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/members/{memberId}/exclusion": {
         parameters: {
             query?: never;
@@ -818,6 +838,28 @@ export interface components {
                 region: string;
             }[];
             member: string;
+        };
+        MemberEvents: {
+            events: {
+                board: string;
+                idempotencyKey: string;
+                metadata: unknown;
+                /** Format: date-time */
+                occurredAt: string;
+                period: string | null;
+                /** @description the rejection reason, or the void reason */
+                reason: string | null;
+                /** Format: date-time */
+                receivedAt: string;
+                source: string | null;
+                /** @enum {string} */
+                status: "applied" | "voided" | "rejected";
+                /** @description as posted; null for a rejected payload without a numeric value */
+                value: number | null;
+            }[];
+            member: string;
+            /** @description pass as `cursor` for the next page; null at the end */
+            nextCursor: string | null;
         };
         MemberStanding: {
             board: string;
@@ -1884,6 +1926,39 @@ export interface operations {
             400: components["responses"]["E400"];
             401: components["responses"]["E401"];
             403: components["responses"]["E403"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    getMemberEvents: {
+        parameters: {
+            query?: {
+                board?: string;
+                cursor?: string;
+                limit?: number;
+                period?: string;
+            };
+            header?: never;
+            path: {
+                memberId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberEvents"];
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
             429: components["responses"]["E429"];
             503: components["responses"]["E503"];
         };

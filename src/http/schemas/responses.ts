@@ -181,6 +181,27 @@ export const memberBoardsSchema = z
   })
   .meta({ id: 'MemberStandings' });
 
+export const memberEventsSchema = z
+  .strictObject({
+    member: z.string(),
+    events: z.array(
+      z.strictObject({
+        idempotencyKey: z.string(),
+        board: z.string(),
+        period: z.string().nullable(),
+        status: z.enum(['applied', 'voided', 'rejected']),
+        reason: z.string().nullable().meta({ description: 'the rejection reason, or the void reason' }),
+        value: z.number().nullable().meta({ description: 'as posted; null for a rejected payload without a numeric value' }),
+        occurredAt: instant,
+        receivedAt: instant,
+        source: z.string().nullable(),
+        metadata: z.unknown(),
+      }),
+    ),
+    nextCursor: z.string().nullable().meta({ description: 'pass as `cursor` for the next page; null at the end' }),
+  })
+  .meta({ id: 'MemberEvents' });
+
 export const periodListSchema = z.strictObject({ board: z.string(), periods: z.array(periodViewSchema) }).meta({ id: 'PeriodList' });
 
 export const periodResultsSchema = z

@@ -105,6 +105,8 @@ export interface RejectionsTable {
   source: string | null;
   received_at: Date;
   rejected_at: Generated<Date>;
+  /** Null only in rows a worker of the release before this column wrote. */
+  occurred_at: Date | null;
 }
 
 export interface MemberAggregatesTable {

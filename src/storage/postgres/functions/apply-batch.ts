@@ -279,8 +279,8 @@ BEGIN
     INTO v_out
     FROM everything e;
 
-  INSERT INTO rejections (idempotency_key, reason, board_id, period_key, member_id, payload, payload_hash, source, received_at, rejected_at)
-  SELECT f.key, f.outcome, f.board_id, f.period_key, f.member_id, f.payload, f.payload_hash, f.source, f.received_at, p_now
+  INSERT INTO rejections (idempotency_key, reason, board_id, period_key, member_id, payload, payload_hash, source, received_at, rejected_at, occurred_at)
+  SELECT f.key, f.outcome, f.board_id, f.period_key, f.member_id, f.payload, f.payload_hash, f.source, f.received_at, p_now, f.occurred_at
     FROM ${decided('f')}
    WHERE f.outcome IN ('conflict', 'period_closed', 'out_of_range')
   ON CONFLICT DO NOTHING;
