@@ -65,6 +65,7 @@ const pathParams = {
   idempotencyKey: z.string().regex(IDEMPOTENCY_KEY),
   periodKey: z.string().max(32),
   rebuildId: z.uuid(),
+  erasureId: z.uuid(),
   keyId: z.uuid(),
 } as const;
 type PathParam = keyof typeof pathParams;
@@ -90,7 +91,7 @@ const ERROR_TEXT: Record<number, string> = {
   400: 'validation failed: `details` names each field at fault',
   401: 'no or bad API key',
   403: 'the key lacks the role',
-  404: 'unknown board, period, category, region, member, event, rebuild or key',
+  404: 'unknown board, period, category, region, member, event, rebuild, erasure or key',
   409: 'conflicts with the current state',
   413: 'body larger than 1 MB',
   415: 'body is not JSON',
@@ -322,6 +323,14 @@ const OPERATIONS: Record<string, Operation> = {
     ok: { 200: json(answers.notificationsSchema, 'the notifications') },
     errors: [400],
   },
+  'delete /v1/members/{memberId}': {
+    operationId: 'eraseMember',
+    tag: 'members',
+    summary: 'Erase a member (right to be forgotten): queued, tracked at the Location',
+    access: 'admin',
+    ok: { 202: { ...json(answers.erasureQueuedSchema, 'queued'), location: 'the erasure' } },
+    errors: [400, 404],
+  },
   'get /v1/members/{memberId}/events': {
     operationId: 'getMemberEvents',
     tag: 'members',
@@ -339,6 +348,14 @@ const OPERATIONS: Record<string, Operation> = {
     body: 'RebuildRequest',
     ok: { 202: { ...json(answers.rebuildQueuedSchema, 'queued'), location: 'the rebuild' } },
     errors: [400, 404, 409, 413, 415],
+  },
+  'get /v1/admin/erasures/{erasureId}': {
+    operationId: 'getErasure',
+    tag: 'operations',
+    summary: 'State of an erasure',
+    access: 'admin',
+    ok: { 200: json(answers.erasureStatusSchema, 'the erasure') },
+    errors: [404],
   },
   'get /v1/admin/rebuilds/{rebuildId}': {
     operationId: 'getRebuild',

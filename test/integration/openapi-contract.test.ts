@@ -239,6 +239,11 @@ describe('every route answers as the document says', () => {
     await call('GET /metrics', '/metrics');
     await call('GET /healthz', '/healthz', undefined, null);
     await call('GET /readyz', '/readyz', undefined, null);
+    const erasure = await call('DELETE /v1/members/:memberId', '/v1/members/p2');
+    await call('DELETE /v1/members/:memberId', '/v1/members/nobody-at-all');
+    await h.drain();
+    await call('GET /v1/admin/erasures/:erasureId', `/v1/admin/erasures/${erasure.body.erasureId}`);
+    await call('GET /v1/admin/erasures/:erasureId', '/v1/admin/erasures/not-an-erasure');
 
     const web = createWebApp(h.ctx);
     try {

@@ -60,6 +60,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/erasures/{erasureId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * State of an erasure
+         * @description Role: admin.
+         */
+        get: operations["getErasure"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/keys": {
         parameters: {
             query?: never;
@@ -442,7 +462,11 @@ export interface paths {
          */
         put: operations["putMember"];
         post?: never;
-        delete?: never;
+        /**
+         * Erase a member (right to be forgotten): queued, tracked at the Location
+         * @description Role: admin.
+         */
+        delete: operations["eraseMember"];
         options?: never;
         head?: never;
         patch?: never;
@@ -706,6 +730,19 @@ export interface components {
             name: string;
             /** @enum {string} */
             role: "ingest" | "read" | "admin";
+        };
+        Erasure: {
+            /** Format: uuid */
+            erasureId: string;
+            finishedAt: string | null;
+            /** Format: date-time */
+            requestedAt: string;
+            /** @enum {string} */
+            state: "queued" | "running" | "done" | "failed";
+        };
+        ErasureQueued: {
+            /** Format: uuid */
+            erasureId: string;
         };
         /** @description Every 4xx and 5xx answer: a code, a human message and, for 400s, the fields at fault. */
         Error: {
@@ -1090,7 +1127,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description unknown board, period, category, region, member, event, rebuild or key */
+        /** @description unknown board, period, category, region, member, event, rebuild, erasure or key */
         E404: {
             headers: {
                 [name: string]: unknown;
@@ -1223,6 +1260,33 @@ export interface operations {
                     "application/json": components["schemas"]["Readiness"];
                 };
             };
+        };
+    };
+    getErasure: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                erasureId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the erasure */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Erasure"];
+                };
+            };
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
         };
     };
     createKey: {
@@ -1899,6 +1963,36 @@ export interface operations {
             403: components["responses"]["E403"];
             413: components["responses"]["E413"];
             415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    eraseMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                memberId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description queued */
+            202: {
+                headers: {
+                    /** @description URL of the erasure */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasureQueued"];
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
             429: components["responses"]["E429"];
             503: components["responses"]["E503"];
         };

@@ -202,6 +202,17 @@ export const memberEventsSchema = z
   })
   .meta({ id: 'MemberEvents' });
 
+export const erasureQueuedSchema = z.strictObject({ erasureId: z.uuid() }).meta({ id: 'ErasureQueued' });
+
+export const erasureStatusSchema = z
+  .strictObject({
+    erasureId: z.uuid(),
+    state: z.enum(['queued', 'running', 'done', 'failed']),
+    requestedAt: instant,
+    finishedAt: instant.nullable(),
+  })
+  .meta({ id: 'Erasure' });
+
 export const periodListSchema = z.strictObject({ board: z.string(), periods: z.array(periodViewSchema) }).meta({ id: 'PeriodList' });
 
 export const periodResultsSchema = z

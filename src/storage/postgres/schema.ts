@@ -109,6 +109,16 @@ export interface RejectionsTable {
   occurred_at: Date | null;
 }
 
+export interface ErasuresTable {
+  id: string;
+  member_hash: string;
+  pseudonym: string;
+  state: Generated<'queued' | 'running' | 'done' | 'failed'>;
+  requested_at: Date;
+  finished_at: Date | null;
+  redis_periods: unknown;
+}
+
 export interface MemberAggregatesTable {
   board_id: string;
   period_key: string;
@@ -234,6 +244,7 @@ export interface Database {
   ledger_archives: LedgerArchivesTable;
   ledger_archived_periods: LedgerArchivedPeriodsTable;
   rejections: RejectionsTable;
+  erasures: ErasuresTable;
   member_aggregates: MemberAggregatesTable;
   api_keys: ApiKeysTable;
   member_follows: MemberFollowsTable;

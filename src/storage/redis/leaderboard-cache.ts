@@ -8,6 +8,7 @@ import { closedNotice, changedNotice } from './change-notices.js';
 
 type ScriptPipeline = Pipeline & {
   laurelProject(base: string, complete: string, ...args: string[]): void;
+  laurelErase(base: string, member: string, ...categories: string[]): void;
   laurelPlace(...args: string[]): void;
 };
 
@@ -98,6 +99,23 @@ export class LeaderboardCache {
     const failed = results.find(([err]) => err);
     if (failed) throw failed[0];
     return incomplete;
+  }
+
+  /**
+   * Takes a member out of every category of the given periods (erasure): one script per
+   * period, atomic there, all in one round trip (one per slot on a cluster), with a change
+   * notice per period so event streams drop them too.
+   */
+  async erase(periods: ReadonlyArray<{ board: Board; period: string }>, member: string): Promise<void> {
+    const notice = changedNotice(Date.now());
+    const commands: KeyedCommand[] = periods.flatMap(({ board, period }) => {
+      const base = this.keys.period(board.id, period);
+      return [
+        { key: base, add: (pipeline: Pipeline) => (pipeline as ScriptPipeline).laurelErase(base, member, 'all', ...board.categories) },
+        this.noticeCommand(board.id, period, notice),
+      ];
+    });
+    for (const [err] of await execBySlot(this.redis, commands)) if (err) throw err;
   }
 
   private noticeCommand(board: string, period: string, notice: string): KeyedCommand {
