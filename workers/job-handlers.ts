@@ -1,3 +1,4 @@
+import { processErasure } from './erasure-processor.js';
 import { handler, type JobHandler } from './job-registry.js';
 import { processMemberReprojection } from './member-reprojection.js';
 import { runTick } from './period-tick.js';
@@ -12,6 +13,7 @@ export const JOB_HANDLERS: readonly JobHandler[] = [
   handler('rebuild', 'request', (_ctx, _data, job) => processRebuildRequest(job)),
   handler('rebuild', 'scope', (ctx, data, job) => processScopeRebuild(ctx, data, (progress) => job.updateProgress(progress))),
   handler('rebuild', 'member', (ctx, data) => processMemberReprojection(ctx, data)),
+  handler('rebuild', 'erase', (ctx, data, job) => processErasure(ctx, data, job)),
   handler('periods', 'tick', (ctx) => runTick(ctx)),
   handler('periods', 'rollup', (ctx) => computeRollups(ctx)),
   handler('webhooks', 'period.closed', (ctx, data) => deliverWebhook(ctx, data)),

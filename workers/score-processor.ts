@@ -11,6 +11,7 @@ import { clearPendingCommand } from '../src/storage/redis/pending-events.js';
 import { requestScopeRebuilds } from '../src/services/rebuild-service.js';
 import type { EventResult, ScoreJob, ScoreJobResult } from '../src/queue/score-events-queue.js';
 import { isUnstorableText } from '../src/storage/postgres/pg-errors.js';
+import type { Placed, ScopeRef } from '../src/storage/redis/leaderboard-cache.js';
 
 const STALE_RETRIES = 3;
 
@@ -32,6 +33,7 @@ export async function processScoreJob(ctx: AppContext, job: ScoreJob, jobId?: st
     const missing = boardIds.filter((id) => !boards.has(id));
     if (missing.length > 0) throw new Error(`boards not found: ${[...new Set(missing)].join(', ')}`);
 
+    const before = job.wantResults ? await placementsBefore(ctx, routed, boards) : new Map<string, Placed>();
     const outcome = await applyBatch(ctx.db, routed, revisions, ctx.clock.now()).catch((err: unknown) => {
       // Text Postgres cannot store never gets better with retries (intake refuses it anyway).
       if (isUnstorableText(err)) throw new UnrecoverableError(`batch holds text Postgres cannot store: ${(err as Error).message}`);
@@ -54,7 +56,7 @@ export async function processScoreJob(ctx: AppContext, job: ScoreJob, jobId?: st
     requestScopeRebuilds(ctx, incomplete, 'projection');
     recordOutcomes(ctx, outcome.results, routed);
     ctx.log.debug({ jobId, events: routed.length, aggregates: outcome.aggregates.length }, 'batch applied');
-    return job.wantResults ? { results: await describeOutcomes(ctx, outcome.results, boards) } : {};
+    return job.wantResults ? { results: await describeOutcomes(ctx, outcome.results, boards, before) } : {};
   }
   throw new Error('board definitions kept changing while the batch was applied');
 }
@@ -103,11 +105,34 @@ function routeEvent(event: ScoreJob['events'][number], ord: number, board: Board
   };
 }
 
-/** Per-event results for `?wait=true`: status, and the member's score and rank on the board. */
+const placementKey = (board: string, period: string, member: string) => JSON.stringify([board, period, member]);
+
+/**
+ * Each member's (all, world) placement in the periods the batch routes to, read before it
+ * is applied (`previousRank`, `previousScore` of `?wait=true`): one Redis round trip, or
+ * one statement per period Redis lacks. A period this batch is about to create is not in
+ * Redis yet, so its read asks for no rebuild. A job retried after its commit finds its own
+ * effect already there: its previous values are the ones after the batch.
+ */
+async function placementsBefore(ctx: AppContext, routed: readonly RoutedEvent[], boards: ReadonlyMap<string, Board>) {
+  const queries = new Map<string, ScopeRef & { member: string }>();
+  for (const e of routed) {
+    const board = boards.get(e.boardId);
+    if (board) queries.set(placementKey(e.boardId, e.periodKey, e.memberId), { board, period: e.periodKey, category: ALL_CATEGORIES, region: WORLD, member: e.memberId });
+  }
+  const placed = await readPlaceMany(ctx, [...queries.values()], { requestRebuilds: false });
+  return new Map([...queries.keys()].map((key, i) => [key, placed[i]!.placed]));
+}
+
+/**
+ * Per-event results for `?wait=true`: status, the member's score and rank on the board, and
+ * those before the batch (null when unranked then, or when the event counted elsewhere).
+ */
 async function describeOutcomes(
   ctx: AppContext,
   outcomes: readonly EventOutcome[],
   boards: ReadonlyMap<string, Board>,
+  before: ReadonlyMap<string, Placed>,
 ): Promise<EventResult[]> {
   const sorted = [...outcomes].sort((a, b) => a.ord - b.ord);
   const counted = sorted.filter((o) => o.outcome === 'applied' || o.outcome === 'duplicate');
@@ -121,6 +146,7 @@ async function describeOutcomes(
   const byOrd = new Map(counted.map((o, i) => [o.ord, placements[i]!]));
   return sorted.map((o) => {
     const placed = byOrd.get(o.ord);
+    const previous = before.get(placementKey(o.board, o.period, o.member));
     const board = boards.get(o.board)!;
     const rejected = o.outcome !== 'applied' && o.outcome !== 'duplicate';
     return {
@@ -130,6 +156,8 @@ async function describeOutcomes(
       period: o.period,
       score: placed?.scaled == null ? null : unscale(placed.scaled, board.decimals),
       rank: placed?.rank ?? null,
+      previousScore: previous?.scaled == null ? null : unscale(previous.scaled, board.decimals),
+      previousRank: previous?.rank ?? null,
     };
   });
 }

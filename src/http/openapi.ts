@@ -6,6 +6,7 @@ import { eventBatchSchema, scoreEventSchema } from '../domain/event.js';
 import { followingSchema } from '../services/following-service.js';
 import { reasonSchema } from '../services/moderation-service.js';
 import { memberSchema } from '../services/member-profile-service.js';
+import { memberEventsQuerySchema } from '../services/member-events-service.js';
 import { notificationsQuerySchema, periodsQuerySchema, resultsQuerySchema } from '../services/period-results-service.js';
 import { rebuildRequestSchema } from '../services/rebuild-service.js';
 import { topStreamQuerySchema } from '../services/realtime/stream-query.js';
@@ -14,8 +15,8 @@ import {
   aroundQuerySchema,
   followingQuerySchema,
   memberBoardsQuerySchema,
-  pageQuerySchema,
   scopeQuerySchema,
+  standingsQuerySchema,
 } from '../services/standings-service.js';
 import { createKeySchema } from './routes/admin-key-routes.js';
 import { intakeQuerySchema } from './routes/event-routes.js';
@@ -64,6 +65,7 @@ const pathParams = {
   idempotencyKey: z.string().regex(IDEMPOTENCY_KEY),
   periodKey: z.string().max(32),
   rebuildId: z.uuid(),
+  erasureId: z.uuid(),
   keyId: z.uuid(),
 } as const;
 type PathParam = keyof typeof pathParams;
@@ -89,7 +91,7 @@ const ERROR_TEXT: Record<number, string> = {
   400: 'validation failed: `details` names each field at fault',
   401: 'no or bad API key',
   403: 'the key lacks the role',
-  404: 'unknown board, period, category, region, member, event, rebuild or key',
+  404: 'unknown board, period, category, region, member, event, rebuild, erasure or key',
   409: 'conflicts with the current state',
   413: 'body larger than 1 MB',
   415: 'body is not JSON',
@@ -173,9 +175,9 @@ const OPERATIONS: Record<string, Operation> = {
   'get /v1/boards/{boardId}/standings': {
     operationId: 'getStandings',
     tag: 'standings',
-    summary: 'A page of standings',
+    summary: "A page of standings; or, with `members`, those members' entries; `member` adds `me`",
     access: 'read',
-    query: pageQuerySchema,
+    query: standingsQuerySchema,
     ok: { 200: json(answers.standingsPageSchema, 'the page') },
     errors: [400, 404],
   },
@@ -321,6 +323,23 @@ const OPERATIONS: Record<string, Operation> = {
     ok: { 200: json(answers.notificationsSchema, 'the notifications') },
     errors: [400],
   },
+  'delete /v1/members/{memberId}': {
+    operationId: 'eraseMember',
+    tag: 'members',
+    summary: 'Erase a member (right to be forgotten): queued, tracked at the Location',
+    access: 'admin',
+    ok: { 202: { ...json(answers.erasureQueuedSchema, 'queued'), location: 'the erasure' } },
+    errors: [400, 404],
+  },
+  'get /v1/members/{memberId}/events': {
+    operationId: 'getMemberEvents',
+    tag: 'members',
+    summary: "The member's events (applied, voided, rejected), newest occurredAt first, paged by a stable cursor",
+    access: 'admin',
+    query: memberEventsQuerySchema,
+    ok: { 200: json(answers.memberEventsSchema, 'a page of events') },
+    errors: [400, 404],
+  },
   'post /v1/admin/rebuilds': {
     operationId: 'requestRebuild',
     tag: 'operations',
@@ -329,6 +348,14 @@ const OPERATIONS: Record<string, Operation> = {
     body: 'RebuildRequest',
     ok: { 202: { ...json(answers.rebuildQueuedSchema, 'queued'), location: 'the rebuild' } },
     errors: [400, 404, 409, 413, 415],
+  },
+  'get /v1/admin/erasures/{erasureId}': {
+    operationId: 'getErasure',
+    tag: 'operations',
+    summary: 'State of an erasure',
+    access: 'admin',
+    ok: { 200: json(answers.erasureStatusSchema, 'the erasure') },
+    errors: [404],
   },
   'get /v1/admin/rebuilds/{rebuildId}': {
     operationId: 'getRebuild',

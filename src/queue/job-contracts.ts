@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { periodsJobPayload, PERIODS_QUEUE } from './periods-queue.js';
-import { memberJobSchema, REBUILD_QUEUE, requestJobSchema, scopeJobSchema } from './rebuild-queue.js';
+import { erasureJobSchema, memberJobSchema, REBUILD_QUEUE, requestJobSchema, scopeJobSchema } from './rebuild-queue.js';
 import { SCORE_EVENTS_QUEUE, scoreJobSchema } from './score-events-queue.js';
 import { WEBHOOKS_QUEUE, webhookJobSchema } from './webhooks-queue.js';
 
@@ -11,7 +11,7 @@ import { WEBHOOKS_QUEUE, webhookJobSchema } from './webhooks-queue.js';
  */
 export const JOB_CONTRACTS = {
   [SCORE_EVENTS_QUEUE]: { apply: scoreJobSchema },
-  [REBUILD_QUEUE]: { request: requestJobSchema, scope: scopeJobSchema, member: memberJobSchema },
+  [REBUILD_QUEUE]: { request: requestJobSchema, scope: scopeJobSchema, member: memberJobSchema, erase: erasureJobSchema },
   [PERIODS_QUEUE]: { tick: periodsJobPayload, rollup: periodsJobPayload },
   [WEBHOOKS_QUEUE]: { 'period.closed': webhookJobSchema, 'member.period_report': webhookJobSchema },
 } as const satisfies Record<string, Record<string, z.ZodType>>;

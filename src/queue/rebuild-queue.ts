@@ -25,6 +25,20 @@ export type ScopeJob = z.infer<typeof scopeJobSchema>;
 export const memberJobSchema = z.object({ member: z.string(), openOnly: z.boolean() });
 export type MemberJob = z.infer<typeof memberJobSchema>;
 
+/**
+ * Erases a member (SPEC 9.4). The id travels in the job only, never in the erasure record;
+ * the job leaves no copy behind in Redis, finished or failed (the record tracks the state).
+ */
+export const erasureJobSchema = z.object({ erasureId: z.uuid(), member: z.string() });
+export type ErasureJob = z.infer<typeof erasureJobSchema>;
+
+export const erasureJobOptions: JobsOptions = {
+  attempts: 20,
+  backoff: { type: 'capped-exponential' },
+  removeOnComplete: true,
+  removeOnFail: true,
+};
+
 export const requestJobSchema = z.object({
   board: z.string().nullable(),
   period: z.string().nullable(),

@@ -32,6 +32,9 @@ export interface EventResult {
   period: string;
   score: number | null;
   rank: number | null;
+  /** The member's (all, world) placement before the batch; absent from results of a worker of the previous release. */
+  previousScore?: number | null;
+  previousRank?: number | null;
 }
 
 export interface ScoreJobResult {

@@ -46,3 +46,8 @@ export async function finalPick(ctx: AppContext, s: ScopeRef, members: readonly 
   const rows = await resultsOfMembers(ctx.db, resultsScope(s), members);
   return { source: database, picked: rows.map((r) => ({ member: r.member, scaled: r.scaled })) };
 }
+
+export async function finalSliceAndPlace(ctx: AppContext, s: ScopeRef, offset: number, limit: number, member: string) {
+  const [slice, { placed }] = await Promise.all([finalSlice(ctx, s, offset, limit), finalPlace(ctx, s, member)]);
+  return { source: database, slice: { total: slice.total, entries: slice.entries }, placed };
+}

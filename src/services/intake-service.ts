@@ -102,7 +102,9 @@ export async function acceptEvents(
   try {
     const events = await withTimeout(options.listener.open(), Math.min(ENQUEUE_TIMEOUT_MS, WAIT_TIMEOUT_MS));
     const result = (await job.waitUntilFinished(events, Math.max(1, deadline - Date.now()))) as ScoreJobResult;
-    return { status: 200, body: { results: result.results ?? [] } };
+    // A worker of the previous release (rolling deploy) leaves out the previous placement.
+    const results = (result.results ?? []).map((r) => ({ ...r, previousScore: r.previousScore ?? null, previousRank: r.previousRank ?? null }));
+    return { status: 200, body: { results } };
   } catch (err) {
     // Not applied within the wait: the batch is safely queued all the same.
     ctx.log.info({ jobId: job.id, err: (err as Error).message }, 'wait=true timed out; batch still queued');

@@ -7,9 +7,10 @@ import { placement } from '../domain/ranking.js';
 import { displayNames, followedBy } from '../storage/postgres/members-repository.js';
 import { MAX_FOLLOWING } from './following-service.js';
 import { resolvePeriod, resolvePeriods, type PeriodView } from './period-resolution.js';
-import { readAround, readPick, readPlace, readPlaceMany, readSlice, type Source } from './standings-source.js';
-import { finalAround, finalPick, finalPlace, finalPlaceMany, finalSlice } from './final-standings-source.js';
-import type { Placed, ScopeRef } from '../storage/redis/leaderboard-cache.js';
+import { readAround, readPick, readPlace, readPlaceMany, readSlice, readSliceAndPlace, type Source } from './standings-source.js';
+import { finalAround, finalPick, finalPlace, finalPlaceMany, finalSlice, finalSliceAndPlace } from './final-standings-source.js';
+import { readRetired, readWatched } from './realtime/watch-source.js';
+import type { Placed, ScopeRef, SliceEntry } from '../storage/redis/leaderboard-cache.js';
 import { listBoards } from '../storage/postgres/boards-repository.js';
 import { NotFound } from '../domain/errors.js';
 import { parseOrThrow } from '../domain/validation.js';
@@ -23,6 +24,19 @@ export const scopeQuerySchema = z.object({
 export const pageQuerySchema = scopeQuerySchema.extend({
   limit: z.coerce.number().int().min(1).max(200).default(50),
   offset: z.coerce.number().int().min(0).max(10_000_000).default(0),
+});
+
+export const MAX_PICKED_MEMBERS = 100;
+
+/** `a,b,c`: 1-100 member ids, each named by its index when at fault. */
+const memberListSchema = z
+  .string()
+  .transform((text) => text.split(','))
+  .pipe(z.array(z.string().regex(MEMBER_ID, 'not a valid member id')).min(1).max(MAX_PICKED_MEMBERS, `at most ${MAX_PICKED_MEMBERS} member ids`));
+
+export const standingsQuerySchema = pageQuerySchema.extend({
+  members: memberListSchema.optional().meta({ description: 'comma-separated member ids (1-100): only their entries, with their ranks in the scope; offset and limit do not apply' }),
+  member: z.string().regex(MEMBER_ID, 'not a valid member id').optional().meta({ description: 'adds `me`: this member\'s rank, score and percentile' }),
 });
 
 export interface Scope {
@@ -67,8 +81,22 @@ async function resolveParsedScope(ctx: AppContext, boardId: string, q: z.infer<t
   return { board, period: period.view, periodStored: period.stored, retired: period.retired, category: q.category, region: q.region };
 }
 
-const liveReads = { slice: readSlice, place: readPlace, around: readAround, pick: readPick };
-const finalReads = { slice: finalSlice, place: finalPlace, around: finalAround, pick: finalPick };
+const liveReads = {
+  slice: readSlice,
+  sliceAndPlace: readSliceAndPlace,
+  place: readPlace,
+  around: readAround,
+  pick: readPick,
+  places: (ctx: AppContext, s: ScopeRef, members: readonly string[]) => readWatched(ctx, s, members, 0),
+};
+const finalReads = {
+  slice: finalSlice,
+  sliceAndPlace: finalSliceAndPlace,
+  place: finalPlace,
+  around: finalAround,
+  pick: finalPick,
+  places: (ctx: AppContext, s: ScopeRef, members: readonly string[]) => readRetired(ctx, s, members, 0),
+};
 
 /** Where a scope's standings are read: the cache (with its Postgres fallback), or a retired period's final results. */
 function readsOf(scope: Scope) {
@@ -90,21 +118,48 @@ export interface StandingEntry {
   score: number;
 }
 
+export type MemberPlacement = ReturnType<typeof placementOf>;
+
+/**
+ * A page of the scope; with `members`, only those members' entries at their scope ranks
+ * instead; with `member`, also `me`. Each is one Redis round trip (a page with `me` is one
+ * transaction), or one fallback slot when Redis lacks the scope.
+ */
 export async function standingsPage(
   ctx: AppContext,
   boardId: string,
   query: Record<string, unknown>,
-): Promise<ScopeHeader & { limit: number; offset: number; entries: StandingEntry[] }> {
-  const page = parseOrThrow(pageQuerySchema, query, 'query');
-  const scope = await resolveParsedScope(ctx, boardId, page);
-  const slice = scope.periodStored
-    ? await readsOf(scope).slice(ctx, ref(scope), page.offset, page.limit)
-    : { source: 'cache' as const, total: 0, entries: [] };
+): Promise<ScopeHeader & { limit: number; offset: number; entries: StandingEntry[]; me?: MemberPlacement }> {
+  const q = parseOrThrow(standingsQuerySchema, query, 'query');
+  const scope = await resolveParsedScope(ctx, boardId, q);
+  const reads = readsOf(scope);
+  const empty: Placed = { total: 0, rank: null, scaled: null };
+  let read: { source: Source; total: number; entries: SliceEntry[]; me: Placed | null };
+  if (!scope.periodStored) {
+    read = { source: 'cache', total: 0, entries: [], me: q.member === undefined ? null : empty };
+  } else if (q.members) {
+    const asked = [...new Set(q.members)];
+    const { source, total, placed } = await reads.places(ctx, ref(scope), q.member === undefined ? asked : [...asked, q.member]);
+    const entries = asked.flatMap((member) => {
+      const p = placed.get(member);
+      return p?.rank != null && p.scaled !== null ? [{ rank: p.rank, member, scaled: p.scaled }] : [];
+    });
+    // Scope order: by rank, equal (shared) ranks by member id bytes (ids are ASCII).
+    entries.sort((a, b) => a.rank - b.rank || (a.member < b.member ? -1 : a.member > b.member ? 1 : 0));
+    read = { source, total, entries, me: q.member === undefined ? null : (placed.get(q.member) ?? { ...empty, total }) };
+  } else if (q.member !== undefined) {
+    const { source, slice, placed } = await reads.sliceAndPlace(ctx, ref(scope), q.offset, q.limit, q.member);
+    read = { source, total: slice.total, entries: slice.entries, me: placed };
+  } else {
+    const { source, total, entries } = await reads.slice(ctx, ref(scope), q.offset, q.limit);
+    read = { source, total, entries, me: null };
+  }
   return {
-    ...header(scope, slice.total, slice.source),
-    limit: page.limit,
-    offset: page.offset,
-    entries: await withNames(ctx, scope.board, slice.entries),
+    ...header(scope, read.total, read.source),
+    limit: q.limit,
+    offset: q.offset,
+    entries: await withNames(ctx, scope.board, read.entries),
+    ...(q.member === undefined || read.me === null ? {} : { me: placementOf(scope.board, q.member, read.me) }),
   };
 }
 
@@ -188,12 +243,16 @@ export async function memberStanding(ctx: AppContext, boardId: string, memberId:
 
 /** The member standing route's body, also the payload of its stream's `standing` events. */
 export function memberStandingBody(scope: Scope, memberId: string, source: Source, placed: Placed) {
-  const base = { ...header(scope, placed.total, source), member: memberId };
+  return { ...header(scope, placed.total, source), ...placementOf(scope.board, memberId, placed) };
+}
+
+/** `{ member, rank, score, percentile, topPercent }`, all null but the member without a score. */
+export function placementOf(board: Board, memberId: string, placed: Placed) {
   if (placed.rank === null || placed.scaled === null) {
-    return { ...base, rank: null, score: null, percentile: null, topPercent: null };
+    return { member: memberId, rank: null, score: null, percentile: null, topPercent: null };
   }
   const { rank, percentile, topPercent } = placement(placed.rank, placed.total);
-  return { ...base, rank, score: unscale(placed.scaled, scope.board.decimals), percentile, topPercent };
+  return { member: memberId, rank, score: unscale(placed.scaled, board.decimals), percentile, topPercent };
 }
 
 export const memberBoardsQuerySchema = z.object({ period: z.string().max(32).default('current') });
@@ -223,12 +282,8 @@ export async function memberAcrossBoards(ctx: AppContext, memberId: string, quer
     standings: resolved.map(({ board, view }) => {
       const found = byBoard.get(board.id);
       const placed = found?.placed;
-      const base = { board: board.id, period: view, total: placed?.total ?? 0, source: found?.source ?? 'cache' };
-      if (!placed || placed.rank === null || placed.scaled === null) {
-        return { ...base, rank: null, score: null, percentile: null, topPercent: null };
-      }
-      const { rank, percentile, topPercent } = placement(placed.rank, placed.total);
-      return { ...base, rank, score: unscale(placed.scaled, board.decimals), percentile, topPercent };
+      const { member: _member, ...placedBody } = placementOf(board, memberId, placed ?? { total: 0, rank: null, scaled: null });
+      return { board: board.id, period: view, total: placed?.total ?? 0, source: found?.source ?? 'cache', ...placedBody };
     }),
   };
 }

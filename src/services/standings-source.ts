@@ -2,7 +2,7 @@ import type { AppContext } from '../context.js';
 import type { Board } from '../domain/board.js';
 import type { Db } from '../storage/postgres/database.js';
 import { isMiss, type Miss, type Placed, type ScopeRef, type SliceEntry } from '../storage/redis/leaderboard-cache.js';
-import { pickInScope, placeInScope, rankScope, type DbScope } from '../storage/postgres/standings-repository.js';
+import { pickInScope, placeInScope, placeManyInScope, rankScope, type DbScope } from '../storage/postgres/standings-repository.js';
 import { requestScopeRebuilds } from './rebuild-service.js';
 import { Unavailable } from '../domain/errors.js';
 
@@ -51,6 +51,18 @@ export async function readSlice(ctx: AppContext, s: ScopeRef, offset: number, li
   return { source: source as Source, total: db.total, entries: db.entries as SliceEntry[] };
 }
 
+/** A page and one member's placement (`me`), from one Redis transaction or under one fallback slot. */
+export async function readSliceAndPlace(ctx: AppContext, s: ScopeRef, offset: number, limit: number, member: string) {
+  const cached = await ctx.leaderboard.sliceAndPlace(s, offset, limit, member);
+  if (!isMiss(cached)) return { source: 'cache' as Source, ...cached };
+  const source = fellBack(ctx, s, cached);
+  const read = await ctx.fallback.run(async (pg) => {
+    const page = await rankScope(pg, s.board, dbScope(s), { offset, limit });
+    return { slice: { total: page.total, entries: page.entries as SliceEntry[] }, placed: await placeFromDatabase(pg, s.board, dbScope(s), member) };
+  });
+  return { source: source as Source, ...read };
+}
+
 async function placeFromDatabase(pg: Db, board: Board, scope: DbScope, member: string): Promise<Placed> {
   const { total, standing } = await placeInScope(pg, board, scope, member);
   return { total, rank: standing?.rank ?? null, scaled: standing?.scaled ?? null };
@@ -64,19 +76,36 @@ export async function readPlace(ctx: AppContext, s: ScopeRef, member: string): P
 }
 
 /**
- * Placements on many scopes: one pipeline, and Postgres only for scopes Redis lacks, read
- * one after another under a single fallback slot (a request takes one, whatever its boards).
+ * Placements on many scopes: one pipeline, and Postgres only for scopes Redis lacks, one
+ * statement per such scope (whatever its number of members), under a single fallback slot
+ * (a request takes one, whatever its boards). `requestRebuilds: false` reads without asking
+ * for rebuilds of what Redis lacks, for a read that may name a period not created yet.
  */
-export async function readPlaceMany(ctx: AppContext, queries: ReadonlyArray<ScopeRef & { member: string }>) {
+export async function readPlaceMany(
+  ctx: AppContext,
+  queries: ReadonlyArray<ScopeRef & { member: string }>,
+  options: { requestRebuilds?: boolean } = {},
+) {
   const cached = await fromCache(ctx, () => ctx.leaderboard.placeMany(queries), () => queries.map(() => CACHE_UNREACHABLE));
-  const missed = cached.flatMap((placed, i) => (isMiss(placed) ? [i] : []));
-  for (const i of missed) fellBack(ctx, queries[i]!, cached[i] as Miss);
+  const missedByScope = new Map<string, number[]>();
+  cached.forEach((placed, i) => {
+    if (!isMiss(placed)) return;
+    const q = queries[i]!;
+    if (options.requestRebuilds !== false) fellBack(ctx, q, placed);
+    const scopeKey = JSON.stringify([q.board.id, q.period, q.category, q.region]);
+    missedByScope.set(scopeKey, [...(missedByScope.get(scopeKey) ?? []), i]);
+  });
   const fromDb = new Map<number, Placed>();
-  if (missed.length > 0) {
+  if (missedByScope.size > 0) {
     await ctx.fallback.run(async (pg) => {
-      for (const i of missed) {
-        const q = queries[i]!;
-        fromDb.set(i, await placeFromDatabase(pg, q.board, dbScope(q), q.member));
+      for (const indexes of missedByScope.values()) {
+        const q = queries[indexes[0]!]!;
+        const { total, placed } = await placeManyInScope(pg, q.board, dbScope(q), indexes.map((i) => queries[i]!.member));
+        const byMember = new Map(placed.map((p) => [p.standing.member, p.standing]));
+        for (const i of indexes) {
+          const standing = byMember.get(queries[i]!.member);
+          fromDb.set(i, { total, rank: standing?.rank ?? null, scaled: standing?.scaled ?? null });
+        }
       }
     });
   }

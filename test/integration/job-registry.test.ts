@@ -25,7 +25,7 @@ describe('job registry: names, handlers and start-up', () => {
     const names = Object.fromEntries([...registry].map(([queue, jobs]) => [queue, [...jobs.keys()].sort()]));
     expect(names).toEqual({
       'score-events': ['apply'],
-      rebuild: ['member', 'request', 'scope'],
+      rebuild: ['erase', 'member', 'request', 'scope'],
       periods: ['rollup', 'tick'],
       webhooks: ['member.period_report', 'period.closed'],
     });

@@ -172,7 +172,7 @@ describe('every route answers as the document says', () => {
     await call('GET /v1/events/:idempotencyKey', '/v1/events/c-single');
     await call('POST /v1/events', '/v1/events?wait=true', { board: 'arena', member: 'p1', value: 99, idempotencyKey: 'c-1' });
 
-    for (const query of ['', '?category=ranked', '?region=FR&limit=2', '?limit=0']) {
+    for (const query of ['', '?category=ranked', '?region=FR&limit=2', '?limit=0', '?members=p1,p2&member=p1', '?member=nobody', '?members=']) {
       await call('GET /v1/boards/:boardId/standings', `/v1/boards/arena/standings${query}`);
     }
     await call('GET /v1/boards/:boardId/standings', '/v1/boards/arena/standings?period=1999-01');
@@ -219,6 +219,9 @@ describe('every route answers as the document says', () => {
     await call('GET /v1/members/:memberId/awards', '/v1/members/p1/awards');
     await call('GET /v1/members/:memberId/notifications', '/v1/members/p1/notifications?limit=5');
     await call('GET /v1/members/:memberId/notifications', '/v1/members/p1/notifications?limit=x');
+    const history = await call('GET /v1/members/:memberId/events', '/v1/members/p1/events?limit=1');
+    await call('GET /v1/members/:memberId/events', `/v1/members/p1/events?limit=1&cursor=${history.body.nextCursor}`);
+    await call('GET /v1/members/:memberId/events', '/v1/members/p1/events?cursor=x');
 
     const rebuild = await call('POST /v1/admin/rebuilds', '/v1/admin/rebuilds', { board: 'arena' });
     await h.drain();
@@ -236,6 +239,11 @@ describe('every route answers as the document says', () => {
     await call('GET /metrics', '/metrics');
     await call('GET /healthz', '/healthz', undefined, null);
     await call('GET /readyz', '/readyz', undefined, null);
+    const erasure = await call('DELETE /v1/members/:memberId', '/v1/members/p2');
+    await call('DELETE /v1/members/:memberId', '/v1/members/nobody-at-all');
+    await h.drain();
+    await call('GET /v1/admin/erasures/:erasureId', `/v1/admin/erasures/${erasure.body.erasureId}`);
+    await call('GET /v1/admin/erasures/:erasureId', '/v1/admin/erasures/not-an-erasure');
 
     const web = createWebApp(h.ctx);
     try {

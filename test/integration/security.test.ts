@@ -43,16 +43,19 @@ const ACCESS: Record<string, Access> = {
   'GET /v1/boards/:boardId/periods/:periodKey/results': 'read',
   'PUT /v1/members/:memberId': 'ingest',
   'GET /v1/members/:memberId': 'read',
+  'DELETE /v1/members/:memberId': 'admin',
   'PUT /v1/members/:memberId/following': 'ingest',
   'POST /v1/members/:memberId/exclusion': 'admin',
   'DELETE /v1/members/:memberId/exclusion': 'admin',
   'GET /v1/members/:memberId/awards': 'read',
   'GET /v1/members/:memberId/notifications': 'read',
   'GET /v1/members/:memberId/standings': 'read',
+  'GET /v1/members/:memberId/events': 'admin',
   'POST /v1/admin/keys': 'admin',
   'DELETE /v1/admin/keys/:keyId': 'admin',
   'POST /v1/admin/rebuilds': 'admin',
   'GET /v1/admin/rebuilds/:rebuildId': 'admin',
+  'GET /v1/admin/erasures/:erasureId': 'admin',
   'GET /v1/admin/stats': 'admin',
   'GET /metrics': 'admin',
   'USE /admin/queues': 'admin',
@@ -65,6 +68,7 @@ const PARAMS: Record<string, string> = {
   periodKey: '2026-12',
   keyId: randomUUID(),
   rebuildId: 'no-such-rebuild',
+  erasureId: 'no-such-erasure',
 };
 
 /** Concrete requests for a route: path parameters filled, mounted apps at their root and API. */

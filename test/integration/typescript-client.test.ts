@@ -79,8 +79,8 @@ describe('the client against a running Laurel', () => {
     });
     expect(applied).toEqual({
       results: [
-        { idempotencyKey: 'duel-1', status: 'applied', period: 'all', score: 7, rank: 1 },
-        { idempotencyKey: 'duel-2', status: 'applied', period: 'all', score: 3, rank: 2 },
+        { idempotencyKey: 'duel-1', status: 'applied', period: 'all', score: 7, rank: 1, previousScore: null, previousRank: null },
+        { idempotencyKey: 'duel-2', status: 'applied', period: 'all', score: 3, rank: 2, previousScore: null, previousRank: null },
       ],
     });
     const page = await laurel.getStandings({ params: { path: { boardId: 'duel' }, query: { limit: 10 } } });

@@ -25,7 +25,7 @@ export function operations(http: Client<paths>, send: Send) {
     /** Void an event: its member's aggregates are recomputed from the rest */
     voidEvent: (init: Init<'/v1/events/{idempotencyKey}/void', 'post'>) =>
       send<Ok<paths['/v1/events/{idempotencyKey}/void']['post']>>(http.POST('/v1/events/{idempotencyKey}/void', init as never)),
-    /** A page of standings */
+    /** A page of standings; or, with `members`, those members' entries; `member` adds `me` */
     getStandings: (init: Init<'/v1/boards/{boardId}/standings', 'get'>) =>
       send<Ok<paths['/v1/boards/{boardId}/standings']['get']>>(http.GET('/v1/boards/{boardId}/standings', init as never)),
     /** A member's rank, score and percentile; rank null without a score */
@@ -55,6 +55,9 @@ export function operations(http: Client<paths>, send: Send) {
     /** Profile and exclusion state; the exclusion history for admin keys */
     getMember: (init: Init<'/v1/members/{memberId}', 'get'>) =>
       send<Ok<paths['/v1/members/{memberId}']['get']>>(http.GET('/v1/members/{memberId}', init as never)),
+    /** Erase a member (right to be forgotten): queued, tracked at the Location */
+    eraseMember: (init: Init<'/v1/members/{memberId}', 'delete'>) =>
+      send<Ok<paths['/v1/members/{memberId}']['delete']>>(http.DELETE('/v1/members/{memberId}', init as never)),
     /** Replace the list of members this member follows */
     putFollowing: (init: Init<'/v1/members/{memberId}/following', 'put'>) =>
       send<Ok<paths['/v1/members/{memberId}/following']['put']>>(http.PUT('/v1/members/{memberId}/following', init as never)),
@@ -73,9 +76,15 @@ export function operations(http: Client<paths>, send: Send) {
     /** Period reports, newest first */
     getMemberNotifications: (init: Init<'/v1/members/{memberId}/notifications', 'get'>) =>
       send<Ok<paths['/v1/members/{memberId}/notifications']['get']>>(http.GET('/v1/members/{memberId}/notifications', init as never)),
+    /** The member's events (applied, voided, rejected), newest occurredAt first, paged by a stable cursor */
+    getMemberEvents: (init: Init<'/v1/members/{memberId}/events', 'get'>) =>
+      send<Ok<paths['/v1/members/{memberId}/events']['get']>>(http.GET('/v1/members/{memberId}/events', init as never)),
     /** Rebuild leaderboards from Postgres (or from the ledger with fromEvents) */
     requestRebuild: (init: Init<'/v1/admin/rebuilds', 'post'>) =>
       send<Ok<paths['/v1/admin/rebuilds']['post']>>(http.POST('/v1/admin/rebuilds', init as never)),
+    /** State of an erasure */
+    getErasure: (init: Init<'/v1/admin/erasures/{erasureId}', 'get'>) =>
+      send<Ok<paths['/v1/admin/erasures/{erasureId}']['get']>>(http.GET('/v1/admin/erasures/{erasureId}', init as never)),
     /** Rebuild state, progress, per-scope counts and durations */
     getRebuild: (init: Init<'/v1/admin/rebuilds/{rebuildId}', 'get'>) =>
       send<Ok<paths['/v1/admin/rebuilds/{rebuildId}']['get']>>(http.GET('/v1/admin/rebuilds/{rebuildId}', init as never)),

@@ -60,6 +60,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/erasures/{erasureId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * State of an erasure
+         * @description Role: admin.
+         */
+        get: operations["getErasure"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/keys": {
         parameters: {
             query?: never;
@@ -252,7 +272,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A page of standings
+         * A page of standings; or, with `members`, those members' entries; `member` adds `me`
          * @description Role: read (none with PUBLIC_READS=true).
          */
         get: operations["getStandings"];
@@ -442,7 +462,11 @@ export interface paths {
          */
         put: operations["putMember"];
         post?: never;
-        delete?: never;
+        /**
+         * Erase a member (right to be forgotten): queued, tracked at the Location
+         * @description Role: admin.
+         */
+        delete: operations["eraseMember"];
         options?: never;
         head?: never;
         patch?: never;
@@ -460,6 +484,26 @@ export interface paths {
          * @description Role: read (none with PUBLIC_READS=true).
          */
         get: operations["getMemberAwards"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/members/{memberId}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The member's events (applied, voided, rejected), newest occurredAt first, paged by a stable cursor
+         * @description Role: admin.
+         */
+        get: operations["getMemberEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -714,6 +758,19 @@ export interface components {
             /** @enum {string} */
             role: "ingest" | "read" | "admin";
         };
+        Erasure: {
+            /** Format: uuid */
+            erasureId: string;
+            finishedAt: string | null;
+            /** Format: date-time */
+            requestedAt: string;
+            /** @enum {string} */
+            state: "queued" | "running" | "done" | "failed";
+        };
+        ErasureQueued: {
+            /** Format: uuid */
+            erasureId: string;
+        };
         /** @description Every 4xx and 5xx answer: a code, a human message and, for 400s, the fields at fault. */
         Error: {
             details?: {
@@ -731,6 +788,10 @@ export interface components {
             results: {
                 idempotencyKey: string;
                 period: string;
+                /** @description the member's (all, world) rank before the batch */
+                previousRank: number | null;
+                /** @description the member's (all, world) score before the batch */
+                previousScore: number | null;
                 rank: number | null;
                 reason?: string;
                 score: number | null;
@@ -846,6 +907,28 @@ export interface components {
                 region: string;
             }[];
             member: string;
+        };
+        MemberEvents: {
+            events: {
+                board: string;
+                idempotencyKey: string;
+                metadata: unknown;
+                /** Format: date-time */
+                occurredAt: string;
+                period: string | null;
+                /** @description the rejection reason, or the void reason */
+                reason: string | null;
+                /** Format: date-time */
+                receivedAt: string;
+                source: string | null;
+                /** @enum {string} */
+                status: "applied" | "voided" | "rejected";
+                /** @description as posted; null for a rejected payload without a numeric value */
+                value: number | null;
+            }[];
+            member: string;
+            /** @description pass as `cursor` for the next page; null at the end */
+            nextCursor: string | null;
         };
         MemberStanding: {
             board: string;
@@ -997,6 +1080,14 @@ export interface components {
             category: string;
             entries: components["schemas"]["StandingEntry"][];
             limit: number;
+            /** @description with `member`: that member's placement (rank null without a score) */
+            me?: {
+                member: string;
+                percentile: number | null;
+                rank: number | null;
+                score: number | null;
+                topPercent: number | null;
+            };
             offset: number;
             period: components["schemas"]["Period"];
             region: string;
@@ -1068,7 +1159,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description unknown board, period, category, region, member, event, rebuild or key */
+        /** @description unknown board, period, category, region, member, event, rebuild, erasure or key */
         E404: {
             headers: {
                 [name: string]: unknown;
@@ -1201,6 +1292,33 @@ export interface operations {
                     "application/json": components["schemas"]["Readiness"];
                 };
             };
+        };
+    };
+    getErasure: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                erasureId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the erasure */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Erasure"];
+                };
+            };
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
         };
     };
     createKey: {
@@ -1516,6 +1634,8 @@ export interface operations {
             query?: {
                 category?: string;
                 limit?: number;
+                member?: string;
+                members?: string;
                 offset?: number;
                 period?: string;
                 region?: string;
@@ -1879,6 +1999,36 @@ export interface operations {
             503: components["responses"]["E503"];
         };
     };
+    eraseMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                memberId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description queued */
+            202: {
+                headers: {
+                    /** @description URL of the erasure */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasureQueued"];
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
     getMemberAwards: {
         parameters: {
             query?: never;
@@ -1902,6 +2052,39 @@ export interface operations {
             400: components["responses"]["E400"];
             401: components["responses"]["E401"];
             403: components["responses"]["E403"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    getMemberEvents: {
+        parameters: {
+            query?: {
+                board?: string;
+                cursor?: string;
+                limit?: number;
+                period?: string;
+            };
+            header?: never;
+            path: {
+                memberId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberEvents"];
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
             429: components["responses"]["E429"];
             503: components["responses"]["E503"];
         };

@@ -3,6 +3,7 @@ import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { rebuildStatus, requestRebuild } from '../../services/rebuild-service.js';
 import { stats } from '../../services/stats-service.js';
+import { erasureStatus } from '../../services/erasure-service.js';
 import { param } from '../params.js';
 import { requireRole } from '../auth.js';
 
@@ -16,6 +17,9 @@ export function adminRebuildRoutes(ctx: AppContext, verifier: ApiKeyVerifier): R
   });
   router.get('/v1/admin/rebuilds/:rebuildId', admin, async (req, res) => {
     res.json(await rebuildStatus(ctx, param(req, 'rebuildId')));
+  });
+  router.get('/v1/admin/erasures/:erasureId', admin, async (req, res) => {
+    res.json(await erasureStatus(ctx, param(req, 'erasureId')));
   });
   router.get('/v1/admin/stats', admin, async (req, res) => {
     res.json(await stats(ctx, req.query));

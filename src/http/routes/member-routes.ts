@@ -4,6 +4,8 @@ import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { putFollowing } from '../../services/following-service.js';
 import { memberProfile, putMember } from '../../services/member-profile-service.js';
 import { excludeMember, restoreMember } from '../../services/moderation-service.js';
+import { requestErasure } from '../../services/erasure-service.js';
+import { memberEventsPage } from '../../services/member-events-service.js';
 import { memberAcrossBoards } from '../../services/standings-service.js';
 import { awardsOf, notificationsOf } from '../../services/period-results-service.js';
 import { param } from '../params.js';
@@ -19,6 +21,10 @@ export function memberRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router 
 
   router.put('/v1/members/:memberId', ingest, async (req, res) => {
     res.json(await putMember(ctx, param(req, 'memberId'), req.body));
+  });
+  router.delete('/v1/members/:memberId', admin, async (req, res) => {
+    const { erasureId } = await requestErasure(ctx, param(req, 'memberId'));
+    res.location(`/v1/admin/erasures/${erasureId}`).status(202).json({ erasureId });
   });
   router.get('/v1/members/:memberId', read, async (req, res) => {
     const principal = principalOf(res);
@@ -38,6 +44,9 @@ export function memberRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router 
   });
   router.get('/v1/members/:memberId/notifications', read, async (req, res) => {
     replyRead(res, cors, await notificationsOf(ctx, param(req, 'memberId'), req.query));
+  });
+  router.get('/v1/members/:memberId/events', admin, async (req, res) => {
+    res.json(await memberEventsPage(ctx, param(req, 'memberId'), req.query));
   });
   router.get('/v1/members/:memberId/standings', read, async (req, res) => {
     replyRead(res, cors, await memberAcrossBoards(ctx, param(req, 'memberId'), req.query));

@@ -72,6 +72,8 @@ export const eventResultsSchema = z
         period: z.string(),
         score: z.number().nullable(),
         rank: z.number().int().nullable(),
+        previousScore: z.number().nullable().meta({ description: "the member's (all, world) score before the batch" }),
+        previousRank: z.number().int().nullable().meta({ description: "the member's (all, world) rank before the batch" }),
       }),
     ),
   })
@@ -136,16 +138,22 @@ export const standingEntrySchema = z
   .strictObject({ rank: z.number().int(), member: z.string(), displayName: z.string().nullable(), score: z.number() })
   .meta({ id: 'StandingEntry' });
 
-export const standingsPageSchema = z
-  .strictObject({ ...scopeHeader, limit: z.number().int(), offset: z.number().int(), entries: z.array(standingEntrySchema) })
-  .meta({ id: 'StandingsPage' });
-
 const placement = {
   rank: z.number().int().nullable(),
   score: z.number().nullable(),
   percentile: z.number().nullable(),
   topPercent: z.number().int().nullable(),
 };
+
+export const standingsPageSchema = z
+  .strictObject({
+    ...scopeHeader,
+    limit: z.number().int(),
+    offset: z.number().int(),
+    entries: z.array(standingEntrySchema),
+    me: z.strictObject({ member: z.string(), ...placement }).optional().meta({ description: 'with `member`: that member\'s placement (rank null without a score)' }),
+  })
+  .meta({ id: 'StandingsPage' });
 
 export const memberStandingSchema = z.strictObject({ ...scopeHeader, member: z.string(), ...placement }).meta({ id: 'MemberStanding' });
 
@@ -174,6 +182,38 @@ export const memberBoardsSchema = z
     ),
   })
   .meta({ id: 'MemberStandings' });
+
+export const memberEventsSchema = z
+  .strictObject({
+    member: z.string(),
+    events: z.array(
+      z.strictObject({
+        idempotencyKey: z.string(),
+        board: z.string(),
+        period: z.string().nullable(),
+        status: z.enum(['applied', 'voided', 'rejected']),
+        reason: z.string().nullable().meta({ description: 'the rejection reason, or the void reason' }),
+        value: z.number().nullable().meta({ description: 'as posted; null for a rejected payload without a numeric value' }),
+        occurredAt: instant,
+        receivedAt: instant,
+        source: z.string().nullable(),
+        metadata: z.unknown(),
+      }),
+    ),
+    nextCursor: z.string().nullable().meta({ description: 'pass as `cursor` for the next page; null at the end' }),
+  })
+  .meta({ id: 'MemberEvents' });
+
+export const erasureQueuedSchema = z.strictObject({ erasureId: z.uuid() }).meta({ id: 'ErasureQueued' });
+
+export const erasureStatusSchema = z
+  .strictObject({
+    erasureId: z.uuid(),
+    state: z.enum(['queued', 'running', 'done', 'failed']),
+    requestedAt: instant,
+    finishedAt: instant.nullable(),
+  })
+  .meta({ id: 'Erasure' });
 
 export const periodListSchema = z.strictObject({ board: z.string(), periods: z.array(periodViewSchema) }).meta({ id: 'PeriodList' });
 

@@ -112,6 +112,18 @@ export interface RejectionsTable {
   source: string | null;
   received_at: Date;
   rejected_at: Generated<Date>;
+  /** Null only in rows a worker of the release before this column wrote. */
+  occurred_at: Date | null;
+}
+
+export interface ErasuresTable {
+  id: string;
+  member_hash: string;
+  pseudonym: string;
+  state: Generated<'queued' | 'running' | 'done' | 'failed'>;
+  requested_at: Date;
+  finished_at: Date | null;
+  redis_periods: unknown;
 }
 
 export interface MemberAggregatesTable {
@@ -241,6 +253,7 @@ export interface Database {
   ledger_archives: LedgerArchivesTable;
   ledger_archived_periods: LedgerArchivedPeriodsTable;
   rejections: RejectionsTable;
+  erasures: ErasuresTable;
   member_aggregates: MemberAggregatesTable;
   api_keys: ApiKeysTable;
   member_follows: MemberFollowsTable;

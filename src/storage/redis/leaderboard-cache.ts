@@ -3,11 +3,12 @@ import { decodeEntry, encodeEntry, scaledFromSortScore, sortScore } from '../../
 import type { AggregateState } from '../postgres/events-repository.js';
 import type { LeaderboardKeys } from './leaderboard-keys.js';
 import type { LeaderboardRedis } from './scripts.js';
-import { execBySlot, type KeyedCommand, type Pipeline } from './slots.js';
+import { execBySlot, type KeyedCommand, type Pipeline, type Reply } from './slots.js';
 import { closedNotice, changedNotice } from './change-notices.js';
 
 type ScriptPipeline = Pipeline & {
   laurelProject(base: string, complete: string, ...args: string[]): void;
+  laurelErase(base: string, member: string, ...categories: string[]): void;
   laurelPlace(...args: string[]): void;
 };
 
@@ -100,6 +101,23 @@ export class LeaderboardCache {
     return incomplete;
   }
 
+  /**
+   * Takes a member out of every category of the given periods (erasure): one script per
+   * period, atomic there, all in one round trip (one per slot on a cluster), with a change
+   * notice per period so event streams drop them too.
+   */
+  async erase(periods: ReadonlyArray<{ board: Board; period: string }>, member: string): Promise<void> {
+    const notice = changedNotice(Date.now());
+    const commands: KeyedCommand[] = periods.flatMap(({ board, period }) => {
+      const base = this.keys.period(board.id, period);
+      return [
+        { key: base, add: (pipeline: Pipeline) => (pipeline as ScriptPipeline).laurelErase(base, member, 'all', ...board.categories) },
+        this.noticeCommand(board.id, period, notice),
+      ];
+    });
+    for (const [err] of await execBySlot(this.redis, commands)) if (err) throw err;
+  }
+
   private noticeCommand(board: string, period: string, notice: string): KeyedCommand {
     const channel = this.keys.changes(board, period);
     return { key: channel, add: (pipeline) => pipeline.spublish(channel, notice) };
@@ -152,10 +170,7 @@ export class LeaderboardCache {
   }
 
   async slice(s: ScopeRef, offset: number, limit: number): Promise<Slice | Miss> {
-    const reply = await this.redis.laurelSlice(...this.readKeys(s), offset, limit, sharedFlag(s.board));
-    if (reply[0] === 0) return miss(reply);
-    const [, total, first, items] = reply;
-    return { total, entries: rankedEntries(s.board, offset, first, items) };
+    return sliceFrom(await this.redis.laurelSlice(...this.readKeys(s), offset, limit, sharedFlag(s.board)), s.board, offset);
   }
 
   /** The member and up to `radius` neighbours on each side; no entries when the member is unranked. */
@@ -183,6 +198,24 @@ export class LeaderboardCache {
     return picked.sort((a, b) => a.sortScore - b.sortScore || (a.entry < b.entry ? -1 : a.entry > b.entry ? 1 : 0));
   }
 
+  /**
+   * A page and one member's placement, read together (MULTI: one round trip, one moment),
+   * so `me` agrees with the entries beside it.
+   */
+  async sliceAndPlace(s: ScopeRef, offset: number, limit: number, member: string): Promise<{ slice: Slice; placed: Placed } | Miss> {
+    const keys = this.readKeys(s);
+    const tx = this.redis.multi() as unknown as ScriptPipeline & { laurelSlice(...args: unknown[]): void; exec(): Promise<Reply[] | null> };
+    tx.laurelSlice(...keys, offset, limit, sharedFlag(s.board));
+    tx.laurelPlace(...keys, member, sharedFlag(s.board));
+    const replies = (await tx.exec()) ?? [];
+    for (const [err] of replies) if (err) throw err;
+    const slice = sliceFrom(replies[0]![1] as SliceReply, s.board, offset);
+    const placed = placedFrom(replies[1]![1] as PlaceReply, s.board);
+    if (isMiss(slice)) return slice;
+    // Both ran in one transaction: the slice found the category complete, so did the place.
+    return isMiss(placed) ? placed : { slice, placed };
+  }
+
   /** One member's placement: one script call, no pipeline around it. */
   async place(s: ScopeRef, member: string): Promise<Placed | Miss> {
     return placedFrom(await this.redis.laurelPlace(...this.readKeys(s), member, sharedFlag(s.board)), s.board);
@@ -206,6 +239,13 @@ export class LeaderboardCache {
 }
 
 type PlaceReply = Awaited<ReturnType<LeaderboardRedis['laurelPlace']>>;
+type SliceReply = Awaited<ReturnType<LeaderboardRedis['laurelSlice']>>;
+
+function sliceFrom(reply: SliceReply, board: Board, offset: number): Slice | Miss {
+  if (reply[0] === 0) return miss(reply);
+  const [, total, first, items] = reply;
+  return { total, entries: rankedEntries(board, offset, first, items) };
+}
 
 function placedFrom(reply: PlaceReply, board: Board): Placed | Miss {
   if (reply[0] === 0) return miss(reply);

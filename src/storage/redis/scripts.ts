@@ -30,6 +30,7 @@ export interface LeaderboardCommands {
   laurelRebuildBegin(base: string, category: string, token: string, ttl: number): Promise<number>;
   laurelRebuildFill(base: string, category: string, token: string, ttl: number, ...args: string[]): Promise<number>;
   laurelRebuildSwap(base: string, category: string, token: string): Promise<number>;
+  laurelErase(base: string, member: string, ...categories: string[]): Promise<number>;
   laurelSlice(scope: string, state: string, ok: string, category: string, offset: number, limit: number, shared: string): Promise<NotReady | [1, number, number, string[]]>;
   laurelPlace(scope: string, state: string, ok: string, category: string, member: string, shared: string): Promise<NotReady | [1, number, number?, string?]>;
   laurelAround(scope: string, state: string, ok: string, category: string, member: string, radius: number, shared: string): Promise<NotReady | [1, number, number?, number?, string[]?]>;
@@ -54,6 +55,7 @@ const SCRIPTS: Record<keyof LeaderboardCommands, { file: string; keys: number }>
   laurelRebuildBegin: { file: 'rebuild-begin.lua', keys: 1 },
   laurelRebuildFill: { file: 'rebuild-fill.lua', keys: 1 },
   laurelRebuildSwap: { file: 'rebuild-swap.lua', keys: 1 },
+  laurelErase: { file: 'erase.lua', keys: 1 },
   laurelSlice: { file: 'slice.lua', keys: 3 },
   laurelPlace: { file: 'place.lua', keys: 3 },
   laurelAround: { file: 'around.lua', keys: 3 },

@@ -1,4 +1,5 @@
 import { mergeAggregates, rankedEvents, scopesOf, winnerColumns } from './aggregate-rules.js';
+import { hashedKeySql } from './erased-keys.js';
 import type { StoredFunction } from './stored-function.js';
 
 /**
@@ -102,14 +103,17 @@ BEGIN
            CASE
              WHEN b.id IS NULL THEN NULL
              WHEN ev.first_ord <> ev.ord THEN 'repeat'
-             WHEN se.payload_hash IS NOT NULL THEN CASE WHEN se.payload_hash = ev.payload_hash THEN 'duplicate' ELSE 'conflict' END
+             WHEN coalesce(se.payload_hash, sh.payload_hash) IS NOT NULL
+               THEN CASE WHEN coalesce(se.payload_hash, sh.payload_hash) = ev.payload_hash THEN 'duplicate' ELSE 'conflict' END
              WHEN ev.pre_reason IS NOT NULL THEN ev.pre_reason
              WHEN ev.ends_at IS NOT NULL AND ev.received_at > ev.ends_at + make_interval(secs => b.grace_seconds) THEN 'period_closed'
              ELSE 'candidate'
            END ORDER BY ev.i) INTO v_verdict
     FROM ev
     LEFT JOIN boards b ON b.id = ev.board_id
-    LEFT JOIN score_event_keys se ON se.idempotency_key = ev.key;
+    LEFT JOIN score_event_keys se ON se.idempotency_key = ev.key
+    -- An erased member's keys stay claimed, hashed.
+    LEFT JOIN score_event_keys sh ON se.idempotency_key IS NULL AND sh.idempotency_key = ${hashedKeySql('ev.key')};
 
   -- A period is created only by an event that can still count in it: never by a late,
   -- duplicate or refused one. The caller learns which periods it created: Redis holds all
@@ -312,7 +316,7 @@ BEGIN
            CASE WHEN c.stored_here THEN c.member_id ELSE se.member_id END AS s_member,
            CASE WHEN c.stored_here THEN c.category ELSE se.category END AS s_category
       FROM c LEFT JOIN score_event_keys se
-        ON se.idempotency_key = c.key AND NOT c.stored_here AND c.verdict <> 'repeat'
+        ON se.idempotency_key IN (c.key, ${hashedKeySql('c.key')}) AND NOT c.stored_here AND c.verdict <> 'repeat'
   ),
   -- Beside each event, its key's first copy (the one not a repeat).
   paired AS (
@@ -343,8 +347,8 @@ BEGIN
     INTO v_out
     FROM everything e;
 
-  INSERT INTO rejections (idempotency_key, reason, board_id, period_key, member_id, payload, payload_hash, source, received_at, rejected_at)
-  SELECT f.key, f.outcome, f.board_id, f.period_key, f.member_id, f.payload, f.payload_hash, f.source, f.received_at, p_now
+  INSERT INTO rejections (idempotency_key, reason, board_id, period_key, member_id, payload, payload_hash, source, received_at, rejected_at, occurred_at)
+  SELECT f.key, f.outcome, f.board_id, f.period_key, f.member_id, f.payload, f.payload_hash, f.source, f.received_at, p_now, f.occurred_at
     FROM ${decided('f')}
    WHERE f.outcome IN ('conflict', 'period_closed', 'out_of_range', 'outside_window')
   ON CONFLICT DO NOTHING;

@@ -1,0 +1,94 @@
+import { sql } from 'kysely';
+import type { Db } from './database.js';
+import { hashedKeySql } from './functions/erased-keys.js';
+
+export interface ErasureRow {
+  id: string;
+  memberHash: string;
+  pseudonym: string;
+  state: 'queued' | 'running' | 'done' | 'failed';
+  requestedAt: Date;
+  finishedAt: Date | null;
+  /** Null until the Postgres step has run. */
+  redisPeriods: Array<{ board: string; period: string }> | null;
+}
+
+export async function insertErasure(db: Db, row: { id: string; memberHash: string; pseudonym: string; requestedAt: Date }): Promise<void> {
+  await db
+    .insertInto('erasures')
+    .values({ id: row.id, member_hash: row.memberHash, pseudonym: row.pseudonym, requested_at: row.requestedAt })
+    .execute();
+}
+
+export async function deleteErasure(db: Db, id: string): Promise<void> {
+  await db.deleteFrom('erasures').where('id', '=', id).execute();
+}
+
+export async function findErasure(db: Db, id: string): Promise<ErasureRow | undefined> {
+  const row = await db.selectFrom('erasures').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    id: row.id,
+    memberHash: row.member_hash,
+    pseudonym: row.pseudonym,
+    state: row.state,
+    requestedAt: row.requested_at,
+    finishedAt: row.finished_at,
+    redisPeriods: row.redis_periods as ErasureRow['redisPeriods'],
+  };
+}
+
+export async function setErasureState(db: Db, id: string, state: 'running' | 'done' | 'failed', at: Date): Promise<void> {
+  await db
+    .updateTable('erasures')
+    .set({ state, ...(state === 'running' ? {} : { finished_at: at }) })
+    .where('id', '=', id)
+    .where('state', '<>', 'done')
+    .execute();
+}
+
+export async function memberExists(db: Db, member: string): Promise<boolean> {
+  return (await db.selectFrom('members').select('id').where('id', '=', member).executeTakeFirst()) !== undefined;
+}
+
+/**
+ * Everything Postgres holds of the member, gone in one transaction, which locks the member
+ * row FOR UPDATE first: a batch of the member's events (FOR SHARE) either committed before
+ * and is erased with the rest, or waits and then starts a new member. Closed periods'
+ * results keep their positions under the pseudonym; the member's keys stay claimed, hashed.
+ * Returns the periods whose Redis keys may still hold the member (not evicted yet), and
+ * records them on the erasure, in the same transaction, for the Redis step and its retries.
+ */
+export async function eraseMemberRows(db: Db, erasureId: string, member: string, pseudonym: string) {
+  return db.transaction().execute(async (trx) => {
+    await sql`SELECT 1 FROM members WHERE id = ${member} FOR UPDATE`.execute(trx);
+    const { rows: periods } = await sql<{ board: string; period: string }>`
+      SELECT DISTINCT a.board_id AS board, a.period_key AS period
+        FROM member_aggregates a JOIN periods p ON p.board_id = a.board_id AND p.key = a.period_key
+       WHERE a.member_id = ${member} AND p.cache_evicted_at IS NULL
+       ORDER BY 1, 2`.execute(trx);
+    await sql`UPDATE period_results SET member_id = ${pseudonym} WHERE member_id = ${member}`.execute(trx);
+    await sql`
+      UPDATE score_event_keys k SET idempotency_key = ${sql.raw(hashedKeySql('k.idempotency_key'))}, member_id = ${pseudonym}
+       WHERE k.idempotency_key IN (SELECT e.idempotency_key FROM score_events e WHERE e.member_id = ${member})
+         AND k.member_id = ${member}`.execute(trx);
+    for (const statement of [
+      sql`DELETE FROM score_events WHERE member_id = ${member}`,
+      sql`DELETE FROM member_aggregates WHERE member_id = ${member}`,
+      sql`DELETE FROM rejections WHERE member_id = ${member}`,
+      sql`DELETE FROM awards WHERE member_id = ${member}`,
+      sql`DELETE FROM notifications WHERE member_id = ${member}`,
+      sql`DELETE FROM member_follows WHERE member_id = ${member} OR followed_id = ${member}`,
+      sql`DELETE FROM member_exclusions WHERE member_id = ${member}`,
+      sql`DELETE FROM members WHERE id = ${member}`,
+    ]) {
+      await statement.execute(trx);
+    }
+    await trx
+      .updateTable('erasures')
+      .set({ state: 'running', redis_periods: JSON.stringify(periods) })
+      .where('id', '=', erasureId)
+      .execute();
+    return periods;
+  });
+}

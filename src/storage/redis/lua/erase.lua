@@ -1,0 +1,24 @@
+-- Removes one member from every given category of one period (erasure, SPEC 9.4): their
+-- entries leave the world and region sets and their state field goes, in the live keys
+-- and in a running rebuild's temp keys.
+-- KEYS[1]  period base
+-- ARGV[1]  member, ARGV[2..] categories
+-- Returns 1.
+--@include lib/apply-aggregate.lua
+
+local base, member = KEYS[1], ARGV[1]
+-- Above any aggregate's version, so apply() always takes the unranking write.
+local LAST = 9007199254740991
+for i = 2, #ARGV do
+  local cat = ARGV[i]
+  local families = {base}
+  local token = redis.call('HGET', base .. ':rb', cat)
+  if token then families[#families + 1] = base .. ':t:' .. token end
+  for _, fam in ipairs(families) do
+    if redis.call('HEXISTS', fam .. ':s:' .. cat, member) == 1 then
+      apply(fam, cat, member, LAST, '', '', '')
+      redis.call('HDEL', fam .. ':s:' .. cat, member)
+    end
+  end
+end
+return 1
