@@ -118,8 +118,8 @@ export const factsOf = (req: Request): RequestFacts => ({ method: req.method, pa
 
 /**
  * Runs for every request but the probes, before its body is read: admits it (key, budget),
- * and refuses a keyless request to a route that takes a body. Such a refusal closes the
- * connection, so the unread body is never waited for.
+ * and refuses a request to a route that takes a body without a key or with a read key. Such
+ * a refusal closes the connection, so the unread body is never waited for.
  */
 export function authenticate(verifier: ApiKeyVerifier, budgets: Budgets): RequestHandler {
   return async (req, res, next) => {
@@ -128,6 +128,11 @@ export function authenticate(verifier: ApiKeyVerifier, budgets: Budgets): Reques
     try {
       principal = await admit(verifier, budgets, facts);
       if (!principal && takesBody(facts.method)) throw unauthorized(facts.path, 'missing API key: send Authorization: Bearer <key>');
+      // No route that takes a body accepts the read role, and read keys ship inside game
+      // clients: such a write is refused here, before its body is read, like a keyless one.
+      if (principal?.role === 'read' && takesBody(facts.method)) {
+        throw new HttpError(403, 'forbidden', `the key "${principal.name}" has the read role, which only reads (GET)`);
+      }
     } catch (err) {
       if (declaresBody(req.headers)) res.set('Connection', 'close');
       throw err;

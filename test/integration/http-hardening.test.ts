@@ -81,6 +81,29 @@ describe('a real web process under hostile HTTP', () => {
     expect(answer.text).toMatch(/WWW-Authenticate: Bearer/i);
   });
 
+  it('refuses a write with a read key before reading its body: a declared body that never comes gets its 403 at once', async () => {
+    // Read keys ship inside game clients, so anyone may hold one.
+    const created = await fetch(`http://127.0.0.1:${port}/v1/admin/keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'game client', role: 'read' }),
+    });
+    expect(created.status).toBe(201);
+    const { key } = (await created.json()) as { key: string };
+    for (const request of ['POST /v1/admin/keys', 'PUT /v1/boards/hardening', 'POST /v1/events']) {
+      const answer = await rawExchange(
+        port,
+        `${request} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n`,
+        { until: headersEnd, giveUpMs: 1500 },
+      );
+      expect(answer.status, request).toBe(403);
+      expect(answer.text).toMatch(/"error":"forbidden"/);
+      expect(answer.text).toMatch(/Connection: close/i);
+    }
+    // The same key still reads.
+    expect((await fetch(`http://127.0.0.1:${port}/v1/boards`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+  });
+
   it('answers 401 to a deeply nested body without a key while the body is still arriving, so it is never parsed', async () => {
     // The first 64 KB of a 1 MB body nested 400k levels: had the server waited for the
     // body, it would still be waiting, since the rest is never sent.
