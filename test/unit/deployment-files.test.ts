@@ -140,6 +140,11 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
     expect(() => parseEnv({ ...config, ...secret, ADMIN_API_KEY })).not.toThrow();
   });
 
+  it('ships an admin key placeholder Laurel refuses, so an unchanged apply cannot start', () => {
+    expect(secret.ADMIN_API_KEY).toMatch(/replace me/i);
+    expect(() => parseEnv({ ...config, ...secret })).toThrow(/ADMIN_API_KEY/);
+  });
+
   it('probes /readyz and /healthz on the port each process listens on, and drains before it is killed', () => {
     for (const deployment of ofKind('Deployment')) {
       const pod = deployment.spec.template.spec;
