@@ -279,7 +279,7 @@ describe('web cluster processes (WEB_PROCESSES=2)', () => {
     h = await createHarness({ workers: false });
     port = await freePort();
     web = startLaurel('web', { ...envForChild(h.env), PORT: String(port), LOG_LEVEL: 'warn', WEB_PROCESSES: '2', HTTP_HEADERS_TIMEOUT_MS: '1000' });
-    await waitForHttp(`http://127.0.0.1:${port}/healthz`, 60_000);
+    await waitForHttp(`http://127.0.0.1:${port}/healthz`);
   });
   afterAll(async () => {
     await web?.stop('SIGTERM');
