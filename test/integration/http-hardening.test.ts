@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, createHarness, envForChild, type Harness } from '../support/harness.js';
 import { freePort } from '../support/free-port.js';
@@ -214,6 +216,44 @@ describe('Bull Board with BULL_BOARD_WRITE=true', () => {
     expect((await add({ 'content-type': 'application/json', 'sec-fetch-site': 'cross-site' }, '{"name":"x","data":{}}')).status).toBe(403);
     expect(await rebuildJobs()).toBe(before);
   });
+
+  it('refuses a body-less write that states no JSON content type and no same-origin page (a queue action by any client)', async () => {
+    const pause = (headers: Record<string, string>) =>
+      fetch(`http://127.0.0.1:${port}/admin/queues/api/queues/rebuild/pause`, { method: 'PUT', headers: { authorization: basic, ...headers } });
+    expect((await pause({})).status).toBe(415);
+    expect((await pause({ 'content-type': 'text/plain' })).status).toBe(415);
+    expect(await h.ctx.rebuildQueue.isPaused()).toBe(false);
+    // A client that states JSON may act.
+    expect((await pause({ 'content-type': 'application/json' })).status).toBe(200);
+    expect(await h.ctx.rebuildQueue.isPaused()).toBe(true);
+    await h.ctx.rebuildQueue.resume();
+  });
+
+  it("keeps Bull Board's own page working: its body-less PUT from a real browser carries the page's Origin and passes", async () => {
+    const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+    expect(existsSync(executablePath), `${executablePath} must be installed (scripts/test-setup.sh)`).toBe(true);
+    const browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    try {
+      const context = await browser.newContext({ httpCredentials: { username: 'admin', password: ADMIN_KEY } });
+      const page = await context.newPage();
+      await page.goto(`http://127.0.0.1:${port}/admin/queues`);
+      // As Bull Board's client (axios over XMLHttpRequest) sends its pause: PUT, no data, no content type.
+      const status = await page.evaluate(
+        () =>
+          new Promise<number>((resolve) => {
+            const xhr = new (globalThis as any).XMLHttpRequest();
+            xhr.open('PUT', '/admin/queues/api/queues/rebuild/pause');
+            xhr.onloadend = () => resolve(xhr.status);
+            xhr.send();
+          }),
+      );
+      expect(status).toBe(200);
+      expect(await h.ctx.rebuildQueue.isPaused()).toBe(true);
+    } finally {
+      await browser.close();
+      await h.ctx.rebuildQueue.resume();
+    }
+  }, 120_000);
 
   it('lets a same-origin admin add a job with a JSON body', async () => {
     const before = await rebuildJobs();
