@@ -103,6 +103,13 @@ describe('commands users run', () => {
     }
     for (const line of read('Procfile').trim().split('\n')) expectBuiltEntry(line.replace(/^\w+:\s*/, '').split(/\s+/));
   });
+
+  it('npm run up hands its process to Laurel: the script execs bash, whose last command execs npm start', () => {
+    const scripts = JSON.parse(read('package.json')).scripts as Record<string, string>;
+    expect(scripts.up).toBe('exec bash scripts/up.sh');
+    const commands = read('scripts/up.sh').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+    expect(commands.at(-1)).toBe('exec npm start');
+  });
 });
 
 describe('.env.example', () => {
