@@ -72,6 +72,14 @@ describe('a real web process under hostile HTTP', () => {
     await h?.close();
   });
 
+  /** An admin's write with a JSON body: a read key made through the API. */
+  const createReadKey = (name: string) =>
+    fetch(`http://127.0.0.1:${port}/v1/admin/keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name, role: 'read' }),
+    });
+
   it('refuses a write without a key before reading its body: a declared body that never comes gets its 401 at once', async () => {
     const answer = await rawExchange(
       port,
@@ -85,11 +93,7 @@ describe('a real web process under hostile HTTP', () => {
 
   it('refuses a write with a read key before reading its body: a declared body that never comes gets its 403 at once', async () => {
     // Read keys ship inside game clients, so anyone may hold one.
-    const created = await fetch(`http://127.0.0.1:${port}/v1/admin/keys`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'game client', role: 'read' }),
-    });
+    const created = await createReadKey('game client');
     expect(created.status).toBe(201);
     const { key } = (await created.json()) as { key: string };
     for (const request of ['POST /v1/admin/keys', 'PUT /v1/boards/hardening', 'POST /v1/events']) {
@@ -122,11 +126,7 @@ describe('a real web process under hostile HTTP', () => {
   });
 
   it('still reads the body of a keyed write, and keeps public probes keyless', async () => {
-    const created = await fetch(`http://127.0.0.1:${port}/v1/admin/keys`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'hardening', role: 'read' }),
-    });
+    const created = await createReadKey('hardening');
     expect(created.status).toBe(201);
     expect((await fetch(`http://127.0.0.1:${port}/healthz`, { method: 'GET' })).status).toBe(200);
   });
