@@ -16,6 +16,8 @@ COPY scripts/copy-build-assets.mjs ./scripts/
 COPY src ./src
 COPY workers ./workers
 COPY migrations ./migrations
+# The demo command (src/cli/demo.ts) uses the TypeScript client, compiled into dist/clients/.
+COPY clients/typescript/src ./clients/typescript/src
 RUN npm run build
 
 FROM node:20-bookworm-slim AS runtime
@@ -28,5 +30,6 @@ COPY --from=build /app/dist ./dist
 # child processes but its own cluster workers, which Node reaps; no init is needed.
 USER node
 EXPOSE 3000 9464
+# Probes PORT, or METRICS_PORT in a worker-only container (src/bin/healthcheck.ts).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 CMD ["node", "dist/src/bin/healthcheck.js"]
 CMD ["node", "dist/src/bin/web.js"]

@@ -7,6 +7,7 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Hooks start processes: a readiness wait (test/support/laurel-process.ts), long on a loaded machine.
+    hookTimeout: 240_000,
   },
 });

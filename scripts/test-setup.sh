@@ -24,3 +24,15 @@ if [ -z "${CHROMIUM_PATH:-}" ] && ! command -v chromium >/dev/null 2>&1; then
     exit 1
   fi
 fi
+
+# The alert rules test runs promtool (Debian's prometheus package; the package's service is
+# not started in a container without systemd, and the test needs only the binary).
+if ! command -v promtool >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "promtool: not found; installing Debian's prometheus for the alert rules test"
+    apt-get -o DPkg::Lock::Timeout=600 update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends prometheus >/dev/null
+  else
+    echo "promtool: not found; the alert rules test is skipped (install it: apt-get install prometheus)" >&2
+  fi
+fi

@@ -40,12 +40,19 @@ npm run migrate
 
 if [ "$DEMO" = 1 ]; then
   # Demo data streams in from a second process once Laurel answers; Laurel stays in front.
+  # This shell's PID becomes Laurel's (exec below): a signal sent to it reaches Laurel alone,
+  # so the demo watches that PID and is stopped with it instead of posting to nobody.
+  laurel=$$
   (
     for _ in $(seq 1 120); do
       curl -fsS "http://127.0.0.1:${PORT:-3000}/readyz" >/dev/null 2>&1 && break
       sleep 0.5
     done
-    npm run --silent laurel -- demo --seconds "${DEMO_SECONDS:-600}"
+    npm run --silent laurel -- demo --seconds "${DEMO_SECONDS:-600}" &
+    demo=$!
+    while kill -0 "$laurel" 2>/dev/null && kill -0 "$demo" 2>/dev/null; do sleep 1; done
+    kill "$demo" 2>/dev/null || true
   ) &
 fi
+# exec: npm (then node) takes this shell's PID, so SIGTERM to `npm run up` reaches Laurel.
 exec npm start

@@ -2,8 +2,13 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from '../logger.js';
 import { serveClusterMetrics } from '../observability/cluster-metrics.js';
 
-const SHUTDOWN_TIMEOUT_MS = 20_000;
 const RESTART_DELAY_MS = 1000;
+/**
+ * The primary's own cap on a shutdown comes after the web processes' (SHUTDOWN_DELAY_MS, then
+ * SHUTDOWN_TIMEOUT_MS, then they exit 1 themselves): this margin lets them finish exiting, so
+ * the cap only ends processes that hang past their own.
+ */
+const SHUTDOWN_MARGIN_MS = 5000;
 
 /**
  * WEB_PROCESSES > 1: the primary forks that many web processes sharing the port (node:cluster
@@ -12,7 +17,7 @@ const RESTART_DELAY_MS = 1000;
  * keys), which already tolerate several replicas. A process that dies is replaced; SIGTERM
  * or SIGINT is passed on, and the primary exits once every process has shut down in order.
  */
-export function runWebCluster(processes: number, log: Logger): void {
+export function runWebCluster(processes: number, log: Logger, shutdownMs: { delay: number; timeout: number }): void {
   let stopping = false;
   serveClusterMetrics();
   // Counted here rather than read from cluster.workers, which Node empties only once both
@@ -39,7 +44,7 @@ export function runWebCluster(processes: number, log: Logger): void {
     setTimeout(() => {
       log.error('web processes took too long to shut down; exiting');
       process.exit(1);
-    }, SHUTDOWN_TIMEOUT_MS).unref();
+    }, shutdownMs.delay + shutdownMs.timeout + SHUTDOWN_MARGIN_MS).unref();
     if (alive === 0) process.exit(0);
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
   };

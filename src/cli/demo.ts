@@ -26,7 +26,16 @@ export async function runDemo(ctx: AppContext, options: { url: string; seconds: 
     const memberIds = [players[(i * 7 + 1) % 500]!, players[(i * 13 + 5) % 500]!, players[(i + 250) % 500]!];
     await laurel.putFollowing({ params: { path }, body: { memberIds } });
   }
-  options.log(`demo: ${BOARDS.length} boards and ${players.length} players ready; streaming events for ${options.seconds}s`);
+  // The hint comes as soon as there is something to read (not after the stream, minutes later),
+  // and must work as printed: with a read key made for it, not the admin key.
+  const res = await fetch(`${options.url}/v1/admin/keys`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ctx.env.ADMIN_API_KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'demo reader', role: 'read' }),
+  });
+  const readKey = res.ok ? ((await res.json()) as { key: string }).key : '<a read key>';
+  options.log(`demo: ${BOARDS.length} boards and ${players.length} players ready; streaming events for ${options.seconds}s; try:`);
+  options.log(`  curl -H 'Authorization: Bearer ${readKey}' '${options.url}/v1/boards/demo-weekly-kills/standings?limit=10'`);
   let sent = 0;
   let seq = 0;
   const until = Date.now() + options.seconds * 1000;
@@ -69,13 +78,6 @@ export async function runDemo(ctx: AppContext, options: { url: string; seconds: 
     );
     await new Promise((r) => setTimeout(r, 250));
   }
-  // The hint must work as printed: with a read key made for it, not the admin key.
-  const res = await fetch(`${options.url}/v1/admin/keys`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ctx.env.ADMIN_API_KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'demo reader', role: 'read' }),
-  });
-  const readKey = res.ok ? ((await res.json()) as { key: string }).key : '<a read key>';
-  options.log(`demo: sent ${sent} events; try:\n  curl -H 'Authorization: Bearer ${readKey}' '${options.url}/v1/boards/demo-weekly-kills/standings?limit=10'`);
+  options.log(`demo: sent ${sent} events`);
   return sent;
 }

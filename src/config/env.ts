@@ -1,3 +1,4 @@
+import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
 
 const booleanFlag = z
@@ -23,6 +24,20 @@ export function redisUrlProblem(value: string, cluster: boolean): string | null 
     if (cluster && !/^rediss?:\/\/[^/]*(\/0?)?$/.test(url)) return 'must not name a database (a Redis Cluster has database 0 only)';
   }
   return null;
+}
+
+/**
+ * Whether Express accepts a TRUST_PROXY list of addresses: it splits the string at commas
+ * and compiles it with proxy-addr, which throws on anything else; checked here so a typo
+ * stops the process with the one-line environment error instead of a stack trace.
+ */
+function trustsAddresses(list: string): boolean {
+  try {
+    proxyAddr.compile(list.split(',').map((a) => a.trim()));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const envSchema = z.object({
@@ -80,8 +95,12 @@ const envSchema = z.object({
   TRUST_PROXY: z
     .string()
     .default('false')
-    .refine((v) => v !== 'true', 'must not be true (any client could then pick its own IP): give the number of proxy hops in front (e.g. 1) or their addresses (e.g. loopback, 10.0.0.0/8)')
-    .transform((v): false | number | string => (v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v)),
+    .refine((v) => v.toLowerCase() !== 'true', 'must not be true (any client could then pick its own IP): give the number of proxy hops in front (e.g. 1) or their addresses (e.g. loopback, 10.0.0.0/8)')
+    .refine(
+      (v) => /^(false|\d+)$/i.test(v) || trustsAddresses(v),
+      'must be false, a number of proxy hops (e.g. 1) or comma-separated addresses and subnets (e.g. loopback, 10.0.0.0/8)',
+    )
+    .transform((v): false | number | string => (v.toLowerCase() === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v)),
   /** Bull Board may retry, add or remove jobs; off, it only shows the queues. */
   BULL_BOARD_WRITE: booleanFlag.default(false),
   /** Time a client has to send its request headers; then 408 and the connection is closed. */

@@ -118,15 +118,20 @@ export const factsOf = (req: Request): RequestFacts => ({ method: req.method, pa
 
 /**
  * Admission before the body is read, on node's response (Express and the bare stream routes
- * alike): the key and budget, and a keyless request to a route that takes a body refused.
- * Such a refusal, and any body this server will not read, closes the connection after the
- * answer, so the unread body is never waited for.
+ * alike): the key and budget, and a request to a route that takes a body refused without a
+ * key or with a read key. Such a refusal, and any body this server will not read, closes the
+ * connection after the answer, so the unread body is never waited for.
  */
 export async function admitRequest(verifier: ApiKeyVerifier, budgets: Budgets, facts: RequestFacts, res: ServerResponse): Promise<Principal | undefined> {
   let principal: Principal | undefined;
   try {
     principal = await admit(verifier, budgets, facts);
     if (!principal && takesBody(facts.method)) throw unauthorized(facts.path, 'missing API key: send Authorization: Bearer <key>');
+    // No route that takes a body accepts the read role, and read keys ship inside game
+    // clients: such a write is refused here, before its body is read, like a keyless one.
+    if (principal?.role === 'read' && takesBody(facts.method)) {
+      throw new HttpError(403, 'forbidden', `the key "${principal.name}" has the read role, which only reads (GET)`);
+    }
   } catch (err) {
     if (declaresBody(facts.headers)) res.setHeader('Connection', 'close');
     throw err;

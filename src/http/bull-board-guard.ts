@@ -13,6 +13,11 @@ const TAKES_JOB_DATA = /\/api\/queues\/[^/]+\/(add|[^/]+\/update-data)$/;
  * BULL_BOARD_WRITE=true, and even then refused when a browser says they come from another
  * site (Sec-Fetch-Site, Origin) or carry a body that is not JSON (the only bodies a foreign
  * page can send without a CORS preflight are text, form and multipart).
+ *
+ * A write without any content type passes only with an Origin naming this host: Bull Board's
+ * own page sends its actions (pause, retry, clean, promote...) as body-less PUTs without one,
+ * and browsers send Origin on every write, same-origin ones included. Any other client, or a
+ * browser that sends no Origin, states a JSON content type.
  */
 export function guardBullBoardWrites(allowWrites: boolean): RequestHandler {
   return (req, _res, next) => {
@@ -26,7 +31,7 @@ export function guardBullBoardWrites(allowWrites: boolean): RequestHandler {
       throw new HttpError(403, 'forbidden', 'Bull Board refuses writes from another site');
     }
     const type = req.get('content-type');
-    if ((type !== undefined && !JSON_TYPE.test(type)) || (TAKES_JOB_DATA.test(req.path) && type === undefined)) {
+    if ((type !== undefined && !JSON_TYPE.test(type)) || (type === undefined && (origin === undefined || TAKES_JOB_DATA.test(req.path)))) {
       throw new HttpError(415, 'unsupported_media_type', 'Bull Board writes take a JSON body: send Content-Type: application/json');
     }
     next();

@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, createHarness, envForChild, type Harness } from '../support/harness.js';
 import { freePort } from '../support/free-port.js';
@@ -70,6 +72,14 @@ describe('a real web process under hostile HTTP', () => {
     await h?.close();
   });
 
+  /** An admin's write with a JSON body: a read key made through the API. */
+  const createReadKey = (name: string) =>
+    fetch(`http://127.0.0.1:${port}/v1/admin/keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name, role: 'read' }),
+    });
+
   it('refuses a write without a key before reading its body: a declared body that never comes gets its 401 at once', async () => {
     const answer = await rawExchange(
       port,
@@ -79,6 +89,25 @@ describe('a real web process under hostile HTTP', () => {
     expect(answer.status).toBe(401);
     expect(answer.text).toMatch(/"error":"unauthorized"/);
     expect(answer.text).toMatch(/WWW-Authenticate: Bearer/i);
+  });
+
+  it('refuses a write with a read key before reading its body: a declared body that never comes gets its 403 at once', async () => {
+    // Read keys ship inside game clients, so anyone may hold one.
+    const created = await createReadKey('game client');
+    expect(created.status).toBe(201);
+    const { key } = (await created.json()) as { key: string };
+    for (const request of ['POST /v1/admin/keys', 'PUT /v1/boards/hardening', 'POST /v1/events']) {
+      const answer = await rawExchange(
+        port,
+        `${request} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n`,
+        { until: headersEnd, giveUpMs: 1500 },
+      );
+      expect(answer.status, request).toBe(403);
+      expect(answer.text).toMatch(/"error":"forbidden"/);
+      expect(answer.text).toMatch(/Connection: close/i);
+    }
+    // The same key still reads.
+    expect((await fetch(`http://127.0.0.1:${port}/v1/boards`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
   });
 
   it('answers 401 to a deeply nested body without a key while the body is still arriving, so it is never parsed', async () => {
@@ -97,11 +126,7 @@ describe('a real web process under hostile HTTP', () => {
   });
 
   it('still reads the body of a keyed write, and keeps public probes keyless', async () => {
-    const created = await fetch(`http://127.0.0.1:${port}/v1/admin/keys`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'hardening', role: 'read' }),
-    });
+    const created = await createReadKey('hardening');
     expect(created.status).toBe(201);
     expect((await fetch(`http://127.0.0.1:${port}/healthz`, { method: 'GET' })).status).toBe(200);
   });
@@ -192,6 +217,44 @@ describe('Bull Board with BULL_BOARD_WRITE=true', () => {
     expect(await rebuildJobs()).toBe(before);
   });
 
+  it('refuses a body-less write that states no JSON content type and no same-origin page (a queue action by any client)', async () => {
+    const pause = (headers: Record<string, string>) =>
+      fetch(`http://127.0.0.1:${port}/admin/queues/api/queues/rebuild/pause`, { method: 'PUT', headers: { authorization: basic, ...headers } });
+    expect((await pause({})).status).toBe(415);
+    expect((await pause({ 'content-type': 'text/plain' })).status).toBe(415);
+    expect(await h.ctx.rebuildQueue.isPaused()).toBe(false);
+    // A client that states JSON may act.
+    expect((await pause({ 'content-type': 'application/json' })).status).toBe(200);
+    expect(await h.ctx.rebuildQueue.isPaused()).toBe(true);
+    await h.ctx.rebuildQueue.resume();
+  });
+
+  it("keeps Bull Board's own page working: its body-less PUT from a real browser carries the page's Origin and passes", async () => {
+    const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+    expect(existsSync(executablePath), `${executablePath} must be installed (scripts/test-setup.sh)`).toBe(true);
+    const browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    try {
+      const context = await browser.newContext({ httpCredentials: { username: 'admin', password: ADMIN_KEY } });
+      const page = await context.newPage();
+      await page.goto(`http://127.0.0.1:${port}/admin/queues`);
+      // As Bull Board's client (axios over XMLHttpRequest) sends its pause: PUT, no data, no content type.
+      const status = await page.evaluate(
+        () =>
+          new Promise<number>((resolve) => {
+            const xhr = new (globalThis as any).XMLHttpRequest();
+            xhr.open('PUT', '/admin/queues/api/queues/rebuild/pause');
+            xhr.onloadend = () => resolve(xhr.status);
+            xhr.send();
+          }),
+      );
+      expect(status).toBe(200);
+      expect(await h.ctx.rebuildQueue.isPaused()).toBe(true);
+    } finally {
+      await browser.close();
+      await h.ctx.rebuildQueue.resume();
+    }
+  }, 120_000);
+
   it('lets a same-origin admin add a job with a JSON body', async () => {
     const before = await rebuildJobs();
     const res = await add(
@@ -256,7 +319,7 @@ describe('web cluster processes (WEB_PROCESSES=2)', () => {
     h = await createHarness({ workers: false });
     port = await freePort();
     web = startLaurel('web', { ...envForChild(h.env), PORT: String(port), LOG_LEVEL: 'warn', WEB_PROCESSES: '2', HTTP_HEADERS_TIMEOUT_MS: '1000' });
-    await waitForHttp(`http://127.0.0.1:${port}/healthz`, 60_000);
+    await waitForHttp(`http://127.0.0.1:${port}/healthz`);
   });
   afterAll(async () => {
     await web?.stop('SIGTERM');

@@ -27,7 +27,7 @@ describe('web cluster (WEB_PROCESSES)', () => {
     let code: number | string | null = null;
     try {
       const base = `http://127.0.0.1:${port}`;
-      await waitForHttp(`${base}/readyz`, 60_000);
+      await waitForHttp(`${base}/readyz`);
       // The primary runs two web processes (node:cluster hands connections out round-robin).
       const children = readdirSync('/proc').filter((pid) => /^\d+$/.test(pid) && ppidOf(pid) === child.pid);
       expect(children).toHaveLength(2);
@@ -49,5 +49,37 @@ describe('web cluster (WEB_PROCESSES)', () => {
       code = await web.stop('SIGTERM');
     }
     expect(code).toBe(0);
-  }, 120_000);
+  }, 300_000);
+
+  it('drains through a SHUTDOWN_DELAY_MS longer than 20 s (the primary once cut its processes off there) and exits 0', async () => {
+    const port = await freePort();
+    // Above the 20 s the primary used to allow, whatever the settings; SHUTDOWN_TIMEOUT_MS small,
+    // so the primary's cap (delay + timeout + margin) stays near the delay.
+    const delayMs = 22_000;
+    const web = startLaurel('web', {
+      ...envForChild(h.env),
+      PORT: String(port),
+      WEB_PROCESSES: '2',
+      SHUTDOWN_DELAY_MS: String(delayMs),
+      SHUTDOWN_TIMEOUT_MS: '1000',
+      LOG_LEVEL: 'info',
+    });
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      await waitForHttp(`${base}/readyz`);
+      const exited = web.stop('SIGTERM');
+      const signalled = Date.now();
+      // Both processes drain: out of rotation, still serving during the delay.
+      await web.waitForLog((l) => l.msg === 'shutting down' && web.logs.filter((x) => x.msg === 'shutting down').length >= 2);
+      const readyz = await fetch(`${base}/readyz`);
+      expect(readyz.status).toBe(503);
+      expect((await fetch(`${base}/healthz`)).status).toBe(200);
+      expect(await exited).toBe(0);
+      expect(Date.now() - signalled).toBeGreaterThanOrEqual(delayMs);
+      expect(web.logs.filter((l) => l.msg === 'stopped')).toHaveLength(2);
+      expect(web.logs.some((l) => /took too long/.test(l.msg))).toBe(false);
+    } finally {
+      await web.stop('SIGKILL');
+    }
+  }, 300_000);
 });

@@ -5,6 +5,12 @@ import { createInterface } from 'node:readline';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const ENTRY = { web: 'src/bin/web.ts', worker: 'src/bin/worker.ts', all: 'src/bin/all-in-one.ts' } as const;
 
+/**
+ * How long a wait for a process (a log line, an answer) lasts by default. A readiness wait,
+ * not a performance assertion: start-up took 20-60 s on a loaded 2-core machine.
+ */
+export const READY_WAIT_MS = 180_000;
+
 export interface LogLine {
   level: number;
   msg: string;
@@ -73,7 +79,7 @@ export function startCommand(command: string[], options: { env: Record<string, s
     name,
     child,
     logs,
-    waitForLog(match, timeoutMs = 30_000) {
+    waitForLog(match, timeoutMs = READY_WAIT_MS) {
       const seen = logs.find(match);
       if (seen) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
@@ -95,7 +101,7 @@ export function startCommand(command: string[], options: { env: Record<string, s
 }
 
 /** Polls a URL until it answers 2xx. */
-export async function waitForHttp(url: string, timeoutMs = 30_000): Promise<void> {
+export async function waitForHttp(url: string, timeoutMs = READY_WAIT_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await fetch(url).then((r) => r.ok, () => false)) return;

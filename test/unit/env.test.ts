@@ -34,6 +34,20 @@ describe('parseEnv', () => {
     expect(parseEnv({ ...base, TRUST_PROXY: '2' }).TRUST_PROXY).toBe(2);
     expect(() => parseEnv({ ...base, TRUST_PROXY: 'true' })).toThrow(/^invalid environment: TRUST_PROXY must not be true .*number of proxy hops.*addresses/);
     expect(parseEnv({ ...base, TRUST_PROXY: 'loopback, 10.0.0.0/8' }).TRUST_PROXY).toBe('loopback, 10.0.0.0/8');
+  });
+
+  it('refuses a TRUST_PROXY Express could not use with the one-line error, true in any case included', () => {
+    for (const value of ['TRUE', 'True', 'true']) {
+      expect(() => parseEnv({ ...base, TRUST_PROXY: value }), value).toThrow(/^invalid environment: TRUST_PROXY must not be true /);
+    }
+    for (const value of ['yes', 'on', '10.0.0.0/33', '10.0.0.1,', 'loopback, nonsense', '1.5']) {
+      expect(() => parseEnv({ ...base, TRUST_PROXY: value }), value).toThrow(/^invalid environment: TRUST_PROXY must be false, a number of proxy hops .* or comma-separated addresses and subnets/);
+    }
+    expect(parseEnv({ ...base, TRUST_PROXY: 'FALSE' }).TRUST_PROXY).toBe(false);
+    expect(parseEnv({ ...base, TRUST_PROXY: '0' }).TRUST_PROXY).toBe(0);
+    for (const value of ['10.0.0.1', '::1', 'fd00::/8', 'loopback, linklocal, uniquelocal', '192.168.0.0/255.255.0.0']) {
+      expect(parseEnv({ ...base, TRUST_PROXY: value }).TRUST_PROXY, value).toBe(value);
+    }
     expect(() => parseEnv({ ...base, RATE_LIMIT_PER_KEY: '-1' })).toThrow(/^invalid environment: RATE_LIMIT_PER_KEY /);
     expect(() => parseEnv({ ...base, RATE_LIMIT_WINDOW_SECONDS: '0' })).toThrow(/^invalid environment: RATE_LIMIT_WINDOW_SECONDS /);
   });
