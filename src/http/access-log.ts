@@ -27,7 +27,8 @@ export function accessLog(log: Logger, metrics: Metrics): RequestHandler {
       const ms = performance.now() - started;
       if (completed) {
         // The route pattern, not the URL: member ids must not become label values.
-        const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched';
+        const pattern = (req.route as { path?: string } | undefined)?.path;
+        const route = pattern ? `${req.baseUrl}${pattern}` : 'unmatched';
         metrics.httpDuration.observe({ method: req.method, route, status: String(res.statusCode) }, ms / 1000);
       }
       if (!UNLOGGED.has(req.url) && log.isLevelEnabled('info')) logLine(log, req, res, id, ms, completed);

@@ -18,7 +18,6 @@ import { standingsRoutes } from './routes/standings-routes.js';
 import { memberRoutes } from './routes/member-routes.js';
 import { adminRebuildRoutes } from './routes/admin-rebuild-routes.js';
 import { operationsRoutes } from './routes/operations-routes.js';
-import { NotFound } from '../domain/errors.js';
 import { streamRoutes } from './routes/stream-routes.js';
 import { StreamHub } from '../services/realtime/stream-hub.js';
 import { laurelReadiness } from '../health/laurel-checks.js';

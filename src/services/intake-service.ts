@@ -101,7 +101,7 @@ export async function acceptEvents(
   const deadline = Date.now() + WAIT_TIMEOUT_MS;
   try {
     const events = await withTimeout(options.listener.open(), Math.min(ENQUEUE_TIMEOUT_MS, WAIT_TIMEOUT_MS));
-    const result = (await job.waitUntilFinished(events, Math.max(1, deadline - Date.now()))) as ScoreJobResult;
+    const result = await job.waitUntilFinished(events, Math.max(1, deadline - Date.now()));
     return { status: 200, body: { results: result.results ?? [] } };
   } catch (err) {
     // Not applied within the wait: the batch is safely queued all the same.
