@@ -79,8 +79,3 @@ export function periodForKey(kind: PeriodKind, timezone: string, key: string): P
   const window = periodContaining(kind, timezone, start.toJSDate());
   return window.key === key ? window : null;
 }
-
-/** The moment after which a period accepts no more events. */
-export function closesAt(window: { endsAt: Date | null }, graceSeconds: number): Date | null {
-  return window.endsAt ? new Date(window.endsAt.getTime() + graceSeconds * 1000) : null;
-}
