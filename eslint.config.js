@@ -3,6 +3,11 @@ import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+const storageDriversOnlyInStorage = {
+  paths: [{ name: 'ioredis', message: 'Redis is reached only through src/storage/redis/.' }],
+  patterns: [{ regex: '^(kysely|pg|pg-[a-z-]+)$', message: 'SQL lives only in src/storage/postgres/.' }],
+};
+
 export default tseslint.config(
   // Generated (scripts/generate-client.ts) or build output.
   { ignores: ['dist/', 'coverage/', '.data/', 'bench/results/', 'clients/typescript/src/schema.ts', 'clients/typescript/src/operations.ts'] },
@@ -25,6 +30,28 @@ export default tseslint.config(
       // Exhaustiveness checks interpolate values the types have narrowed to `never`.
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowNever: true }],
     },
+  },
+  // The layer rules of docs/ARCHITECTURE.md that an import shows.
+  { files: ['src/**'], ignores: ['src/storage/**'], rules: { 'no-restricted-imports': ['error', storageDriversOnlyInStorage] } },
+  {
+    files: ['src/http/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          ...storageDriversOnlyInStorage,
+          patterns: [...storageDriversOnlyInStorage.patterns, { group: ['**/storage/**'], message: 'src/http/ reaches storage through the services.' }],
+        },
+      ],
+    },
+  },
+  {
+    files: ['workers/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/src/bin/**'], message: 'The worker entry point is src/bin/worker.ts; workers/ never imports src/bin/.' }] }] },
+  },
+  {
+    files: ['migrations/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['../src/**', '../workers/**'], message: 'Migrations are frozen in time: they never import app code.' }] }] },
   },
   {
     // Tests and benches read answers as untyped JSON; their assertions are what checks the shape.

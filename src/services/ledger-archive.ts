@@ -3,7 +3,6 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
-import { to as copyTo } from 'pg-copy-streams';
 import type { AppContext } from '../context.js';
 import {
   detachMonth,
@@ -14,6 +13,7 @@ import {
   monthOf,
   MONTH,
   recordArchivedPeriods,
+  streamArchiveTable,
   type LedgerArchive,
   type Month,
 } from '../storage/postgres/ledger-partitions.js';
@@ -84,32 +84,22 @@ async function writeArchiveFile(ctx: Ctx, archive: LedgerArchive & { events: num
   await mkdir(outDir, { recursive: true });
   const file = path.resolve(outDir, `score_events_${archive.month}.csv.gz`);
   const partial = `${file}.partial`;
-  const client = await ctx.postgres.pool.connect();
-  let failure: Error | undefined;
   try {
-    const source = `ledger_archive.${quoteIdent(archive.table)}`;
-    const copy = client.query(copyTo(`COPY (SELECT * FROM ${source} ORDER BY occurred_at, id) TO STDOUT WITH (FORMAT csv, HEADER true)`));
     // Owner-only: the archive holds every member's events. A partial file left by a stopped
     // run is removed first, since an existing file keeps its old mode.
     await rm(partial, { force: true });
-    await pipeline(copy, createGzip(), createWriteStream(partial, { mode: ARCHIVE_FILE_MODE }));
-    if (copy.rowCount !== archive.events) {
-      throw new Error(`archive of ${archive.month} wrote ${copy.rowCount} rows, expected ${archive.events}`);
+    const rows = await streamArchiveTable(ctx.postgres.pool, archive.table, (csv) =>
+      pipeline(csv, createGzip(), createWriteStream(partial, { mode: ARCHIVE_FILE_MODE })),
+    );
+    if (rows !== archive.events) {
+      throw new Error(`archive of ${archive.month} wrote ${rows} rows, expected ${archive.events}`);
     }
     await rename(partial, file);
     return file;
   } catch (err) {
     await rm(partial, { force: true });
-    failure = err as Error;
     throw err;
-  } finally {
-    // A client whose COPY failed may be unusable: the pool discards it rather than reuse it.
-    client.release(failure);
   }
-}
-
-function quoteIdent(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
 }
 
 /** Detaching gives up quickly on a busy ledger; a few spaced tries usually find a gap. */

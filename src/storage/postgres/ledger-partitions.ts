@@ -1,3 +1,6 @@
+import type { Readable } from 'node:stream';
+import type pg from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
 import { sql } from 'kysely';
 import type { Db } from './database.js';
 
@@ -209,4 +212,28 @@ export async function isPeriodArchived(db: Db, board: string, period: string): P
     .limit(1)
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/**
+ * Hands `sink` the rows of a detached table of schema ledger_archive as CSV with a header, in
+ * ledger order (COPY, streamed: memory does not grow with the month); resolves to the rows sent.
+ */
+export async function streamArchiveTable(pool: pg.Pool, table: string, sink: (csv: Readable) => Promise<void>): Promise<number> {
+  const client = await pool.connect();
+  let failure: Error | undefined;
+  try {
+    const copy = client.query(copyTo(`COPY (SELECT * FROM ledger_archive.${quoteIdent(table)} ORDER BY occurred_at, id) TO STDOUT WITH (FORMAT csv, HEADER true)`));
+    await sink(copy);
+    return copy.rowCount;
+  } catch (err) {
+    failure = err as Error;
+    throw err;
+  } finally {
+    // A client whose COPY failed may be unusable: the pool discards it rather than reuse it.
+    client.release(failure);
+  }
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
 }
