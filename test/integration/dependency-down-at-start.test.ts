@@ -5,6 +5,10 @@ import { freePort } from '../support/free-port.js';
 import { lateProxy } from '../support/late-tcp-proxy.js';
 import { startLaurel, waitForHttp, type LaurelProcess, type LogLine } from '../support/laurel-process.js';
 import { startPrivateRedis } from '../support/redis-server.js';
+import { until as untilWithin } from '../support/poll.js';
+
+/** Processes start and retry for up to tens of seconds here. */
+const until = <T>(what: string, probe: () => Promise<T | undefined>) => untilWithin(what, probe, { timeoutMs: 40_000, everyMs: 200 });
 
 const ADMIN_KEY = 'down-at-start-admin-key-0123456789';
 const INTERVAL_SECONDS = 2;
@@ -23,16 +27,6 @@ async function call(base: string, method: string, path: string, body?: unknown) 
   });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null };
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 40_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 /**
