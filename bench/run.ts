@@ -222,7 +222,7 @@ async function rawRebuild(board: string) {
   }, 50);
   const code = await new Promise((resolve) => child.once('exit', resolve));
   clearInterval(sampler);
-  if (code !== 0) throw new Error(`raw rebuild exited with ${code}`);
+  if (code !== 0) throw new Error(`raw rebuild exited with ${String(code)}`);
   return { seconds: round((JSON.parse(out) as { seconds: number }).seconds), peakRssMiB: peak };
 }
 

@@ -60,7 +60,7 @@ export interface AppContext {
   queueMemory: QueueMemoryGuard;
   faults: FaultHooks;
   /** What a storage failure means in Laurel's terms (an outage, unstorable text), or undefined for a bug. */
-  failureOf(err: unknown): LaurelError | undefined;
+  failureOf: (err: unknown) => LaurelError | undefined;
   close(): Promise<void>;
 }
 

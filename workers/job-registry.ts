@@ -7,7 +7,7 @@ import { JOB_CONTRACTS, type JobData, type JobName, type QueueName } from '../sr
 export interface JobHandler<Q extends QueueName = QueueName, N extends JobName<Q> = JobName<Q>> {
   queue: Q;
   name: N;
-  handle(ctx: AppContext, data: JobData<Q, N>, job: Job): Promise<unknown>;
+  handle: (ctx: AppContext, data: JobData<Q, N>, job: Job) => Promise<unknown>;
 }
 
 /** Declares a handler, typed by its queue's contract. */
@@ -21,7 +21,7 @@ export function handler<Q extends QueueName, N extends JobName<Q>>(
 
 interface Entry {
   schema: z.ZodType;
-  handle(ctx: AppContext, data: unknown, job: Job): Promise<unknown>;
+  handle: (ctx: AppContext, data: unknown, job: Job) => Promise<unknown>;
 }
 
 export type JobRegistry = ReadonlyMap<string, ReadonlyMap<string, Entry>>;

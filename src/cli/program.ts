@@ -129,6 +129,7 @@ export function buildProgram(configure?: (root: Command) => void): Command {
         const parsed = parseYaml(await readFile(file, 'utf8')) as { boards?: unknown[] } & Record<string, unknown>;
         const boards = (Array.isArray(parsed?.boards) ? parsed.boards : [parsed]) as Array<{ id?: unknown } & Record<string, unknown>>;
         for (const { id, ...definition } of boards) {
+          // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a YAML id may be a number; anything else becomes text the id check refuses
           const { created } = await putBoard(ctx, String(id ?? ''), definition).catch((err: unknown) => {
           // Several boards per file: say which one is at fault.
           throw err instanceof InvalidInput ? new InvalidInput(`board "${String(id)}": ${err.message}`, err.details, err.code) : err;

@@ -133,11 +133,6 @@ export function periodForKey(rules: PeriodRules, key: string): PeriodWindow | nu
   return window.key === key ? window : null;
 }
 
-/** The moment after which a period accepts no more events. */
-export function closesAt(window: { endsAt: Date | null }, graceSeconds: number): Date | null {
-  return window.endsAt ? new Date(window.endsAt.getTime() + graceSeconds * 1000) : null;
-}
-
 /** Key of a scheduled period: its start in UTC, to the minute (SPEC §9.1). */
 const SCHEDULED_KEY_FORMAT = "yyyyMMdd'T'HHmm'Z'";
 const SCHEDULED_KEY = /^\d{8}T\d{4}Z$/;

@@ -493,14 +493,6 @@ function components() {
   };
 }
 
-/** `METHOD /path` of every documented operation, in Express's `:param` notation. */
-export function documentedRoutes(): string[] {
-  return Object.keys(OPERATIONS).map((key) => {
-    const [method, path] = key.split(' ') as [string, string];
-    return `${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`;
-  });
-}
-
 /**
  * The OpenAPI 3.1 document, generated from the zod schemas that validate requests and the
  * schemas of the answers (schemas/responses.ts); the contract test checks every route's

@@ -4,7 +4,6 @@ import type { Board } from '../domain/board.js';
 import { unscale } from '../domain/decimal.js';
 import { ALL_CATEGORIES, MEMBER_ID, REGION_CODE, WORLD } from '../domain/ids.js';
 import { placement } from '../domain/ranking.js';
-import { displayNames, followedBy } from '../storage/postgres/members-repository.js';
 import { MAX_FOLLOWING } from './following-service.js';
 import { resolvePeriod, resolvePeriods, type PeriodView } from './period-resolution.js';
 import { readAround, readPick, readPlace, readPlaceMany, readSlice, readSliceAndPlace, type Source } from './standings-source.js';

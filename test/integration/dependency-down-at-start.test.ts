@@ -5,6 +5,10 @@ import { freePort } from '../support/free-port.js';
 import { lateProxy } from '../support/late-tcp-proxy.js';
 import { startLaurel, waitForHttp, type LaurelProcess, type LogLine } from '../support/laurel-process.js';
 import { startPrivateRedis } from '../support/redis-server.js';
+import { until as untilWithin } from '../support/poll.js';
+
+/** Processes start and retry for up to tens of seconds here. */
+const until = <T>(what: string, probe: () => Promise<T | undefined>) => untilWithin(what, probe, { timeoutMs: 40_000, everyMs: 200 });
 
 const ADMIN_KEY = 'down-at-start-admin-key-0123456789';
 const INTERVAL_SECONDS = 2;
@@ -27,16 +31,6 @@ async function call(base: string, method: string, path: string, body?: unknown) 
   });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null };
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 40_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 /**
@@ -184,10 +178,10 @@ describe('a dependency down when Laurel starts', () => {
     expect((await call(s.base, 'POST', '/v1/events', event('l-1'))).status).toBe(202);
     // Once the worker has committed the event to Postgres (its projection into Redis keeps
     // failing), the standings are served from Postgres.
-    const fromDb = await until('standings served from Postgres', async () => {
+    const fromDb = await untilWithin('standings served from Postgres', async () => {
       const res = await call(s.base, 'GET', '/v1/boards/kills/standings?period=all&limit=10');
       return res.status === 200 ? res : undefined;
-    }, START_UP_MS);
+    }, { timeoutMs: START_UP_MS, everyMs: 200 });
     expect(fromDb.body).toMatchObject({ source: 'database', total: 1, entries: [{ rank: 1, member: 'ann', score: 7 }] });
     // One at a time: reads from Postgres are bounded per process (FALLBACK_MAX_CONCURRENT), and
     // more at once are refused by design.

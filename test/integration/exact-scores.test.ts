@@ -9,16 +9,11 @@ afterAll(() => h.close());
 
 const TWO_40 = 2 ** 40;
 
-async function post(events: object[]) {
-  const res = await h.api('POST', '/v1/events?wait=true', { events });
-  expect(res.status).toBe(200);
-  return res.body.results as Array<{ status: string; reason?: string; score: number | null }>;
-}
 
 describe('exact decimals', () => {
   it('sums 0.1 + 0.2 to exactly 0.3 and ties it with a posted 0.3', async () => {
     await h.api('PUT', '/v1/boards/dec', { aggregation: 'sum', decimals: 2, tieBreak: 'shared', period: 'all' });
-    await post([
+    await h.postEvents([
       { board: 'dec', member: 'a', value: 0.1, idempotencyKey: 'dec-a1' },
       { board: 'dec', member: 'a', value: 0.2, idempotencyKey: 'dec-a2' },
       { board: 'dec', member: 'b', value: 0.3, idempotencyKey: 'dec-b1' },
@@ -42,7 +37,7 @@ describe('exact decimals', () => {
 describe('the ±2^40 range', () => {
   it('keeps ties exact between aggregates one unit apart near 2^40', async () => {
     await h.api('PUT', '/v1/boards/huge', { aggregation: 'best', tieBreak: 'shared', period: 'all' });
-    await post([
+    await h.postEvents([
       { board: 'huge', member: 'x', value: TWO_40, idempotencyKey: 'huge-x' },
       { board: 'huge', member: 'y', value: TWO_40 - 1, idempotencyKey: 'huge-y' },
       { board: 'huge', member: 'z', value: TWO_40, idempotencyKey: 'huge-z' },
@@ -66,9 +61,9 @@ describe('the ±2^40 range', () => {
   it('rejects, with out_of_range, events whose sum would leave the range, and keeps the rest', async () => {
     await h.api('PUT', '/v1/boards/bigsum', { aggregation: 'sum', period: 'all', decimals: 3 });
     const limit = TWO_40 / 1000; // 2^40 after scaling by 10^3
-    const first = await post([{ board: 'bigsum', member: 's', value: limit - 1, idempotencyKey: 'big-1' }]);
+    const first = await h.postEvents([{ board: 'bigsum', member: 's', value: limit - 1, idempotencyKey: 'big-1' }]);
     expect(first[0]!.status).toBe('applied');
-    const second = await post([
+    const second = await h.postEvents([
       { board: 'bigsum', member: 's', value: 2, idempotencyKey: 'big-2' },
       { board: 'bigsum', member: 't', value: 2, idempotencyKey: 'big-3' },
     ]);
@@ -80,14 +75,14 @@ describe('the ±2^40 range', () => {
     expect(s.body.score).toBe(limit - 1);
     expect((await h.api('GET', '/v1/events/big-2')).body).toMatchObject({ status: 'rejected', reason: 'out_of_range' });
     // Only the member whose sum overflows is refused, not members whose ids look alike.
-    const others = await post([
+    const others = await h.postEvents([
       { board: 'bigsum', member: 's', value: limit, idempotencyKey: 'big-5' },
       { board: 'bigsum', member: 'all', value: 1, idempotencyKey: 'big-6' },
       { board: 'bigsum', member: 'bigsum', value: 1, idempotencyKey: 'big-7' },
     ]);
     expect(others.map((r) => r.status)).toEqual(['rejected', 'applied', 'applied']);
     // Exactly at the limit is still allowed.
-    const third = await post([{ board: 'bigsum', member: 's', value: 1, idempotencyKey: 'big-4' }]);
+    const third = await h.postEvents([{ board: 'bigsum', member: 's', value: 1, idempotencyKey: 'big-4' }]);
     expect(third[0]).toMatchObject({ status: 'applied', score: limit });
   });
 });

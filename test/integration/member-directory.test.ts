@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../support/harness.js';
 import { createContext, type AppContext } from '../../src/context.js';
 import { createLogger } from '../../src/logger.js';
+import { until } from '../support/poll.js';
 
 let h: Harness;
 /** A second process's view: same database and Redis prefix, its own caches. */
@@ -16,20 +17,11 @@ afterAll(async () => {
   await h.close();
 });
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 describe('display names and follow lists in memory', () => {
   it('are served from memory, and a PUT in one process is seen by the others', async () => {
     expect((await h.api('PUT', '/v1/members/dm-a', { displayName: 'Ann' })).status).toBe(200);
     expect((await h.api('PUT', '/v1/members/dm-a/following', { memberIds: ['dm-b', 'dm-c'] })).status).toBe(200);
-    await until(async () => other.members.caching, (live) => live);
+    await until('the other process caching', async () => other.members.caching || undefined);
     expect(other.members.caching).toBe(true);
 
     expect(Object.fromEntries(await other.members.displayNames(['dm-a', 'dm-b']))).toEqual({ 'dm-a': 'Ann' });
@@ -43,12 +35,16 @@ describe('display names and follow lists in memory', () => {
 
     // Through the API, in the harness's process: the other process drops its copies.
     expect((await h.api('PUT', '/v1/members/dm-a', { displayName: 'Annabel' })).status).toBe(200);
-    const names = await until(
-      async () => Object.fromEntries(await other.members.displayNames(['dm-a', 'dm-b'])),
-      (n) => n['dm-a'] === 'Annabel',
-    );
+    const names = await until('the new name in the other process', async () => {
+      const n = Object.fromEntries(await other.members.displayNames(['dm-a', 'dm-b']));
+      return n['dm-a'] === 'Annabel' ? n : undefined;
+    });
     expect(names).toEqual({ 'dm-a': 'Annabel' });
     expect((await h.api('PUT', '/v1/members/dm-a/following', { memberIds: ['dm-c'] })).status).toBe(200);
-    expect(await until(() => other.members.followedBy('dm-a'), (ids) => ids.length === 1)).toEqual(['dm-c']);
+    const follows = await until('the new follow list in the other process', async () => {
+      const ids = await other.members.followedBy('dm-a');
+      return ids.length === 1 ? ids : undefined;
+    });
+    expect(follows).toEqual(['dm-c']);
   });
 });

@@ -22,11 +22,7 @@ function expectedOf(events: RefEvent[], board: { aggregation: 'best' | 'sum' | '
 }
 
 async function post(board: string, events: RefEvent[]) {
-  const res = await h.api('POST', '/v1/events?wait=true', {
-    events: events.map((e) => ({ board, member: e.member, value: e.units, idempotencyKey: e.key, occurredAt: new Date(e.atMs).toISOString() })),
-  });
-  expect(res.status).toBe(200);
-  return res.body.results;
+  return h.postEvents(events.map((e) => ({ board, member: e.member, value: e.units, idempotencyKey: e.key, occurredAt: new Date(e.atMs).toISOString() })));
 }
 
 const at = (minutes: number) => NOW.getTime() - 3_600_000 + minutes * 60_000;

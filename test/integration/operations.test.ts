@@ -3,7 +3,7 @@ import { existsSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from 'kysely';
 import { chromium } from 'playwright-core';
 import { ADMIN_KEY, createHarness, envForChild, type Harness } from '../support/harness.js';
@@ -129,6 +129,25 @@ describe('OpenAPI', () => {
 describe('the laurel CLI', () => {
   const env = () => ({ ...process.env, ...envForChild(h.env), LOG_LEVEL: 'silent' });
 
+  /** Runs `laurel ...args` in this process, with the harness's environment; resolves to what it printed. */
+  async function laurel(...args: string[]): Promise<string> {
+    const vars = { ...envForChild(h.env), LOG_LEVEL: 'silent' };
+    const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, vars);
+    const printed: string[] = [];
+    const log = vi.spyOn(console, 'log').mockImplementation((...parts: unknown[]) => void printed.push(parts.join(' ')));
+    try {
+      await buildProgram((root) => root.exitOverride()).parseAsync(['node', 'laurel', ...args]);
+    } finally {
+      log.mockRestore();
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+    return printed.join('\n');
+  }
+
   it('has --help on every command', async () => {
     for (const args of [[], ['migrate'], ['rebuild'], ['verify'], ['keys', 'create'], ['keys', 'revoke'], ['boards', 'apply'], ['partitions', 'archive'], ['demo']]) {
       let out = '';
@@ -156,17 +175,16 @@ describe('the laurel CLI', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'laurel-'));
     const file = path.join(dir, 'boards.yaml');
     writeFileSync(file, 'boards:\n  - id: from-yaml\n    aggregation: best\n    period: week\n    categories: [a, b]\n');
-    const applied = await run(TSX, ['src/cli/laurel.ts', 'boards', 'apply', file], { cwd: ROOT, env: env() });
-    expect(applied.stdout).toContain('created from-yaml');
+    expect(await laurel('boards', 'apply', file)).toContain('created from-yaml');
     expect((await h.api('GET', '/v1/boards/from-yaml')).body).toMatchObject({ aggregation: 'best', period: 'week', categories: ['a', 'b'] });
-    const created = await run(TSX, ['src/cli/laurel.ts', 'keys', 'create', '--name', 'cli-key', '--role', 'read'], { cwd: ROOT, env: env() });
-    const key = /key:\s+(\S+)/.exec(created.stdout)![1]!;
-    const id = /id:\s+(\S+)/.exec(created.stdout)![1]!;
+    const created = await laurel('keys', 'create', '--name', 'cli-key', '--role', 'read');
+    const key = /key:\s+(\S+)/.exec(created)![1]!;
+    const id = /id:\s+(\S+)/.exec(created)![1]!;
     expect((await h.api('GET', '/v1/boards', undefined, key)).status).toBe(200);
-    await run(TSX, ['src/cli/laurel.ts', 'keys', 'revoke', id], { cwd: ROOT, env: env() });
+    expect(await laurel('keys', 'revoke', id)).toBe(`revoked ${id}`);
     const revoked = await h.ctx.db.selectFrom('api_keys').select('revoked_at').where('id', '=', id).executeTakeFirstOrThrow();
     expect(revoked.revoked_at).not.toBeNull();
-  }, 120000);
+  });
 });
 
 describe('graceful shutdown', () => {

@@ -64,11 +64,6 @@ afterAll(async () => {
   await new Promise((r) => receiver.server.close(r));
 });
 
-async function post(events: object[]) {
-  const res = await h.api('POST', '/v1/events?wait=true', { events });
-  expect(res.status).toBe(200);
-  return res.body.results as Array<{ status: string; reason?: string; period: string }>;
-}
 
 async function periodState(board: string, key: string) {
   return (await h.ctx.db.selectFrom('periods').select('state').where('board_id', '=', board).where('key', '=', key).executeTakeFirst())?.state;
@@ -96,21 +91,21 @@ describe('the period tick', () => {
   it('accepts late events inside the grace window and rejects them after it, before and after the close', async () => {
     h.clock.set('2026-12-31T23:00:00Z');
     await h.api('PUT', '/v1/boards/grace', { aggregation: 'sum', graceSeconds: 600 });
-    await post([{ board: 'grace', member: 'a', value: 1, idempotencyKey: 'g-1' }]);
+    await h.postEvents([{ board: 'grace', member: 'a', value: 1, idempotencyKey: 'g-1' }]);
     h.clock.set('2027-01-01T00:05:00Z');
-    expect(await post([{ board: 'grace', member: 'a', value: 2, idempotencyKey: 'g-2', occurredAt: '2026-12-31T23:59:00Z' }])).toMatchObject([
+    expect(await h.postEvents([{ board: 'grace', member: 'a', value: 2, idempotencyKey: 'g-2', occurredAt: '2026-12-31T23:59:00Z' }])).toMatchObject([
       { status: 'applied', period: '2026-12' },
     ]);
     await runTick(h.ctx);
     expect(await periodState('grace', '2026-12')).toBe('open');
     h.clock.set('2027-01-01T00:10:01Z');
     // Past endsAt + grace: refused even though no tick has closed the period yet.
-    expect(await post([{ board: 'grace', member: 'a', value: 4, idempotencyKey: 'g-3', occurredAt: '2026-12-31T23:59:30Z' }])).toMatchObject([
+    expect(await h.postEvents([{ board: 'grace', member: 'a', value: 4, idempotencyKey: 'g-3', occurredAt: '2026-12-31T23:59:30Z' }])).toMatchObject([
       { status: 'rejected', reason: 'period_closed' },
     ]);
     expect((await runTick(h.ctx)).closed).toContain('grace/2026-12');
     expect(await periodState('grace', '2026-12')).toBe('closed');
-    expect(await post([{ board: 'grace', member: 'a', value: 8, idempotencyKey: 'g-4', occurredAt: '2026-12-31T23:59:59Z' }])).toMatchObject([
+    expect(await h.postEvents([{ board: 'grace', member: 'a', value: 8, idempotencyKey: 'g-4', occurredAt: '2026-12-31T23:59:59Z' }])).toMatchObject([
       { status: 'rejected', reason: 'period_closed' },
     ]);
     const results = await h.api('GET', '/v1/boards/grace/periods/2026-12/results');
@@ -121,7 +116,7 @@ describe('the period tick', () => {
     h.clock.set('2026-12-31T12:00:00Z');
     for (const [id, timezone] of [['m-paris', 'Europe/Paris'], ['m-utc', 'UTC']] as const) {
       await h.api('PUT', `/v1/boards/${id}`, { aggregation: 'best', timezone, graceSeconds: 0 });
-      await post([{ board: id, member: 'x', value: 5, idempotencyKey: `${id}-1` }]);
+      await h.postEvents([{ board: id, member: 'x', value: 5, idempotencyKey: `${id}-1` }]);
     }
     h.clock.set('2026-12-31T23:30:00Z'); // 00:30 on 1 January in Paris
     await runTick(h.ctx);
@@ -135,9 +130,9 @@ describe('the period tick', () => {
   it('two racing ticks close once; a crash mid-close is finished by the next tick', async () => {
     h.clock.set('2026-11-15T12:00:00Z');
     await h.api('PUT', '/v1/boards/race', { aggregation: 'sum', graceSeconds: 0 });
-    await post(Array.from({ length: 30 }, (_, i) => ({ board: 'race', member: `r${i}`, value: i % 7, idempotencyKey: `race-${i}` })));
+    await h.postEvents(Array.from({ length: 30 }, (_, i) => ({ board: 'race', member: `r${i}`, value: i % 7, idempotencyKey: `race-${i}` })));
     await h.api('PUT', '/v1/boards/crash', { aggregation: 'sum', graceSeconds: 0 });
-    await post(Array.from({ length: 10 }, (_, i) => ({ board: 'crash', member: `c${i}`, value: i, idempotencyKey: `crash-${i}` })));
+    await h.postEvents(Array.from({ length: 10 }, (_, i) => ({ board: 'crash', member: `c${i}`, value: i, idempotencyKey: `crash-${i}` })));
 
     h.clock.set('2026-12-01T00:00:01Z');
     h.faults.midClose = (board) => {
@@ -148,7 +143,7 @@ describe('the period tick', () => {
     expect(await periodState('race', '2026-11')).toBe('closed');
     // The crash left the other period half closed: closing, and refusing events.
     expect(await periodState('crash', '2026-11')).toBe('closing');
-    expect(await post([{ board: 'crash', member: 'c1', value: 1, idempotencyKey: 'crash-late', occurredAt: '2026-11-30T12:00:00Z' }])).toMatchObject([
+    expect(await h.postEvents([{ board: 'crash', member: 'c1', value: 1, idempotencyKey: 'crash-late', occurredAt: '2026-11-30T12:00:00Z' }])).toMatchObject([
       { status: 'rejected', reason: 'period_closed' },
     ]);
     h.faults.midClose = undefined;
@@ -184,7 +179,7 @@ describe('final standings, awards and reports', () => {
       { key: 'f5', member: 'p5', units: 30, atMs: at },
       { key: 'f6', member: 'p6', units: 10, atMs: at, category: 'duel' },
     ];
-    await post(events.map((e) => ({ board: 'final', member: e.member, value: e.units, idempotencyKey: e.key, ...(e.category ? { category: e.category } : {}) })));
+    await h.postEvents(events.map((e) => ({ board: 'final', member: e.member, value: e.units, idempotencyKey: e.key, ...(e.category ? { category: e.category } : {}) })));
     await h.api('PUT', '/v1/members/p6/following', { memberIds: ['p4', 'ghost'] });
     await h.api('PUT', '/v1/members/p3/following', { memberIds: ['p5'] });
     await h.api('PUT', '/v1/members/p5/following', { memberIds: ['p4'] });
@@ -287,7 +282,7 @@ describe('scale and rollups', () => {
   it('rolls up applied, duplicate, rejected and voided events per board, period and hour', async () => {
     h.clock.set('2026-12-02T10:15:00Z');
     await h.api('PUT', '/v1/boards/stats', { aggregation: 'sum', graceSeconds: 0 });
-    await post([
+    await h.postEvents([
       { board: 'stats', member: 'a', value: 1, idempotencyKey: 'st-1' },
       { board: 'stats', member: 'b', value: 1, idempotencyKey: 'st-2' },
       { board: 'stats', member: 'a', value: 1, idempotencyKey: 'st-1' },

@@ -7,11 +7,6 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-async function post(events: object[], wait = true) {
-  const res = await h.api('POST', `/v1/events${wait ? '?wait=true' : ''}`, { events });
-  expect(res.status).toBe(wait ? 200 : 202);
-  return res.body.results as Array<{ idempotencyKey: string; status: string; reason?: string; period: string }>;
-}
 
 describe('routing by occurredAt in the board timezone', () => {
   it('splits a month at local midnight in Europe/Paris, not at UTC midnight', async () => {
@@ -20,7 +15,7 @@ describe('routing by occurredAt in the board timezone', () => {
     await h.api('PUT', '/v1/boards/utc-month', { aggregation: 'sum', period: 'month', timezone: 'UTC', graceSeconds: 86400 });
     // 23:30 UTC on Nov 30 is already 00:30 on Dec 1 in Paris (UTC+1).
     const at = '2026-11-30T23:30:00Z';
-    const results = await post([
+    const results = await h.postEvents([
       { board: 'paris-month', member: 'p', value: 1, idempotencyKey: 'paris-1', occurredAt: at },
       { board: 'utc-month', member: 'p', value: 1, idempotencyKey: 'utc-1', occurredAt: at },
       { board: 'paris-month', member: 'p', value: 1, idempotencyKey: 'paris-2', occurredAt: '2026-11-30T22:59:59Z' },
@@ -37,7 +32,7 @@ describe('routing by occurredAt in the board timezone', () => {
     h.clock.set('2027-01-04T00:02:00Z');
     await h.api('PUT', '/v1/boards/weekly', { aggregation: 'best', period: 'week', timezone: 'UTC', graceSeconds: 300 });
     // ISO weeks: Sunday 2027-01-03 belongs to 2026-W53, Monday 2027-01-04 starts 2027-W01.
-    const results = await post([
+    const results = await h.postEvents([
       { board: 'weekly', member: 'w', value: 10, idempotencyKey: 'w-sun', occurredAt: '2027-01-03T23:59:59Z' },
       { board: 'weekly', member: 'w', value: 20, idempotencyKey: 'w-mon', occurredAt: '2027-01-04T00:00:00Z' },
     ]);
@@ -53,7 +48,7 @@ describe('routing by occurredAt in the board timezone', () => {
 
   it('rejects an event received after endsAt + graceSeconds as period_closed, and never creates that period', async () => {
     h.clock.set('2027-01-04T00:06:00Z');
-    const results = await post([
+    const results = await h.postEvents([
       { board: 'weekly', member: 'late', value: 99, idempotencyKey: 'w-late', occurredAt: '2027-01-03T23:00:00Z' },
       { board: 'weekly', member: 'late', value: 5, idempotencyKey: 'w-old', occurredAt: '2026-06-01T00:00:00Z' },
     ]);
@@ -67,9 +62,9 @@ describe('routing by occurredAt in the board timezone', () => {
 
   it('rejects events for a period whose state is no longer open', async () => {
     h.clock.set('2027-01-10T12:00:00Z');
-    await post([{ board: 'weekly', member: 'c', value: 1, idempotencyKey: 'w-c1' }]);
+    await h.postEvents([{ board: 'weekly', member: 'c', value: 1, idempotencyKey: 'w-c1' }]);
     await h.ctx.db.updateTable('periods').set({ state: 'closed' }).where('board_id', '=', 'weekly').where('key', '=', '2027-W01').execute();
-    const [r] = await post([{ board: 'weekly', member: 'c', value: 2, idempotencyKey: 'w-c2' }]);
+    const [r] = await h.postEvents([{ board: 'weekly', member: 'c', value: 2, idempotencyKey: 'w-c2' }]);
     expect(r).toMatchObject({ status: 'rejected', reason: 'period_closed' });
   });
 

@@ -21,7 +21,7 @@ beforeAll(async () => {
   h = await createHarness({ env: { STREAM_KEEPALIVE_MS: '200' } });
   redis = testRedis();
   await h.api('PUT', '/v1/boards/live', { aggregation: 'sum', period: 'all' });
-  await post([
+  await h.postEvents([
     { board: 'live', member: 'ann', value: 10, idempotencyKey: 'l-1' },
     { board: 'live', member: 'bob', value: 20, idempotencyKey: 'l-2' },
     { board: 'live', member: 'cid', value: 5, idempotencyKey: 'l-3' },
@@ -35,10 +35,6 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function post(events: object[]): Promise<void> {
-  const res = await h.api('POST', '/v1/events?wait=true', { events });
-  expect(res.status).toBe(200);
-}
 
 async function stream(path: string, key: string | null = ADMIN_KEY): Promise<SseClient> {
   const client = await openSse(h.baseUrl + path, key);
@@ -138,7 +134,7 @@ describe('stream routes', () => {
     ]);
     expect(firstTop.data).toMatchObject({ total: 3, limit: 2 });
 
-    await post([{ board: 'live', member: 'ann', value: 15, idempotencyKey: 'l-4' }]);
+    await h.postEvents([{ board: 'live', member: 'ann', value: 15, idempotencyKey: 'l-4' }]);
     const visible = Date.now();
     const moved = await member.next();
     const seenAfter = Date.now() - visible;
@@ -157,8 +153,8 @@ describe('stream routes', () => {
     expect((await cid.next()).data).toMatchObject({ rank: 3, score: 5 });
     expect((await ann.next()).data).toMatchObject({ rank: 1, score: 25 });
     // ann gains points but stays first; bob overtakes nobody: only bob's score changed.
-    await post([{ board: 'live', member: 'bob', value: 1, idempotencyKey: 'l-5' }]);
-    await post([{ board: 'live', member: 'cid', value: 100, idempotencyKey: 'l-6' }]);
+    await h.postEvents([{ board: 'live', member: 'bob', value: 1, idempotencyKey: 'l-5' }]);
+    await h.postEvents([{ board: 'live', member: 'cid', value: 100, idempotencyKey: 'l-6' }]);
     // The next thing ann's stream says is its rank change from cid's jump, not bob's point.
     expect((await ann.next()).data).toMatchObject({ rank: 2, score: 25 });
     expect((await cid.next()).data).toMatchObject({ rank: 1, score: 105 });
@@ -167,7 +163,7 @@ describe('stream routes', () => {
 
   it('subscribe once per watched period and drop the subscription when its last stream leaves', async () => {
     await h.api('PUT', '/v1/boards/solo', { aggregation: 'best', period: 'all' });
-    await post([{ board: 'solo', member: 'ann', value: 3, idempotencyKey: 's-1' }]);
+    await h.postEvents([{ board: 'solo', member: 'ann', value: 3, idempotencyKey: 's-1' }]);
     const channel = h.ctx.leaderboard.keys.changes('solo', 'all');
     const a = await stream('/v1/boards/solo/standings/ann/stream?period=all');
     const b = await stream('/v1/boards/solo/standings/stream?period=all');
@@ -177,7 +173,7 @@ describe('stream routes', () => {
     a.close();
     await a.ended;
     // One stream still watches the period.
-    await post([{ board: 'solo', member: 'ann', value: 9, idempotencyKey: 's-2' }]);
+    await h.postEvents([{ board: 'solo', member: 'ann', value: 9, idempotencyKey: 's-2' }]);
     expect(entries(await b.next())).toEqual([[1, 'ann', 9]]);
     expect(await subscribers(channel)).toBe(1);
     b.close();
@@ -190,7 +186,7 @@ describe('stream routes', () => {
   it('count open streams, messages and push lag, read a scope once for all its streams, and forget a stream that left', async () => {
     const MEMBERS = 20;
     await h.api('PUT', '/v1/boards/fan', { aggregation: 'sum', period: 'all' });
-    await post(Array.from({ length: MEMBERS }, (_, i) => ({ board: 'fan', member: `f${i}`, value: i + 1, idempotencyKey: `f-${i}` })));
+    await h.postEvents(Array.from({ length: MEMBERS }, (_, i) => ({ board: 'fan', member: `f${i}`, value: i + 1, idempotencyKey: `f-${i}` })));
     const openBefore = await metric('laurel_streams_open', { kind: 'member' });
     const sentBefore = await metric('laurel_stream_messages_total', { event: 'standing' });
     const streams = await Promise.all(Array.from({ length: MEMBERS }, (_, i) => stream(`/v1/boards/fan/standings/f${i}/stream?period=all`)));
@@ -203,7 +199,7 @@ describe('stream routes', () => {
     const reads = await monitorLines(`"evalsha" "${watchSha}" "3" "${h.ctx.leaderboard.keys.scope('fan', 'all', 'all')}"`);
     const lagBefore = await metric('laurel_stream_push_lag_seconds_count');
     // f0 goes from last to first: every member's rank changes.
-    await post([{ board: 'fan', member: 'f0', value: 1000, idempotencyKey: 'f-top' }]);
+    await h.postEvents([{ board: 'fan', member: 'f0', value: 1000, idempotencyKey: 'f-top' }]);
     expect((await streams[0]!.next()).data).toMatchObject({ member: 'f0', rank: 1 });
     for (const s of streams.slice(1)) expect((await s.next()).data.rank).toBeGreaterThan(1);
     await eventually(async () => reads.lines.length > 0, 'a watch call seen by MONITOR');
@@ -223,7 +219,7 @@ describe('stream routes', () => {
   it('send the final state and `closed` when the period closes, then end; a closed period streams the same at once', async () => {
     h.clock.set('2026-12-02T10:00:00Z');
     await h.api('PUT', '/v1/boards/daily', { aggregation: 'sum', period: 'day', graceSeconds: 0 });
-    await post([
+    await h.postEvents([
       { board: 'daily', member: 'ann', value: 4, idempotencyKey: 'd-1' },
       { board: 'daily', member: 'bob', value: 7, idempotencyKey: 'd-2' },
     ]);

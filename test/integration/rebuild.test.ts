@@ -152,7 +152,7 @@ describe('losing the leaderboard Redis', () => {
       const queued = await h.ctx.rebuildQueue.getJobs(['waiting', 'prioritized', 'active', 'delayed']);
       expect(queued.map((j) => j.data)).toEqual([{ board: 'herd', period: '2026-12', category: 'all', trigger: 'read' }]);
     } finally {
-      rebuildWorker.resume();
+      await rebuildWorker.resume();
     }
     await h.drain();
     const after = await h.api('GET', `/v1/boards/herd/standings/${expected[7]!.member}`);

@@ -389,7 +389,7 @@ describe('secrets in logs', () => {
       let body = '';
       req.on('data', (c: Buffer) => (body += c.toString('utf8')));
       req.on('end', () => {
-        deliveries.push({ signature: String(req.headers['webhook-signature']), signed: `${req.headers['webhook-id']}.${req.headers['webhook-timestamp']}.${body}` });
+        deliveries.push({ signature: String(req.headers['webhook-signature']), signed: `${String(req.headers['webhook-id'])}.${String(req.headers['webhook-timestamp'])}.${body}` });
         // The first delivery fails, so the retry path logs too.
         res.writeHead(deliveries.length === 1 ? 500 : 200).end();
       });

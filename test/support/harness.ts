@@ -28,6 +28,8 @@ export interface Harness {
   workers: RunningWorkers | null;
   /** Calls the HTTP API; `key` defaults to the admin key, null sends none. */
   api<T = any>(method: string, path: string, body?: unknown, key?: string | null): Promise<ApiResponse<T>>;
+  /** Posts a batch to /v1/events, waiting for its results unless `wait` is false; throws unless it is accepted (200, or 202 without waiting). */
+  postEvents<R = any>(events: object[], wait?: boolean): Promise<R[]>;
   /** Waits until the score and rebuild queues have nothing waiting, active or delayed. */
   drain(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -84,7 +86,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   // Job schedulers stay off: tests drive the period tick themselves, with their own clock.
   const workers = options.workers === false ? null : startWorkers(ctx, { concurrency: options.concurrency ?? 2, schedulers: false });
 
-  return {
+  const harness: Harness = {
     ctx,
     env,
     clock,
@@ -109,6 +111,11 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       }
       return { status: res.status, body: parsed as any, headers: res.headers };
     },
+    async postEvents(events, wait = true) {
+      const res = await harness.api('POST', `/v1/events${wait ? '?wait=true' : ''}`, { events });
+      if (res.status !== (wait ? 200 : 202)) throw new Error(`POST /v1/events answered ${res.status}: ${JSON.stringify(res.body)}`);
+      return res.body.results ?? [];
+    },
     async drain(timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
@@ -130,6 +137,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       await dropDatabase(dbName);
     },
   };
+  return harness;
 }
 
 async function deleteKeys(prefix: string): Promise<void> {

@@ -48,6 +48,6 @@ export function operationsRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Rou
     queues: [ctx.scoreQueue, ctx.rebuildQueue, ctx.periodsQueue, ctx.webhooksQueue].map((q) => new BullMQAdapter(q, { readOnlyMode: !ctx.env.BULL_BOARD_WRITE })),
     serverAdapter: board,
   });
-  router.use(BULL_BOARD_PATH, browserAdmin(), guardBullBoardWrites(ctx.env.BULL_BOARD_WRITE), htmlPageHeaders, board.getRouter());
+  router.use(BULL_BOARD_PATH, browserAdmin(), guardBullBoardWrites(ctx.env.BULL_BOARD_WRITE), htmlPageHeaders, board.getRouter() as RequestHandler);
   return router;
 }

@@ -62,6 +62,7 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<MigrationRe
       await sql`SELECT pg_advisory_xact_lock(hashtext('laurel_migrate'))`.execute(conn);
       const migrator = new Migrator({ db: conn, provider, disableTransactions: true });
       const { error, results } = await migrator.migrateToLatest();
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- Kysely types the failure unknown; whatever it is, its text is the message
       if (error) throw error instanceof Error ? error : new Error(String(error));
       const functions = await installStoredFunctions(conn);
       await sql`
@@ -82,7 +83,7 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<MigrationRe
  * Names of migrations that exist in the code but are not applied to the database. Read
  * from the folder and Kysely's bookkeeping table, without loading the migration modules.
  */
-export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
+export async function pendingMigrations(db: Kysely<Database>): Promise<string[]> {
   const names = [...new Set((await migrationFiles()).map((f) => f.replace(/\.(ts|js)$/, '')))].sort();
   const { rows } = await sql<{ name: string }>`SELECT name FROM kysely_migration`.execute(db).catch(() => ({ rows: [] }));
   const applied = new Set(rows.map((r) => r.name));

@@ -112,11 +112,6 @@ function tieAhead(board: Board): RawBuilder<unknown> {
   return sql`(${second('a')} ${op} ${second('me')} OR (${second('a')} = ${second('me')} AND ${byMember}))`;
 }
 
-export async function countScope(db: Db, board: Board, scope: DbScope): Promise<number> {
-  const { rows } = await sql<{ n: number }>`SELECT ${countWhere(board, scope)} AS n`.execute(db);
-  return rows[0]!.n;
-}
-
 /**
  * One page in ranking order, with the scope's total, in one statement and one count: the
  * (offset + limit)-th entry's value bounds the rows read (an index range in value order),

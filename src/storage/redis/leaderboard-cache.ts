@@ -96,8 +96,8 @@ export class LeaderboardCache {
       if (err) throw err;
       for (const category of missing as string[]) incomplete.push({ board: g.board, period: g.period, category });
     });
-    const failed = results.find(([err]) => err);
-    if (failed) throw failed[0];
+    const failed = results.find(([err]) => err)?.[0];
+    if (failed) throw failed;
     return incomplete;
   }
 

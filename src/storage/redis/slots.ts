@@ -29,7 +29,7 @@ export async function execBySlot(redis: RedisClient, commands: readonly KeyedCom
     for (const c of commands) c.add(pipeline);
     return ((await pipeline.exec()) ?? []) as Reply[];
   }
-  const replies: Reply[] = new Array(commands.length);
+  const replies = new Array<Reply>(commands.length);
   const order = commands.map((_, i) => i);
   await Promise.all(
     groupBySlot(order, (i) => commands[i]!.key).map(async (indexes) => {
