@@ -76,4 +76,9 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],
   },
+  {
+    // The console's scripts run in the browser (type-checked against the DOM by tsconfig.console.json).
+    files: ['src/console/**/*.js'],
+    languageOptions: { globals: globals.browser },
+  },
 );

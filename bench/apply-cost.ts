@@ -67,7 +67,7 @@ try {
   explained.on('notice', (n) => plans.push(n.message ?? ''));
   await explained.query("LOAD 'auto_explain'");
   await explained.query("SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; SET auto_explain.log_analyze = on; SET auto_explain.log_timing = on; SET auto_explain.log_level = 'notice'");
-  const one = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: async () => Object.assign(explained, { release: () => undefined }), end: async () => undefined } as unknown as pg.Pool }) });
+  const one = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: async () => Object.assign(explained, { release: () => undefined }), end: async () => undefined } }) });
   await applyBatch(one, batch(), [{ id: 'cost', revision: board.revision }], new Date());
   await explained.end();
   const statements = plans

@@ -392,7 +392,7 @@ async function main() {
   const realtime = await streamsPart();
   const { grid, best, lag, raw, naive } = ing;
   const { q } = big;
-  const webPeakRssMiB = peakRssMiB(web!.pid!);
+  const webPeakRssMiB = peakRssMiB(web.pid!);
 
   const result = {
     date: new Date().toISOString(),

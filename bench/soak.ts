@@ -77,7 +77,7 @@ let warnCount = 0;
 /** Starts an entry point and counts its log lines by level; the first error lines are kept for the report. */
 function startLaurel(entry: string, env: Record<string, string>): ChildProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  for (const stream of [child.stdout!, child.stderr!]) {
+  for (const stream of [child.stdout, child.stderr]) {
     createInterface({ input: stream }).on('line', (line) => {
       let level = 0;
       try {

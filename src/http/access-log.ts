@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -15,11 +15,17 @@ const UNLOGGED = new Set(['/healthz', '/readyz']);
  * matters (request id, method, url, status, response time, key name) and never carries
  * headers, so no Authorization value can reach the log; the logger's redaction still applies.
  */
+/** The pattern of the route Express matched (`req.route` is untyped), or 'unmatched'. */
+function routePattern(req: Request): string {
+  const pattern = (req.route as { path?: unknown } | undefined)?.path;
+  return typeof pattern === 'string' ? `${req.baseUrl}${pattern}` : 'unmatched';
+}
+
 export function accessLog(log: Logger, metrics: Metrics): RequestHandler {
   return (req, res, next) => {
     trackRequest(log, metrics, req, res, () => ({
       // The route pattern, not the URL: member ids must not become label values.
-      route: req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched',
+      route: routePattern(req),
       url: req.originalUrl,
       keyName: principalOf(res)?.name,
     }));

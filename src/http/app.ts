@@ -21,7 +21,6 @@ import { memberRoutes } from './routes/member-routes.js';
 import { adminRebuildRoutes } from './routes/admin-rebuild-routes.js';
 import { operationsRoutes } from './routes/operations-routes.js';
 import { consoleRoutes } from './routes/console-routes.js';
-import { NotFound } from '../domain/errors.js';
 import { withStreamDoor } from './stream-door.js';
 import { StreamHub } from '../services/realtime/stream-hub.js';
 import { laurelReadiness } from '../health/laurel-checks.js';

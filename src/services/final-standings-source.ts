@@ -34,7 +34,7 @@ export async function finalPlace(ctx: AppContext, s: ScopeRef, member: string): 
 
 export async function finalPlaceMany(ctx: AppContext, queries: ReadonlyArray<ScopeRef & { member: string }>) {
   const placed = await resultsOfMemberMany(ctx.db, queries.map((q) => ({ ...resultsScope(q), member: q.member })));
-  return placed.map((p) => ({ source: database, placed: p as Placed }));
+  return placed.map((p) => ({ source: database, placed: p }));
 }
 
 export async function finalAround(ctx: AppContext, s: ScopeRef, member: string, radius: number) {

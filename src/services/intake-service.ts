@@ -38,7 +38,7 @@ function eventsOf(body: unknown): { events: unknown[]; batch: boolean } {
     ]);
   }
   if (!('events' in body)) return { events: [body], batch: false };
-  const { events, ...rest } = body as { events: unknown };
+  const { events, ...rest } = body;
   const extra = Object.keys(rest);
   if (extra.length > 0) {
     throw new InvalidInput('invalid batch', [{ path: extra[0]!, message: `unknown field(s): ${extra.join(', ')}` }]);
@@ -101,7 +101,7 @@ export async function acceptEvents(
   const deadline = Date.now() + WAIT_TIMEOUT_MS;
   try {
     const events = await withTimeout(options.listener.open(), Math.min(ENQUEUE_TIMEOUT_MS, WAIT_TIMEOUT_MS));
-    const result = (await job.waitUntilFinished(events, Math.max(1, deadline - Date.now()))) as ScoreJobResult;
+    const result: ScoreJobResult = await job.waitUntilFinished(events, Math.max(1, deadline - Date.now()));
     // A worker of the previous release (rolling deploy) leaves out the previous placement.
     const results = (result.results ?? []).map((r) => ({ ...r, previousScore: r.previousScore ?? null, previousRank: r.previousRank ?? null }));
     return { status: 200, body: { results } };

@@ -58,7 +58,7 @@ export async function readSliceAndPlace(ctx: AppContext, s: ScopeRef, offset: nu
   const source = fellBack(ctx, s, cached);
   const read = await ctx.fallback.run(async (pg) => {
     const page = await rankScope(pg, s.board, dbScope(s), { offset, limit });
-    return { slice: { total: page.total, entries: page.entries as SliceEntry[] }, placed: await placeFromDatabase(pg, s.board, dbScope(s), member) };
+    return { slice: { total: page.total, entries: page.entries }, placed: await placeFromDatabase(pg, s.board, dbScope(s), member) };
   });
   return { source: source as Source, ...read };
 }
@@ -110,8 +110,8 @@ export async function readPlaceMany(
     });
   }
   return cached.map((placed, i) => {
-    if (!isMiss(placed)) return { source: 'cache' as Source, placed };
-    return { source: 'database' as Source, placed: fromDb.get(i)! };
+    if (!isMiss(placed)) return { source: 'cache', placed };
+    return { source: 'database', placed: fromDb.get(i)! };
   });
 }
 
@@ -124,7 +124,7 @@ export async function readAround(ctx: AppContext, s: ScopeRef, member: string, r
     if (position === null) return { total, entries: [] as SliceEntry[] };
     const offset = Math.max(0, position - 1 - radius);
     const page = await rankScope(pg, s.board, dbScope(s), { offset, limit: position - 1 - offset + radius + 1 });
-    return { total, entries: page.entries as SliceEntry[] };
+    return { total, entries: page.entries };
   });
   return { source: source as Source, ...around };
 }

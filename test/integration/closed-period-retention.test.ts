@@ -241,7 +241,7 @@ describe('closed-period retention', () => {
     expect(before[0]!.map((m) => m.event)).toEqual(['standing', 'closed']);
     expect(before[0]![0]!.data).toMatchObject({ member: 'c2', rank: 1, score: 7, period: { key: period, state: 'closed' } });
     expect(before[2]!.map((m) => m.event)).toEqual(['top', 'closed']);
-    expect((before[2]![0]!.data as any).entries.map((e: any) => [e.rank, e.member, e.score])).toEqual([
+    expect((before[2]![0]!.data).entries.map((e: any) => [e.rank, e.member, e.score])).toEqual([
       [1, 'c2', 7],
       [2, 'c1', 5],
     ]);

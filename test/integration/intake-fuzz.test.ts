@@ -168,7 +168,7 @@ describe('body size', () => {
         headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
         body: chunks,
         duplex: 'half',
-      } as RequestInit);
+      });
       expectRefused({ status: res.status, body: await res.json(), headers: res.headers }, 413);
     });
   });

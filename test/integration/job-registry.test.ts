@@ -78,7 +78,7 @@ describe('job registry: dispatch against real Redis', () => {
   });
 
   it('fails a score job whose payload breaks its schema at once, naming the field, instead of retrying it for a day', async () => {
-    await h.ctx.scoreQueue.add('apply', { events: [] } as never, { jobId: 'bad-payload' });
+    await h.ctx.scoreQueue.add('apply', { events: [] }, { jobId: 'bad-payload' });
     const { state, job } = await settled(h.ctx.scoreQueue, 'bad-payload');
     expect(state).toBe('failed');
     expect(job.attemptsMade).toBe(1);

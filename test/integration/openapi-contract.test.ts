@@ -103,7 +103,7 @@ describe('every route answers as the document says', () => {
    * message (or, with `untilEnd`, every message up to the end the server makes) validated
    * against the schema the document gives for that event name; else the JSON error body.
    */
-  async function callStream(route: string, url: string, { untilEnd = false, key = ADMIN_KEY as string | null } = {}) {
+  async function callStream(route: string, url: string, { untilEnd = false, key = ADMIN_KEY } = {}) {
     const [method, pattern] = route.split(' ') as [string, string];
     const op = doc.paths[toPattern(pattern)]?.[method.toLowerCase()];
     expect(op, `${route} is documented`).toBeDefined();

@@ -277,7 +277,7 @@ async function runScenario(s: Scenario): Promise<void> {
       case 'member':
         return { ...e, member: memberIds[(memberIds.indexOf(e.member) + 1) % memberIds.length]! };
       case 'time':
-        return { ...e, atMs: B + TIMES[(TIMES.indexOf((e.atMs - B) as (typeof TIMES)[number]) + 4) % TIMES.length]! };
+        return { ...e, atMs: B + TIMES[(TIMES.indexOf((e.atMs - B)) + 4) % TIMES.length]! };
       case 'category':
         if (!s.board.categories.length) return { ...e, units: e.units > 0 ? e.units - 1 : e.units + 1 };
         return { ...e, category: e.category === s.board.categories[0] ? s.board.categories[1] : s.board.categories[0] };

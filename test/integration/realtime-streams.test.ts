@@ -73,7 +73,7 @@ async function monitorLines(needle: string): Promise<{ lines: string[]; stop(): 
     mastersOf(redis).map(
       (m) =>
         new Promise<Socket>((resolve, reject) => {
-          const socket = connect(m.options.port!, m.options.host!);
+          const socket = connect(m.options.port!, m.options.host);
           let rest = '';
           socket.setEncoding('utf8');
           socket.on('error', reject);

@@ -50,7 +50,7 @@ export function startCommand(command: string[], options: { env: Record<string, s
   });
   const logs: LogLine[] = [];
   const waiters = new Set<{ match: (line: LogLine) => boolean; resolve: (line: LogLine) => void }>();
-  createInterface({ input: child.stdout! }).on('line', (text) => {
+  createInterface({ input: child.stdout }).on('line', (text) => {
     let line: LogLine;
     try {
       line = JSON.parse(text) as LogLine;
@@ -66,7 +66,7 @@ export function startCommand(command: string[], options: { env: Record<string, s
     }
   });
   const stderr: string[] = [];
-  child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
   const exited = new Promise<number | string | null>((resolve) =>
     child.once('exit', (code, signal) => {
       // Kept with the logs, so a post-mortem shows a crash and what it printed.

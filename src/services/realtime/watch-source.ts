@@ -37,7 +37,7 @@ async function watchedFromDatabase(ctx: AppContext, s: ScopeRef, members: readon
     const total = top?.total ?? places.total;
     const placed = new Map<string, Placed>(members.map((m) => [m, { total, rank: null, scaled: null }]));
     for (const { standing } of places.placed) placed.set(standing.member, { total, rank: standing.rank, scaled: standing.scaled });
-    return { total, top: (top?.entries ?? []) as SliceEntry[], placed };
+    return { total, top: (top?.entries ?? []), placed };
   });
 }
 

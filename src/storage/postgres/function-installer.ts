@@ -35,7 +35,7 @@ async function catalogHashes(db: Kysely<Database>, names: readonly string[]): Pr
     SELECT p.proname AS name,
            md5(string_agg(pg_get_functiondef(p.oid), E'\n' ORDER BY p.oid::regprocedure::text)) AS hash
       FROM pg_proc p
-     WHERE p.pronamespace = 'public'::regnamespace AND p.proname = ANY(${names as string[]}::text[])
+     WHERE p.pronamespace = 'public'::regnamespace AND p.proname = ANY(${names}::text[])
      GROUP BY p.proname`.execute(db);
   return new Map(rows.map((r) => [r.name, r.hash]));
 }
