@@ -47,11 +47,21 @@ export default tseslint.config(
   },
   {
     files: ['workers/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/src/bin/**'], message: 'The worker entry point is src/bin/worker.ts; workers/ never imports src/bin/.' }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/src/bin/**'], message: 'The worker entry point is src/bin/worker.ts; workers/ never imports src/bin/.' }] },
+      ],
+    },
   },
   {
     files: ['migrations/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['../src/**', '../workers/**'], message: 'Migrations are frozen in time: they never import app code.' }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['../src/**', '../workers/**'], message: 'Migrations are frozen in time: they never import app code.' }] },
+      ],
+    },
   },
   {
     // Tests and benches read answers as untyped JSON; their assertions are what checks the shape.

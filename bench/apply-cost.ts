@@ -31,7 +31,13 @@ try {
   await admin.query(`ALTER DATABASE "laurel_${tag}" SET track_functions = 'all'`);
   const raw = new pg.Pool({ connectionString: dbUrl, max: 1 });
   await raw.query('CREATE TABLE raw_events (key text PRIMARY KEY, member text, value bigint)');
-  const env = { DATABASE_URL: dbUrl, REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/0', ADMIN_API_KEY: randomBytes(16).toString('hex'), REDIS_PREFIX: tag, LOG_LEVEL: 'warn' };
+  const env = {
+    DATABASE_URL: dbUrl,
+    REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/0',
+    ADMIN_API_KEY: randomBytes(16).toString('hex'),
+    REDIS_PREFIX: tag,
+    LOG_LEVEL: 'warn',
+  };
   const ctx = createContext(parseEnv(env));
   await putBoard(ctx, 'cost', { aggregation: 'sum', period: 'all' });
   const board = (await ctx.boards.get('cost'))!;
@@ -41,9 +47,22 @@ try {
       seq += 1;
       const now = new Date();
       return {
-        ord, key: `${tag}-${seq}`, boardId: 'cost', periodKey: 'all', startsAt: new Date('2000-01-01'), endsAt: null,
-        memberId: `m${seq % 50_000}`, category: null, value: String(seq % 1000), occurredAt: now, receivedAt: now,
-        source: null, payloadHash: 'h', metadata: null, payload: { board: 'cost', member: `m${seq % 50_000}`, value: seq % 1000 }, preReason: null,
+        ord,
+        key: `${tag}-${seq}`,
+        boardId: 'cost',
+        periodKey: 'all',
+        startsAt: new Date('2000-01-01'),
+        endsAt: null,
+        memberId: `m${seq % 50_000}`,
+        category: null,
+        value: String(seq % 1000),
+        occurredAt: now,
+        receivedAt: now,
+        source: null,
+        payloadHash: 'h',
+        metadata: null,
+        payload: { board: 'cost', member: `m${seq % 50_000}`, value: seq % 1000 },
+        preReason: null,
       };
     });
   const apply: number[] = [];
@@ -56,7 +75,9 @@ try {
     if (out.stale) throw new Error('stale board');
     t = performance.now();
     await raw.query('INSERT INTO raw_events SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])', [
-      events.map((e) => `${e.key}`), events.map((e) => e.memberId), events.map((e) => Number(e.value)),
+      events.map((e) => `${e.key}`),
+      events.map((e) => e.memberId),
+      events.map((e) => Number(e.value)),
     ]);
     insert.push(performance.now() - t);
   }
@@ -66,22 +87,39 @@ try {
   const plans: string[] = [];
   explained.on('notice', (n) => plans.push(n.message ?? ''));
   await explained.query("LOAD 'auto_explain'");
-  await explained.query("SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; SET auto_explain.log_analyze = on; SET auto_explain.log_timing = on; SET auto_explain.log_level = 'notice'");
-  const one = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: async () => Object.assign(explained, { release: () => undefined }), end: async () => undefined } }) });
+  await explained.query(
+    "SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; SET auto_explain.log_analyze = on; SET auto_explain.log_timing = on; SET auto_explain.log_level = 'notice'",
+  );
+  const one = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: { connect: async () => Object.assign(explained, { release: () => undefined }), end: async () => undefined } }),
+  });
   await applyBatch(one, batch(), [{ id: 'cost', revision: board.revision }], new Date());
   await explained.end();
   const statements = plans
-    .map((p) => ({ ms: Number(/duration: ([\d.]+) ms/.exec(p)?.[1] ?? 0), text: (/Query Text: ([\s\S]*?)\n(?:\S|\s{2}\S)/.exec(p)?.[1] ?? p).replace(/\s+/g, ' ').slice(0, 110) }))
+    .map((p) => ({
+      ms: Number(/duration: ([\d.]+) ms/.exec(p)?.[1] ?? 0),
+      text: (/Query Text: ([\s\S]*?)\n(?:\S|\s{2}\S)/.exec(p)?.[1] ?? p).replace(/\s+/g, ' ').slice(0, 110),
+    }))
     .sort((a, b) => b.ms - a.ms);
   // APPLY_COST_PLANS=<file>: every plan of that batch, in full.
   if (process.env.APPLY_COST_PLANS) writeFileSync(process.env.APPLY_COST_PLANS, plans.join('\n\n'));
-  const { rows } = await raw.query("SELECT funcname, calls, round(total_time::numeric, 1) AS total_ms, round(self_time::numeric, 1) AS self_ms FROM pg_stat_user_functions ORDER BY self_time DESC");
+  const { rows } = await raw.query(
+    'SELECT funcname, calls, round(total_time::numeric, 1) AS total_ms, round(self_time::numeric, 1) AS self_ms FROM pg_stat_user_functions ORDER BY self_time DESC',
+  );
   apply.sort((a, b) => a - b);
   insert.sort((a, b) => a - b);
-  const line = (name: string, xs: number[]) => `${name}: median ${round(quantile(xs, 0.5), 1)} ms, p90 ${round(quantile(xs, 0.9), 1)} ms per 1000 events (${xs.length} batches)`;
+  const line = (name: string, xs: number[]) =>
+    `${name}: median ${round(quantile(xs, 0.5), 1)} ms, p90 ${round(quantile(xs, 0.9), 1)} ms per 1000 events (${xs.length} batches)`;
   process.stdout.write(`${line('laurel_apply_batch via applyBatch', apply)}\n${line('raw INSERT of the same 1000 rows', insert)}\n`);
-  process.stdout.write(`Postgres function times (pg_stat_user_functions):\n${rows.map((r) => `  ${r.funcname}: ${r.calls} calls, total ${r.total_ms} ms, self ${r.self_ms} ms`).join('\n')}\n`);
-  process.stdout.write(`Statements of one batch by duration (auto_explain, nested):\n${statements.slice(0, 12).map((st) => `  ${st.ms.toFixed(1)} ms  ${st.text}`).join('\n')}\n`);
+  process.stdout.write(
+    `Postgres function times (pg_stat_user_functions):\n${rows.map((r) => `  ${r.funcname}: ${r.calls} calls, total ${r.total_ms} ms, self ${r.self_ms} ms`).join('\n')}\n`,
+  );
+  process.stdout.write(
+    `Statements of one batch by duration (auto_explain, nested):\n${statements
+      .slice(0, 12)
+      .map((st) => `  ${st.ms.toFixed(1)} ms  ${st.text}`)
+      .join('\n')}\n`,
+  );
   await raw.end();
   await ctx.close();
 } finally {

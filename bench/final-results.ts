@@ -9,13 +9,7 @@ import pg from 'pg';
 import { Kysely, PostgresDialect, type CompiledQuery } from 'kysely';
 import type { Database } from '../src/storage/postgres/schema.js';
 import { migrateDatabase } from '../src/storage/postgres/migrator.js';
-import {
-  resultOfMember,
-  resultsAround,
-  resultsOfMemberMany,
-  resultsOfMembers,
-  resultsPage,
-} from '../src/storage/postgres/final-results-repository.js';
+import { resultOfMember, resultsAround, resultsOfMemberMany, resultsOfMembers, resultsPage } from '../src/storage/postgres/final-results-repository.js';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { quantile, ROOT, round } from './support.js';
@@ -32,7 +26,9 @@ try {
   const pool = new pg.Pool({ connectionString: url.toString(), max: 2 });
   await pool.query(`INSERT INTO boards (id, display_name, aggregation, sort_order, tie_break, period_kind, timezone, decimals, grace_seconds, awards)
                     VALUES ('big', 'big', 'best', 'desc', 'shared', 'month', 'UTC', 0, 0, '{}')`);
-  await pool.query(`INSERT INTO periods (board_id, key, starts_at, ends_at, state, closed_at) VALUES ('big', '2026-11', '2026-11-01', '2026-12-01', 'closed', '2026-12-01')`);
+  await pool.query(
+    `INSERT INTO periods (board_id, key, starts_at, ends_at, state, closed_at) VALUES ('big', '2026-11', '2026-11-01', '2026-12-01', 'closed', '2026-12-01')`,
+  );
   const started = Date.now();
   // Every fourth member shares the previous one's value: shared ranks as a `shared` board stores them.
   await pool.query(
@@ -57,10 +53,14 @@ try {
   const cases: Record<string, () => Promise<unknown>> = {
     'page (offset 0, limit 50)': () => resultsPage(db, scope, 0, 50),
     'page (offset 900000, limit 200)': () => resultsPage(db, scope, Math.min(900_000, members - 200), 200),
-    'member': () => resultOfMember(db, scope, mid),
+    member: () => resultOfMember(db, scope, mid),
     'around (radius 50)': () => resultsAround(db, scope, mid, 50),
     'following (1000 members)': () => resultsOfMembers(db, scope, some),
-    'member across boards (20 boards)': () => resultsOfMemberMany(db, Array.from({ length: 20 }, () => ({ ...scope, member: mid }))),
+    'member across boards (20 boards)': () =>
+      resultsOfMemberMany(
+        db,
+        Array.from({ length: 20 }, () => ({ ...scope, member: mid })),
+      ),
   };
   const report: Record<string, unknown> = {};
   for (const [label, run] of Object.entries(cases)) {
@@ -76,8 +76,24 @@ try {
       await run();
       times.push(Number(process.hrtime.bigint() - t) / 1e6);
     }
-    report[label] = { medianMs: round(quantile(times.sort((x, y) => x - y), 0.5)), p90Ms: round(quantile(times, 0.9)), execution: plan.find((l) => l.startsWith('Execution Time')) };
-    console.log(`\n== ${label}: median ${round(quantile(times.sort((x, y) => x - y), 0.5))} ms\n${plan.join('\n')}`);
+    report[label] = {
+      medianMs: round(
+        quantile(
+          times.sort((x, y) => x - y),
+          0.5,
+        ),
+      ),
+      p90Ms: round(quantile(times, 0.9)),
+      execution: plan.find((l) => l.startsWith('Execution Time')),
+    };
+    console.log(
+      `\n== ${label}: median ${round(
+        quantile(
+          times.sort((x, y) => x - y),
+          0.5,
+        ),
+      )} ms\n${plan.join('\n')}`,
+    );
   }
   console.log(JSON.stringify(report, null, 2));
   writeFileSync(path.join(ROOT, 'bench/results/final-results.json'), `${JSON.stringify({ members, measuredAt: new Date().toISOString(), report }, null, 2)}\n`);

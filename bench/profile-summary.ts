@@ -45,7 +45,12 @@ for (const [id, us] of selfUs) {
   if (functionName === '(idle)') continue;
   const name = `${functionName || '(anonymous)'} ${where(url)}${url ? `:${lineNumber + 1}` : ''}`;
   fns.set(name, (fns.get(name) ?? 0) + us);
-  const pkg = functionName === '(garbage collector)' ? '(garbage collector)' : functionName === '(program)' ? '(program)' : where(url).replace(/^laurel (src|workers)\/.*/, 'laurel $1');
+  const pkg =
+    functionName === '(garbage collector)'
+      ? '(garbage collector)'
+      : functionName === '(program)'
+        ? '(program)'
+        : where(url).replace(/^laurel (src|workers)\/.*/, 'laurel $1');
   pkgs.set(pkg, (pkgs.get(pkg) ?? 0) + us);
 }
 // Inclusive time of the frames a request passes through (a sample counts once per name).
@@ -70,14 +75,23 @@ const lines = [
   '',
   '| self time by package | share |',
   '|---|---|',
-  ...[...pkgs.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([k, v]) => `| ${k} | ${pct(v)} |`),
+  ...[...pkgs.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 15)
+    .map(([k, v]) => `| ${k} | ${pct(v)} |`),
   '',
   '| self time by function | share |',
   '|---|---|',
-  ...[...fns.entries()].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, v]) => `| ${k.replace(/\|/g, '\\|')} | ${pct(v)} |`),
+  ...[...fns.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([k, v]) => `| ${k.replace(/\|/g, '\\|')} | ${pct(v)} |`),
   '',
   '| inclusive time (self + callees) by function | share |',
   '|---|---|',
-  ...[...inclusive.entries()].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, v]) => `| ${k.replace(/\|/g, '\\|')} | ${pct(v)} |`),
+  ...[...inclusive.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([k, v]) => `| ${k.replace(/\|/g, '\\|')} | ${pct(v)} |`),
 ];
 process.stdout.write(`${lines.join('\n')}\n`);

@@ -166,7 +166,9 @@ async function naiveIngest(n: number) {
   const list = events('naive', n, 50_000);
   const started = performance.now();
   for (let i = 0; i < n; i += 1000) {
-    await queue.addBulk(list.slice(i, i + 1000).map((e) => ({ name: 'e', data: { key: e.idempotencyKey, member: e.member, value: e.value }, opts: { removeOnComplete: true } })));
+    await queue.addBulk(
+      list.slice(i, i + 1000).map((e) => ({ name: 'e', data: { key: e.idempotencyKey, member: e.member, value: e.value }, opts: { removeOnComplete: true } })),
+    );
   }
   await waitFor(async () => (await queue.getJobCounts('waiting', 'active')).waiting === 0 && (await queue.getJobCounts('active')).active === 0, 600_000, 'naive');
   const seconds = (performance.now() - started) / 1000;
@@ -247,7 +249,13 @@ async function queries() {
   // The floors: bare node:http, then a minimal Express 5 app, each + one ZRANK per request, in a process of its own.
   const floorOf = async (framework: 'node' | 'express') => {
     const port = WEB_PORT + 2;
-    const server = startProcess('bench/bare-http.ts', { BARE_PORT: String(port), BARE_REDIS_URL: REDIS_URL, BARE_KEY: zset, BARE_ENTRIES: entries.join(','), BARE_FRAMEWORK: framework });
+    const server = startProcess('bench/bare-http.ts', {
+      BARE_PORT: String(port),
+      BARE_REDIS_URL: REDIS_URL,
+      BARE_KEY: zset,
+      BARE_ENTRIES: entries.join(','),
+      BARE_FRAMEWORK: framework,
+    });
     try {
       await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/1`)).ok, 30_000, `${framework} floor`);
       const paths = Array.from({ length: 1000 }, (_, i) => `/${i}`);
@@ -341,14 +349,18 @@ async function bigPart() {
   const rebuildBig = await rebuild('big');
   const raw = await rawRebuild('big');
   log(`  rebuild ${small}: ${rebuildSmall.seconds}s, worker peak ${rebuildSmall.workerPeakRssMiB} MiB (idle ${rebuildSmall.workerIdleRssMiB})`);
-  log(`  rebuild ${BIG}: ${rebuildBig.seconds}s, worker peak ${rebuildBig.workerPeakRssMiB} MiB (idle ${rebuildBig.workerIdleRssMiB}); raw ${raw.seconds}s, peak ${raw.peakRssMiB} MiB`);
+  log(
+    `  rebuild ${BIG}: ${rebuildBig.seconds}s, worker peak ${rebuildBig.workerPeakRssMiB} MiB (idle ${rebuildBig.workerIdleRssMiB}); raw ${raw.seconds}s, peak ${raw.peakRssMiB} MiB`,
+  );
   const q = await queries();
   // The web side's metrics answer for every web process (the cluster primary aggregates them).
   const metrics = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
   const served = /laurel_http_request_duration_seconds_count\{[^}]*route="\/v1\/boards\/:boardId\/standings\/:memberId"[^}]*\} (\d+)/.exec(await metrics.text());
   log(`  /metrics: ${metrics.status}, member-rank requests counted ${served?.[1] ?? 'none'}`);
   log(`  rank ${q.rank.rps} req/s p99 ${q.rank.p99Ms} ms; bare ${q.bareRank.rps} req/s p99 ${q.bareRank.p99Ms} ms`);
-  log(`  at 2000 req/s p99: rank ${q.rankAt2000.p99Ms} ms, around ${q.aroundAt2000.p99Ms} ms; bare rank ${q.bareAt2000.p99Ms} ms, bare around ${q.bareAroundAt2000.p99Ms} ms`);
+  log(
+    `  at 2000 req/s p99: rank ${q.rankAt2000.p99Ms} ms, around ${q.aroundAt2000.p99Ms} ms; bare rank ${q.bareAt2000.p99Ms} ms, bare around ${q.bareAroundAt2000.p99Ms} ms`,
+  );
   log(`  HTTP floor (node:http + ZRANK): ${q.bareHttp.rps} req/s, p99 at 2000 req/s ${q.bareHttpAt2000.p99Ms} ms`);
   log(`  Express floor (minimal Express 5 + ZRANK): ${q.expressFloor.rps} req/s; rank with 2 web processes ${q.twoWebProcesses.rps} req/s`);
   log(`  around ${q.around.rps} req/s, top-50 ${q.top50.rps} req/s, following ${q.following200.rps} req/s`);

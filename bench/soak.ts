@@ -147,7 +147,10 @@ async function main(): Promise<void> {
   const base = `http://127.0.0.1:${port}`;
   const headers = { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' };
   for (let i = 0; ; i += 1) {
-    const ok = await fetch(`${base}/readyz`).then((r) => r.status === 200, () => false);
+    const ok = await fetch(`${base}/readyz`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ok) break;
     if (i > 300) throw new Error('web did not become ready');
     await new Promise((r) => setTimeout(r, 100));
@@ -302,12 +305,24 @@ async function main(): Promise<void> {
   const trend = Object.fromEntries(
     series.map((k) => {
       const ys = fit.map((s) => s[k]);
-      const slope = slopePerHour(fit.map((s) => s.atMs), ys);
+      const slope = slopePerHour(
+        fit.map((s) => s.atMs),
+        ys,
+      );
       const mean = ys.reduce((a, b) => a + b, 0) / Math.max(1, ys.length);
       const change = slope * fitHours;
       return [
         k,
-        { slopePerHour: round(slope, 3), changeOverFit: round(change, 2), flat: Math.abs(change) <= Math.max(FLAT_SHARE * mean, FLAT_FLOOR[k] ?? 0), first: ys[0], last: ys[ys.length - 1], min: Math.min(...ys), max: Math.max(...ys), mean: round(mean, 2) },
+        {
+          slopePerHour: round(slope, 3),
+          changeOverFit: round(change, 2),
+          flat: Math.abs(change) <= Math.max(FLAT_SHARE * mean, FLAT_FLOOR[k] ?? 0),
+          first: ys[0],
+          last: ys[ys.length - 1],
+          min: Math.min(...ys),
+          max: Math.max(...ys),
+          mean: round(mean, 2),
+        },
       ];
     }),
   );
@@ -316,7 +331,13 @@ async function main(): Promise<void> {
     minutes: MINUTES,
     clockSpeed: CLOCK_SPEED,
     closedPeriodCacheHours: CACHE_HOURS,
-    load: { singlesPerSec: SINGLES_PER_SEC, batchesPerSec: BATCHES_PER_SEC, eventsPerBatch: 100, readsPerSec: READS_PER_SEC, rebuildEveryMinutes: round(REBUILD_EVERY_MS / 60_000, 1) },
+    load: {
+      singlesPerSec: SINGLES_PER_SEC,
+      batchesPerSec: BATCHES_PER_SEC,
+      eventsPerBatch: 100,
+      readsPerSec: READS_PER_SEC,
+      rebuildEveryMinutes: round(REBUILD_EVERY_MS / 60_000, 1),
+    },
     warmupSeconds: WARMUP_MS / 1000,
     samples: samples.length,
     flat: Object.values(trend).every((t) => t.flat),

@@ -323,9 +323,25 @@ export async function down(db: Kysely<any>): Promise<void> {
     $$`.execute(db);
   await sql`DROP SCHEMA ledger_archive CASCADE`.execute(db);
   for (const table of [
-    'laurel_functions', 'rollups', 'rebuild_log', 'duplicate_log', 'notifications', 'awards', 'period_results',
-    'member_exclusions', 'member_follows', 'api_keys', 'member_aggregates', 'rejections', 'ledger_archived_periods',
-    'ledger_archives', 'score_events', 'score_event_keys', 'members', 'periods', 'boards',
+    'laurel_functions',
+    'rollups',
+    'rebuild_log',
+    'duplicate_log',
+    'notifications',
+    'awards',
+    'period_results',
+    'member_exclusions',
+    'member_follows',
+    'api_keys',
+    'member_aggregates',
+    'rejections',
+    'ledger_archived_periods',
+    'ledger_archives',
+    'score_events',
+    'score_event_keys',
+    'members',
+    'periods',
+    'boards',
   ]) {
     await sql`DROP TABLE ${sql.table(table)} CASCADE`.execute(db);
   }

@@ -98,7 +98,7 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
   periodsQueue.on('error', (err) => failures.warn('queue-redis', err, 'periods queue error'));
   const webhooksQueue = createWebhooksQueue(queueRedis, env.REDIS_PREFIX);
   webhooksQueue.on('error', (err) => failures.warn('queue-redis', err, 'webhooks queue error'));
-    const metrics = new Metrics(() => [scoreQueue, rebuildQueue, periodsQueue, webhooksQueue] as Queue[]);
+  const metrics = new Metrics(() => [scoreQueue, rebuildQueue, periodsQueue, webhooksQueue] as Queue[]);
   const queueMemory = new QueueMemoryGuard(queueRedis, env.QUEUE_MEMORY_REFUSE_RATIO, log);
   queueMemory.register(metrics.registry);
 

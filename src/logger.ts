@@ -19,6 +19,7 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
   const options = { level, base: { service: 'laurel' }, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
   if (destination) return pino(options, destination as pino.DestinationStream);
   // People read a terminal; machines read everything else (containers, files, pipes) as JSON lines.
-  if (process.stdout.isTTY) return pino({ ...options, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' } } });
+  if (process.stdout.isTTY)
+    return pino({ ...options, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' } } });
   return pino(options);
 }

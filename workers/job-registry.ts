@@ -31,10 +31,7 @@ export type JobRegistry = ReadonlyMap<string, ReadonlyMap<string, Entry>>;
  * when a name has no handler or more than one, or a handler names a job no contract has:
  * the worker process then fails at start-up instead of failing jobs later.
  */
-export function buildJobRegistry(
-  handlers: readonly JobHandler[],
-  contracts: Readonly<Record<string, Readonly<Record<string, z.ZodType>>>> = JOB_CONTRACTS,
-): JobRegistry {
+export function buildJobRegistry(handlers: readonly JobHandler[], contracts: Readonly<Record<string, Readonly<Record<string, z.ZodType>>>> = JOB_CONTRACTS): JobRegistry {
   const problems: string[] = [];
   const registry = new Map<string, Map<string, Entry>>();
   for (const [queue, jobs] of Object.entries(contracts)) {

@@ -79,9 +79,7 @@ function routeEvent(event: ScoreJob['events'][number], ord: number, board: Board
   const { posted } = event;
   const receivedAt = new Date(event.receivedAt);
   const occurredAt = posted.occurredAt ? new Date(posted.occurredAt) : receivedAt;
-  const window = board
-    ? periodContaining(board, occurredAt)
-    : { key: 'all', startsAt: occurredAt, endsAt: null };
+  const window = board ? periodContaining(board, occurredAt) : { key: 'all', startsAt: occurredAt, endsAt: null };
   // Intake checked the value; a board whose decimals changed since (only possible while it
   // had no events) may now refuse it, and that is recorded rather than rounded.
   const scaled = board ? scaleNumber(posted.value, board.decimals) : { ok: false as const, reason: '' };

@@ -103,6 +103,7 @@ function reportFailure(ctx: AppContext, queue: string, job: Job | undefined, err
   }
   // While a dependency is down every job fails and is retried: one line per dependency per interval.
   const outage = ctx.failureOf(err);
-  if (outage instanceof Unavailable) ctx.failures.warn(outage.dependency, err, 'job failed; it will be retried', { queue, jobId: job.id, name: job.name, attemptsMade: job.attemptsMade });
+  if (outage instanceof Unavailable)
+    ctx.failures.warn(outage.dependency, err, 'job failed; it will be retried', { queue, jobId: job.id, name: job.name, attemptsMade: job.attemptsMade });
   else ctx.log.warn(fields, 'job failed; it will be retried');
 }

@@ -41,10 +41,13 @@ export function runWebCluster(processes: number, log: Logger, shutdownMs: { dela
     if (stopping) return;
     stopping = true;
     log.info({ signal, processes }, 'shutting down web processes');
-    setTimeout(() => {
-      log.error('web processes took too long to shut down; exiting');
-      process.exit(1);
-    }, shutdownMs.delay + shutdownMs.timeout + SHUTDOWN_MARGIN_MS).unref();
+    setTimeout(
+      () => {
+        log.error('web processes took too long to shut down; exiting');
+        process.exit(1);
+      },
+      shutdownMs.delay + shutdownMs.timeout + SHUTDOWN_MARGIN_MS,
+    ).unref();
     if (alive === 0) process.exit(0);
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
   };

@@ -55,10 +55,7 @@ export async function runDemo(ctx: AppContext, options: { url: string; seconds: 
           const p = Math.floor(Math.random() * players.length);
           const board = BOARDS[seq % BOARDS.length]!;
           seq += 1;
-          const value =
-            board.id === 'demo-daily-race'
-              ? Math.round((90 - skill(p) * 3 + Math.random() * 20) * 1000) / 1000
-              : Math.floor(Math.random() * 10 * skill(p));
+          const value = board.id === 'demo-daily-race' ? Math.round((90 - skill(p) * 3 + Math.random() * 20) * 1000) / 1000 : Math.floor(Math.random() * 10 * skill(p));
           return {
             board: board.id,
             member: players[p]!,

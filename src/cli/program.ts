@@ -14,12 +14,7 @@ import { putBoard } from '../services/boards-service.js';
 import { runDemo } from './demo.js';
 import { InvalidInput, LaurelError, NotFound } from '../domain/errors.js';
 import { archiveLedger } from '../services/ledger-archive.js';
-import {
-  countDefaultPartition,
-  listLedgerArchives,
-  listLedgerPartitions,
-  unclosedPeriodsIn,
-} from '../storage/postgres/ledger-partitions.js';
+import { countDefaultPartition, listLedgerArchives, listLedgerPartitions, unclosedPeriodsIn } from '../storage/postgres/ledger-partitions.js';
 
 async function withContext<T>(fn: (ctx: AppContext) => Promise<T>, options: { redis: boolean } = { redis: true }): Promise<T> {
   const env = loadEnvOrExit();
@@ -40,11 +35,8 @@ async function withContext<T>(fn: (ctx: AppContext) => Promise<T>, options: { re
  * it sets (exitOverride, output) is inherited by all of them: tests parse --help in process.
  */
 export function buildProgram(configure?: (root: Command) => void): Command {
-  const program = new Command()
-    .name('laurel')
-    .description('Operate a Laurel deployment (reads the same environment as the service).')
-    .showHelpAfterError();
-    configure?.(program);
+  const program = new Command().name('laurel').description('Operate a Laurel deployment (reads the same environment as the service).').showHelpAfterError();
+  configure?.(program);
 
   program
     .command('migrate')
@@ -131,9 +123,9 @@ export function buildProgram(configure?: (root: Command) => void): Command {
         for (const { id, ...definition } of boards) {
           // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a YAML id may be a number; anything else becomes text the id check refuses
           const { created } = await putBoard(ctx, String(id ?? ''), definition).catch((err: unknown) => {
-          // Several boards per file: say which one is at fault.
-          throw err instanceof InvalidInput ? new InvalidInput(`board "${String(id)}": ${err.message}`, err.details, err.code) : err;
-        });
+            // Several boards per file: say which one is at fault.
+            throw err instanceof InvalidInput ? new InvalidInput(`board "${String(id)}": ${err.message}`, err.details, err.code) : err;
+          });
           console.log(`${created ? 'created' : 'updated'} ${String(id)}`);
         }
       });

@@ -1,9 +1,7 @@
 import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
 
-const booleanFlag = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const booleanFlag = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 const redisUrl = z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL');
 
@@ -49,7 +47,10 @@ const envSchema = z.object({
   /** LEADERBOARD_REDIS_URL lists the seed nodes of a Redis Cluster. */
   LEADERBOARD_REDIS_CLUSTER: booleanFlag.optional(),
   /** Namespace of every Redis key Laurel writes (queues and leaderboards). */
-  REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'letters, digits, _ or -, at most 32').default('laurel'),
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,32}$/, 'letters, digits, _ or -, at most 32')
+    .default('laurel'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   ADMIN_API_KEY: z
     .string()
@@ -95,7 +96,10 @@ const envSchema = z.object({
   TRUST_PROXY: z
     .string()
     .default('false')
-    .refine((v) => v.toLowerCase() !== 'true', 'must not be true (any client could then pick its own IP): give the number of proxy hops in front (e.g. 1) or their addresses (e.g. loopback, 10.0.0.0/8)')
+    .refine(
+      (v) => v.toLowerCase() !== 'true',
+      'must not be true (any client could then pick its own IP): give the number of proxy hops in front (e.g. 1) or their addresses (e.g. loopback, 10.0.0.0/8)',
+    )
     .refine(
       (v) => /^(false|\d+)$/i.test(v) || trustsAddresses(v),
       'must be false, a number of proxy hops (e.g. 1) or comma-separated addresses and subnets (e.g. loopback, 10.0.0.0/8)',
@@ -126,7 +130,14 @@ const envSchema = z.object({
   CORS_ORIGINS: z
     .string()
     .default('')
-    .transform((v): '*' | string[] => (v.trim() === '*' ? '*' : v.split(',').map((o) => o.trim()).filter(Boolean)))
+    .transform((v): '*' | string[] =>
+      v.trim() === '*'
+        ? '*'
+        : v
+            .split(',')
+            .map((o) => o.trim())
+            .filter(Boolean),
+    )
     .refine((v) => v === '*' || v.every((o) => /^https?:\/\/[^/\s]+$/.test(o)), 'must be * or a comma-separated list of origins like https://game.example.com'),
   /**
    * Intake answers 503 (Retry-After) once the queue Redis uses this share of its maxmemory,
@@ -156,9 +167,7 @@ export class EnvError extends Error {}
  * line naming the variable, so an operator sees at once what to fix.
  */
 export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
-  const cleaned = Object.fromEntries(
-    Object.entries(source).filter(([, v]) => v !== undefined && v !== ''),
-  );
+  const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
   const result = envSchema
     .superRefine((e, check) => {
       const queueProblem = redisUrlProblem(e.REDIS_URL, e.REDIS_CLUSTER);
@@ -166,7 +175,11 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
       if (e.LEADERBOARD_REDIS_URL === undefined) {
         // Without a URL of its own the leaderboard shares REDIS_URL, cluster or not.
         if (e.LEADERBOARD_REDIS_CLUSTER !== undefined) {
-          check.addIssue({ code: 'custom', path: ['LEADERBOARD_REDIS_CLUSTER'], message: 'needs LEADERBOARD_REDIS_URL (without it the leaderboards share REDIS_URL and REDIS_CLUSTER)' });
+          check.addIssue({
+            code: 'custom',
+            path: ['LEADERBOARD_REDIS_CLUSTER'],
+            message: 'needs LEADERBOARD_REDIS_URL (without it the leaderboards share REDIS_URL and REDIS_CLUSTER)',
+          });
         }
         return;
       }
@@ -186,7 +199,10 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const name = String(issue.path[0] ?? 'environment');
-    const problem = issue.code === 'invalid_type' && cleaned[name] === undefined ? 'is required (set it in the environment or in .env; .env.example lists every variable)' : issue.message;
+    const problem =
+      issue.code === 'invalid_type' && cleaned[name] === undefined
+        ? 'is required (set it in the environment or in .env; .env.example lists every variable)'
+        : issue.message;
     throw new EnvError(`invalid environment: ${name} ${problem}`);
   }
   return result.data;

@@ -77,7 +77,10 @@ async function render() {
   const [path, search = ''] = hash.split('?');
   const route = ROUTES.find(([pattern]) => pattern.test(path));
   if (!route) return navigate('/boards');
-  const params = route[0].exec(path).slice(1).map((p) => (p === undefined ? undefined : decodeURIComponent(p)));
+  const params = route[0]
+    .exec(path)
+    .slice(1)
+    .map((p) => (p === undefined ? undefined : decodeURIComponent(p)));
   for (const a of nav.querySelectorAll('a[href^="#/"]')) {
     a.toggleAttribute('aria-current', path.startsWith(a.getAttribute('href').slice(1)));
   }

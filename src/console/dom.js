@@ -84,7 +84,11 @@ export function errorBox(err) {
     { class: 'error', role: 'alert' },
     h('strong', {}, err.status ? `${err.status} ` : '', err.message),
     details.length
-      ? h('ul', {}, details.map((d) => h('li', {}, d.index !== undefined ? `[${d.index}] ` : '', d.path ? `${d.path}: ` : '', d.message)))
+      ? h(
+          'ul',
+          {},
+          details.map((d) => h('li', {}, d.index !== undefined ? `[${d.index}] ` : '', d.path ? `${d.path}: ` : '', d.message)),
+        )
       : null,
   );
 }
@@ -99,21 +103,44 @@ export function table(headers, rows, props = {}) {
   return h(
     'table',
     { 'aria-label': props.label },
-    h('thead', {}, h('tr', {}, headers.map((text) => h('th', { scope: 'col' }, text)))),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        headers.map((text) => h('th', { scope: 'col' }, text)),
+      ),
+    ),
     h('tbody', {}, rows.map(tableRow)),
   );
 }
 
-export const tableRow = (cells) => h('tr', {}, cells.map((cell) => h('td', {}, cell ?? '—')));
+export const tableRow = (cells) =>
+  h(
+    'tr',
+    {},
+    cells.map((cell) => h('td', {}, cell ?? '—')),
+  );
 
 /** Definition list of [term, value] pairs. */
 export function facts(pairs) {
-  return h('dl', { class: 'facts' }, pairs.map(([term, value]) => [h('dt', {}, term), h('dd', {}, value ?? '—')]));
+  return h(
+    'dl',
+    { class: 'facts' },
+    pairs.map(([term, value]) => [h('dt', {}, term), h('dd', {}, value ?? '—')]),
+  );
 }
 
 export const link = (href, text) => h('a', { href }, text);
 
-export const time = (iso) => (iso ? new Date(iso).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—');
+export const time = (iso) =>
+  iso
+    ? new Date(iso)
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d+Z$/, 'Z')
+    : '—';
 
 /**
  * A titled part of a page that loads by itself: its failure shows the API's message in

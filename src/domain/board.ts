@@ -81,7 +81,12 @@ export const boardDefinitionSchema = z
     minValue: z.number().nullable().default(null),
     maxValue: z.number().nullable().default(null),
     categories: z
-      .array(z.string().regex(CATEGORY_ID, 'must match ^[A-Za-z0-9_-]{1,64}$').refine((c) => c !== ALL_CATEGORIES, '"all" is reserved'))
+      .array(
+        z
+          .string()
+          .regex(CATEGORY_ID, 'must match ^[A-Za-z0-9_-]{1,64}$')
+          .refine((c) => c !== ALL_CATEGORIES, '"all" is reserved'),
+      )
       .max(100)
       .refine((list) => new Set(list).size === list.length, 'must not repeat a category')
       .default([]),
@@ -125,7 +130,5 @@ export function isValidBoardId(id: string): boolean {
 
 /** The fixed fields whose value differs between a stored board and a new definition. */
 export function changedFixedFields(current: Board, next: BoardDefinition): string[] {
-  return FIXED_FIELDS.filter((field) =>
-    field === 'period' ? specId(current.period) !== specId(next.period) : current[field] !== next[field],
-  );
+  return FIXED_FIELDS.filter((field) => (field === 'period' ? specId(current.period) !== specId(next.period) : current[field] !== next[field]));
 }

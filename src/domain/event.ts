@@ -20,7 +20,10 @@ export const scoreEventSchema = z
     idempotencyKey: z.string().regex(IDEMPOTENCY_KEY, 'must be 1-128 printable ASCII characters without spaces'),
     occurredAt: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time with a time zone' }).optional(),
     category: z.string().regex(CATEGORY_ID, 'must match ^[A-Za-z0-9_-]{1,64}$').optional(),
-    source: z.string().regex(/^[\x20-\x7e]{1,128}$/, 'must be 1-128 printable ASCII characters').optional(),
+    source: z
+      .string()
+      .regex(/^[\x20-\x7e]{1,128}$/, 'must be 1-128 printable ASCII characters')
+      .optional(),
     // Checked before zod copies it: the copy would silently lose a `__proto__` key.
     metadata: z
       .unknown()
@@ -94,5 +97,7 @@ export function checkAgainstBoard(event: ScoreEventInput, board: Board | undefin
  * request is a duplicate and a different event under the same key is a conflict.
  */
 export function payloadHash(event: ScoreEventInput): string {
-  return createHash('sha256').update(stringify(event) ?? '').digest('hex');
+  return createHash('sha256')
+    .update(stringify(event) ?? '')
+    .digest('hex');
 }

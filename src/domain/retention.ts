@@ -4,11 +4,7 @@
  * answered from its final results. Decided by time alone, so every process switches a
  * period over at the same moment whether or not the keys are gone yet.
  */
-export function isRetired(
-  period: { state: string; closedAt: Date | null },
-  now: Date,
-  cacheHours: number,
-): boolean {
+export function isRetired(period: { state: string; closedAt: Date | null }, now: Date, cacheHours: number): boolean {
   return period.state === 'closed' && period.closedAt !== null && period.closedAt.getTime() + cacheHours * 3_600_000 <= now.getTime();
 }
 

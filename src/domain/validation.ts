@@ -13,11 +13,7 @@ export function zodDetails(error: ZodError, index?: number, pathPrefix: readonly
 }
 
 /** Parses with a zod schema or throws InvalidInput naming every field at fault. */
-export function parseOrThrow<T>(
-  schema: { safeParse(data: unknown): { success: true; data: T } | { success: false; error: ZodError } },
-  data: unknown,
-  what: string,
-): T {
+export function parseOrThrow<T>(schema: { safeParse(data: unknown): { success: true; data: T } | { success: false; error: ZodError } }, data: unknown, what: string): T {
   const result = schema.safeParse(data);
   if (!result.success) throw new InvalidInput(`invalid ${what}`, zodDetails(result.error));
   return result.data;

@@ -120,10 +120,7 @@ export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadi
 
   const streams = new StreamHub(ctx);
   const trustProxy = app.get('trust proxy fn') as Parameters<typeof proxyaddr>[1];
-  const handler = withStreamDoor(
-    { ctx, verifier, budgets, hub: streams, cors: { origins: ctx.env.CORS_ORIGINS }, clientIp: (req) => proxyaddr(req, trustProxy) },
-    app,
-  );
+  const handler = withStreamDoor({ ctx, verifier, budgets, hub: streams, cors: { origins: ctx.env.CORS_ORIGINS }, clientIp: (req) => proxyaddr(req, trustProxy) }, app);
 
   return {
     handler,

@@ -74,10 +74,7 @@ export async function admit(verifier: ApiKeyVerifier, budgets: Budgets, facts: R
   }
   if (principal === 'refused') {
     await budgets.ip(facts.ip);
-    throw unauthorized(
-      facts.path,
-      key === null ? 'malformed Authorization header: expected Bearer <key>' : 'unknown or revoked API key',
-    );
+    throw unauthorized(facts.path, key === null ? 'malformed Authorization header: expected Bearer <key>' : 'unknown or revoked API key');
   }
   await budgets.key(principal.id);
   return principal;

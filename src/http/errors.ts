@@ -43,13 +43,7 @@ export interface ErrorAnswer {
  * interval, with a count. A plain function, so that Express and the bare stream routes
  * (`stream-door.ts`) answer the same.
  */
-export function errorAnswer(
-  err: unknown,
-  path: string,
-  log: Logger,
-  failures: RepeatLimitedLog,
-  translate: (err: unknown) => LaurelError | undefined,
-): ErrorAnswer {
+export function errorAnswer(err: unknown, path: string, log: Logger, failures: RepeatLimitedLog, translate: (err: unknown) => LaurelError | undefined): ErrorAnswer {
   const headers: Record<string, string> = {};
   const answer = (status: number, code: string, message: string, details?: ErrorDetail[]): ErrorAnswer => {
     if (!details) return { status, body: { error: code, message }, headers };

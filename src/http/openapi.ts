@@ -11,13 +11,7 @@ import { notificationsQuerySchema, periodsQuerySchema, resultsQuerySchema } from
 import { rebuildRequestSchema } from '../services/rebuild-service.js';
 import { topStreamQuerySchema } from '../services/realtime/stream-query.js';
 import { statsQuerySchema } from '../services/stats-service.js';
-import {
-  aroundQuerySchema,
-  followingQuerySchema,
-  memberBoardsQuerySchema,
-  scopeQuerySchema,
-  standingsQuerySchema,
-} from '../services/standings-service.js';
+import { aroundQuerySchema, followingQuerySchema, memberBoardsQuerySchema, scopeQuerySchema, standingsQuerySchema } from '../services/standings-service.js';
 import { createKeySchema } from './routes/admin-key-routes.js';
 import { intakeQuerySchema } from './routes/event-routes.js';
 import * as answers from './schemas/responses.js';
@@ -151,7 +145,7 @@ const OPERATIONS: Record<string, Operation> = {
     body: 'ScoreEvents',
     ok: {
       200: json(answers.eventResultsSchema, 'with wait=true: the per-event results, once applied'),
-      202: { ...json(answers.acceptedSchema, 'accepted: the batch is queued'), location: 'a single event\'s status' },
+      202: { ...json(answers.acceptedSchema, 'accepted: the batch is queued'), location: "a single event's status" },
     },
     errors: [400, 413, 415],
   },
@@ -440,9 +434,7 @@ function responses(op: Operation) {
         : answer.schema
           ? { 'application/json': { schema: ref(idOf(answer.schema)) } }
           : undefined;
-    const headers = answer.location
-      ? { Location: { description: `URL of ${answer.location}`, schema: { type: 'string' } } }
-      : undefined;
+    const headers = answer.location ? { Location: { description: `URL of ${answer.location}`, schema: { type: 'string' } } } : undefined;
     out[status] = { description: answer.description, ...(headers ? { headers } : {}), ...(content ? { content } : {}) };
   }
   const statuses = [...(op.errors ?? []), ...(op.access === 'none' ? [] : [401, 403, 429, 503])];
@@ -457,7 +449,9 @@ function responses(op: Operation) {
  * `data` of each event name is given in `x-event-data` (the contract test validates with it).
  */
 function eventStream(events: Record<string, z.ZodType>) {
-  const names = Object.keys(events).map((e) => `\`${e}\``).join(', ');
+  const names = Object.keys(events)
+    .map((e) => `\`${e}\``)
+    .join(', ');
   return {
     schema: { type: 'string', description: `Server-Sent Events (${names}), each \`data\` one JSON line` },
     'x-event-data': Object.fromEntries(Object.entries(events).map(([name, schema]) => [name, ref(idOf(schema))])),
@@ -482,10 +476,7 @@ function components() {
       ScoreEvents: { oneOf: [ref('ScoreEvent'), ref('EventBatch')] },
     },
     responses: Object.fromEntries(
-      Object.entries(ERROR_TEXT).map(([status, description]) => [
-        `E${status}`,
-        { description, content: { 'application/json': { schema: ref('Error') } } },
-      ]),
+      Object.entries(ERROR_TEXT).map(([status, description]) => [`E${status}`, { description, content: { 'application/json': { schema: ref('Error') } } }]),
     ),
     securitySchemes: {
       bearer: { type: 'http', scheme: 'bearer', description: 'An API key: ADMIN_API_KEY, or one created with POST /v1/admin/keys' },

@@ -1,13 +1,6 @@
 import type { AppContext } from '../context.js';
 import { boardDefinitionSchema, changedFixedFields, isValidBoardId, type Board } from '../domain/board.js';
-import {
-  boardHasEvents,
-  findBoard,
-  insertBoard,
-  listBoards,
-  lockBoard,
-  updateBoard,
-} from '../storage/postgres/boards-repository.js';
+import { boardHasEvents, findBoard, insertBoard, listBoards, lockBoard, updateBoard } from '../storage/postgres/boards-repository.js';
 import { setOpenAllPeriodEnd } from '../storage/postgres/periods-repository.js';
 import { periodContaining } from '../domain/period.js';
 import { currentPeriods, type PeriodView } from './period-resolution.js';

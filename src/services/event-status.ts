@@ -51,9 +51,7 @@ async function fullEventStatus(ctx: AppContext, key: string): Promise<Record<str
   if (queued) {
     // Not applied yet: the period it will count in, and the member's score there so far.
     const board = await ctx.boards.get(queued.posted.board);
-    const period = board
-      ? periodContaining(board, new Date(queued.posted.occurredAt ?? queued.receivedAt)).key
-      : null;
+    const period = board ? periodContaining(board, new Date(queued.posted.occurredAt ?? queued.receivedAt)).key : null;
     const aggregate = board && period ? await currentAggregate(ctx.db, { board: board.id, period, member: queued.posted.member }) : null;
     return {
       idempotencyKey: key,
@@ -69,9 +67,7 @@ async function fullEventStatus(ctx: AppContext, key: string): Promise<Record<str
   const rejection = await findLatestRejection(ctx.db, key);
   if (rejection) {
     const board = await ctx.boards.get(rejection.board);
-    const aggregate = rejection.period
-      ? await currentAggregate(ctx.db, { board: rejection.board, period: rejection.period, member: rejection.member })
-      : null;
+    const aggregate = rejection.period ? await currentAggregate(ctx.db, { board: rejection.board, period: rejection.period, member: rejection.member }) : null;
     return {
       idempotencyKey: rejection.key,
       status: 'rejected',

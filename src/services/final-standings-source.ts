@@ -1,13 +1,6 @@
 import type { AppContext } from '../context.js';
 import type { Placed, ScopeRef, SliceEntry } from '../storage/redis/leaderboard-cache.js';
-import {
-  resultOfMember,
-  resultsAround,
-  resultsOfMemberMany,
-  resultsOfMembers,
-  resultsPage,
-  type ResultsScope,
-} from '../storage/postgres/final-results-repository.js';
+import { resultOfMember, resultsAround, resultsOfMemberMany, resultsOfMembers, resultsPage, type ResultsScope } from '../storage/postgres/final-results-repository.js';
 import type { Source } from './standings-source.js';
 
 /**
@@ -33,7 +26,10 @@ export async function finalPlace(ctx: AppContext, s: ScopeRef, member: string): 
 }
 
 export async function finalPlaceMany(ctx: AppContext, queries: ReadonlyArray<ScopeRef & { member: string }>) {
-  const placed = await resultsOfMemberMany(ctx.db, queries.map((q) => ({ ...resultsScope(q), member: q.member })));
+  const placed = await resultsOfMemberMany(
+    ctx.db,
+    queries.map((q) => ({ ...resultsScope(q), member: q.member })),
+  );
   return placed.map((p) => ({ source: database, placed: p }));
 }
 

@@ -21,21 +21,20 @@ const ENQUEUE_TIMEOUT_MS = 3000;
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Unavailable(`the queue did not answer within ${ms} ms; nothing was accepted, retry later`, undefined, { dependency: 'queue-redis' })), ms);
+    timer = setTimeout(
+      () => reject(new Unavailable(`the queue did not answer within ${ms} ms; nothing was accepted, retry later`, undefined, { dependency: 'queue-redis' })),
+      ms,
+    );
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-export type IntakeAnswer =
-  | { status: 202; body: { accepted: number; jobId?: string; pending?: boolean } }
-  | { status: 200; body: Required<ScoreJobResult> };
+export type IntakeAnswer = { status: 202; body: { accepted: number; jobId?: string; pending?: boolean } } | { status: 200; body: Required<ScoreJobResult> };
 
 /** Splits the body into events: one event, or `{ events: [...] }` with 1 to 1000 of them. */
 function eventsOf(body: unknown): { events: unknown[]; batch: boolean } {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new InvalidInput('request body must be a JSON object: one event, or { "events": [...] }', [
-      { path: '(root)', message: 'must be a JSON object' },
-    ]);
+    throw new InvalidInput('request body must be a JSON object: one event, or { "events": [...] }', [{ path: '(root)', message: 'must be a JSON object' }]);
   }
   if (!('events' in body)) return { events: [body], batch: false };
   const { events, ...rest } = body;
@@ -54,11 +53,7 @@ function eventsOf(body: unknown): { events: unknown[]; batch: boolean } {
  * if every event is valid enqueues it as one job. Nothing is enqueued otherwise, and a
  * queue Redis that is down fails the request (503) before anything is accepted.
  */
-export async function acceptEvents(
-  ctx: AppContext,
-  body: unknown,
-  options: { wait: boolean; listener?: ResultListener },
-): Promise<IntakeAnswer> {
+export async function acceptEvents(ctx: AppContext, body: unknown, options: { wait: boolean; listener?: ResultListener }): Promise<IntakeAnswer> {
   const { events: raw, batch } = eventsOf(body);
   const details: ErrorDetail[] = [];
   const parsed: ScoreEventInput[] = [];
@@ -86,7 +81,8 @@ export async function acceptEvents(
   // Keys are marked pending before the job exists, so a fast worker can never clear the
   // mark before it is set; the mark names the job, so a mark left by a failed add is ignored.
   const jobId = randomUUID();
-  if (ctx.queueRedis.status !== 'ready') throw new Unavailable(`the queue is unavailable (Redis ${ctx.queueRedis.status}); nothing was accepted, retry later`, undefined, { dependency: 'queue-redis' });
+  if (ctx.queueRedis.status !== 'ready')
+    throw new Unavailable(`the queue is unavailable (Redis ${ctx.queueRedis.status}); nothing was accepted, retry later`, undefined, { dependency: 'queue-redis' });
   // The job's data is most of what it costs the queue Redis.
   await ctx.queueMemory.assertRoom(JSON.stringify(data).length);
   await markPendingKeys(ctx, jobId, parsed);
@@ -118,7 +114,11 @@ export async function acceptEvents(
  */
 async function markPendingKeys(ctx: AppContext, jobId: string, events: readonly ScoreEventInput[]): Promise<void> {
   try {
-    await markPending(ctx.leaderboard, jobId, events.map((e) => e.idempotencyKey));
+    await markPending(
+      ctx.leaderboard,
+      jobId,
+      events.map((e) => e.idempotencyKey),
+    );
   } catch (err) {
     ctx.log.warn({ jobId, err: (err as Error).message }, 'could not record pending keys');
   }

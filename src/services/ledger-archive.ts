@@ -88,9 +88,7 @@ async function writeArchiveFile(ctx: Ctx, archive: LedgerArchive & { events: num
     // Owner-only: the archive holds every member's events. A partial file left by a stopped
     // run is removed first, since an existing file keeps its old mode.
     await rm(partial, { force: true });
-    const rows = await copyArchivedMonth(ctx.postgres, archive.table, (csv) =>
-      pipeline(csv, createGzip(), createWriteStream(partial, { mode: ARCHIVE_FILE_MODE })),
-    );
+    const rows = await copyArchivedMonth(ctx.postgres, archive.table, (csv) => pipeline(csv, createGzip(), createWriteStream(partial, { mode: ARCHIVE_FILE_MODE })));
     if (rows !== archive.events) {
       throw new Error(`archive of ${archive.month} wrote ${rows} rows, expected ${archive.events}`);
     }

@@ -9,7 +9,6 @@ import {
   type Month,
 } from '../storage/postgres/ledger-partitions.js';
 
-
 /**
  * Creates the ledger partitions of this month and the next LEDGER_MONTHS_AHEAD, and of every
  * month that has events waiting in the default partition (backdated events of a board that

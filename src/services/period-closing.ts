@@ -35,16 +35,19 @@ export async function closePeriod(ctx: AppContext, board: Board, key: string): P
   const label = periodLabel(board.period, stored, board.timezone);
   const webhooks = Boolean(ctx.env.WEBHOOK_URL);
   // One snapshot for every scope: an exclusion committing mid-close cannot split them.
-  const finished = await ctx.db.transaction().setIsolationLevel('repeatable read').execute(async (trx) => {
-    if (!(await lockClosing(trx, board.id, key))) return false;
-    await writeFinalStandings(trx, board, key);
-    await grantAwards(trx, board, key, now);
-    await writeReports(trx, board, key, label, now);
-    await markClosed(trx, board.id, key, now);
-    // Without a webhook receiver there is nothing to deliver, now or later.
-    if (!webhooks) await markWebhooksEnqueued(trx, board.id, key, now);
-    return true;
-  });
+  const finished = await ctx.db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute(async (trx) => {
+      if (!(await lockClosing(trx, board.id, key))) return false;
+      await writeFinalStandings(trx, board, key);
+      await grantAwards(trx, board, key, now);
+      await writeReports(trx, board, key, label, now);
+      await markClosed(trx, board.id, key, now);
+      // Without a webhook receiver there is nothing to deliver, now or later.
+      if (!webhooks) await markWebhooksEnqueued(trx, board.id, key, now);
+      return true;
+    });
   ctx.periods.forget(board.id, key);
   if (!finished) return false;
   ctx.metrics.closeDuration.observe((Date.now() - started) / 1000);
@@ -67,7 +70,9 @@ export async function closeDueEmptyPeriods(ctx: AppContext, boards: ReadonlyMap<
   const emptied = await finishEmptyClosings(ctx.db, now, !webhooks);
   if (emptied.length === 0) return [];
   for (const p of emptied) ctx.periods.forget(p.boardId, p.key);
-  await ctx.leaderboard.notifyClosedMany(emptied.map((p) => ({ board: p.boardId, period: p.key }))).catch((err: Error) => ctx.log.warn({ err: err.message }, 'closed notices not published'));
+  await ctx.leaderboard
+    .notifyClosedMany(emptied.map((p) => ({ board: p.boardId, period: p.key })))
+    .catch((err: Error) => ctx.log.warn({ err: err.message }, 'closed notices not published'));
   if (webhooks) {
     const createdAt = ctx.clock.now().toISOString();
     const jobs = emptied.filter((p) => boards.has(p.boardId)).map((p) => periodClosedJob(p.boardId, { ...p, state: 'closed', closedAt: now }, 0, createdAt));
@@ -103,7 +108,7 @@ export async function enqueueWebhooks(ctx: AppContext, board: Board, key: string
   const period = (await findPeriod(ctx.db, board.id, key))!;
   const closed = periodClosedJob(board.id, period, await rankedMemberCount(ctx.db, board.id, key), createdAt);
   await ctx.webhooksQueue.add(closed.type, closed, { ...webhookJobOptions, jobId: closed.deliveryId });
-  for (let after = 0; ; ) {
+  for (let after = 0; ;) {
     const page = await reportPage(ctx.db, board.id, key, after, WEBHOOK_PAGE);
     if (page.length === 0) break;
     await ctx.webhooksQueue.addBulk(

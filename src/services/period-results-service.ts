@@ -40,7 +40,10 @@ export async function periodResults(ctx: AppContext, boardId: string, key: strin
   }
   const ref = { board: boardId, period: key, category: scope.category, region: scope.region };
   const [final, awards] = await Promise.all([resultsPage(ctx.db, ref, page.offset, page.limit), scopeAwards(ctx.db, ref)]);
-  const names = await displayNames(ctx.db, final.entries.map((e) => e.member));
+  const names = await displayNames(
+    ctx.db,
+    final.entries.map((e) => e.member),
+  );
   return {
     board: boardId,
     period: scope.period,

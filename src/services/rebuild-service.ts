@@ -29,9 +29,7 @@ export async function requestScopeRebuild(ctx: AppContext, scope: IncompleteCate
 /** Best effort from a read or a projection: a failure to enqueue must not fail the caller. */
 export function requestScopeRebuilds(ctx: AppContext, scopes: readonly IncompleteCategory[], trigger: string): void {
   for (const scope of scopes) {
-    requestScopeRebuild(ctx, scope, trigger).catch((err: Error) =>
-      ctx.log.warn({ ...scope, err: err.message }, 'could not enqueue a scope rebuild'),
-    );
+    requestScopeRebuild(ctx, scope, trigger).catch((err: Error) => ctx.log.warn({ ...scope, err: err.message }, 'could not enqueue a scope rebuild'));
   }
 }
 
@@ -86,11 +84,7 @@ async function targetsOf(ctx: AppContext, request: z.infer<typeof rebuildRequest
  * One rebuild = one BullMQ flow: a `request` parent and one `scope` child per
  * (board, period, category), run in parallel by the workers, current periods first.
  */
-export async function requestRebuild(
-  ctx: AppContext,
-  body: unknown,
-  trigger: string,
-): Promise<{ rebuildId: string; scopes: number }> {
+export async function requestRebuild(ctx: AppContext, body: unknown, trigger: string): Promise<{ rebuildId: string; scopes: number }> {
   const request = parseOrThrow(rebuildRequestSchema, body ?? {}, 'rebuild request');
   const targets = await targetsOf(ctx, request);
   const rebuildId = randomUUID();

@@ -34,8 +34,10 @@ const memberListSchema = z
   .pipe(z.array(z.string().regex(MEMBER_ID, 'not a valid member id')).min(1).max(MAX_PICKED_MEMBERS, `at most ${MAX_PICKED_MEMBERS} member ids`));
 
 export const standingsQuerySchema = pageQuerySchema.extend({
-  members: memberListSchema.optional().meta({ description: 'comma-separated member ids (1-100): only their entries, with their ranks in the scope; offset and limit do not apply' }),
-  member: z.string().regex(MEMBER_ID, 'not a valid member id').optional().meta({ description: 'adds `me`: this member\'s rank, score and percentile' }),
+  members: memberListSchema
+    .optional()
+    .meta({ description: 'comma-separated member ids (1-100): only their entries, with their ranks in the scope; offset and limit do not apply' }),
+  member: z.string().regex(MEMBER_ID, 'not a valid member id').optional().meta({ description: "adds `me`: this member's rank, score and percentile" }),
 });
 
 export interface Scope {
@@ -73,9 +75,7 @@ async function resolveParsedScope(ctx: AppContext, boardId: string, q: z.infer<t
     throw new NotFound(`category "${q.category}" not found on board "${boardId}"`);
   }
   if (q.region !== WORLD && (!board.regions || !REGION_CODE.test(q.region))) {
-    throw new NotFound(
-      board.regions ? `region "${q.region}" is not a valid region code` : `board "${boardId}" does not rank by region`,
-    );
+    throw new NotFound(board.regions ? `region "${q.region}" is not a valid region code` : `board "${boardId}" does not rank by region`);
   }
   return { board, period: period.view, periodStored: period.stored, retired: period.retired, category: q.category, region: q.region };
 }
@@ -187,9 +187,7 @@ export async function aroundMember(ctx: AppContext, boardId: string, memberId: s
   const { radius } = q;
   assertMember(memberId);
   const scope = await resolveParsedScope(ctx, boardId, q);
-  const slice = scope.periodStored
-    ? await readsOf(scope).around(ctx, ref(scope), memberId, radius)
-    : { source: 'cache' as const, total: 0, entries: [] };
+  const slice = scope.periodStored ? await readsOf(scope).around(ctx, ref(scope), memberId, radius) : { source: 'cache' as const, total: 0, entries: [] };
   const own = slice.entries.find((e) => e.member === memberId);
   return {
     ...header(scope, slice.total, slice.source),
@@ -200,7 +198,14 @@ export async function aroundMember(ctx: AppContext, boardId: string, memberId: s
   };
 }
 
-export const followingQuerySchema = scopeQuerySchema.extend({ limit: z.coerce.number().int().min(1).max(MAX_FOLLOWING + 1).default(50) });
+export const followingQuerySchema = scopeQuerySchema.extend({
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_FOLLOWING + 1)
+    .default(50),
+});
 
 /**
  * The member ranked among themselves and those they follow: exact rank and total for any
@@ -212,9 +217,7 @@ export async function followingStandings(ctx: AppContext, boardId: string, membe
   assertMember(memberId);
   const scope = await resolveParsedScope(ctx, boardId, q);
   const group = [memberId, ...(await ctx.members.followedBy(memberId))];
-  const { source, picked } = scope.periodStored
-    ? await readsOf(scope).pick(ctx, ref(scope), group)
-    : { source: 'cache' as const, picked: [] };
+  const { source, picked } = scope.periodStored ? await readsOf(scope).pick(ctx, ref(scope), group) : { source: 'cache' as const, picked: [] };
   const ranked = picked.map((p, i) => ({ ...p, rank: i + 1 }));
   if (scope.board.tieBreak === 'shared') {
     ranked.forEach((p, i) => {
@@ -268,14 +271,8 @@ export async function memberAcrossBoards(ctx: AppContext, memberId: string, quer
   const placeQuery = (r: (typeof resolved)[number]) => ({ board: r.board, period: r.view.key, category: ALL_CATEGORIES, region: WORLD, member: memberId });
   const live = resolved.filter((r) => r.stored && !r.retired);
   const retired = resolved.filter((r) => r.retired);
-  const [livePlacements, finalPlacements] = await Promise.all([
-    readPlaceMany(ctx, live.map(placeQuery)),
-    finalPlaceMany(ctx, retired.map(placeQuery)),
-  ]);
-  const byBoard = new Map([
-    ...live.map((r, i) => [r.board.id, livePlacements[i]!] as const),
-    ...retired.map((r, i) => [r.board.id, finalPlacements[i]!] as const),
-  ]);
+  const [livePlacements, finalPlacements] = await Promise.all([readPlaceMany(ctx, live.map(placeQuery)), finalPlaceMany(ctx, retired.map(placeQuery))]);
+  const byBoard = new Map([...live.map((r, i) => [r.board.id, livePlacements[i]!] as const), ...retired.map((r, i) => [r.board.id, finalPlacements[i]!] as const)]);
   return {
     member: memberId,
     standings: resolved.map(({ board, view }) => {

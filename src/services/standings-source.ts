@@ -81,12 +81,12 @@ export async function readPlace(ctx: AppContext, s: ScopeRef, member: string): P
  * (a request takes one, whatever its boards). `requestRebuilds: false` reads without asking
  * for rebuilds of what Redis lacks, for a read that may name a period not created yet.
  */
-export async function readPlaceMany(
-  ctx: AppContext,
-  queries: ReadonlyArray<ScopeRef & { member: string }>,
-  options: { requestRebuilds?: boolean } = {},
-) {
-  const cached = await fromCache(ctx, () => ctx.leaderboard.placeMany(queries), () => queries.map(() => CACHE_UNREACHABLE));
+export async function readPlaceMany(ctx: AppContext, queries: ReadonlyArray<ScopeRef & { member: string }>, options: { requestRebuilds?: boolean } = {}) {
+  const cached = await fromCache(
+    ctx,
+    () => ctx.leaderboard.placeMany(queries),
+    () => queries.map(() => CACHE_UNREACHABLE),
+  );
   const missedByScope = new Map<string, number[]>();
   cached.forEach((placed, i) => {
     if (!isMiss(placed)) return;
@@ -100,7 +100,12 @@ export async function readPlaceMany(
     await ctx.fallback.run(async (pg) => {
       for (const indexes of missedByScope.values()) {
         const q = queries[indexes[0]!]!;
-        const { total, placed } = await placeManyInScope(pg, q.board, dbScope(q), indexes.map((i) => queries[i]!.member));
+        const { total, placed } = await placeManyInScope(
+          pg,
+          q.board,
+          dbScope(q),
+          indexes.map((i) => queries[i]!.member),
+        );
         const byMember = new Map(placed.map((p) => [p.standing.member, p.standing]));
         for (const i of indexes) {
           const standing = byMember.get(queries[i]!.member);

@@ -26,10 +26,7 @@ const MAX_DIFFERENCES = 100_000;
  * Compares every scope of the chosen periods in Redis with Postgres, entry by entry
  * (rank, member, score) and in total. Open periods of every board by default.
  */
-export async function verifyLeaderboards(
-  ctx: AppContext,
-  options: { board?: string; period?: string } = {},
-): Promise<{ scopes: number; differences: Difference[] }> {
+export async function verifyLeaderboards(ctx: AppContext, options: { board?: string; period?: string } = {}): Promise<{ scopes: number; differences: Difference[] }> {
   const boards = options.board ? [await ctx.boards.get(options.board)].filter((b): b is Board => !!b) : await listBoards(ctx.db);
   if (options.board && boards.length === 0) throw new NotFound(`board "${options.board}" not found`);
   const differences: Difference[] = [];
@@ -75,12 +72,7 @@ async function regionsOf(ctx: AppContext, board: Board, period: string, category
   return [WORLD, ...new Set([...stored, ...cached])].sort();
 }
 
-async function compareScope(
-  ctx: AppContext,
-  board: Board,
-  scope: { period: string; category: string; region: string },
-  out: Difference[],
-): Promise<void> {
+async function compareScope(ctx: AppContext, board: Board, scope: { period: string; category: string; region: string }, out: Difference[]): Promise<void> {
   const where = { board: board.id, ...scope };
   const ref = { board, ...scope };
   const show = (e: { rank: number; member: string; scaled: number } | undefined) => (e ? `#${e.rank} ${e.member} ${e.scaled}` : 'nothing');

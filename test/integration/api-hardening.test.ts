@@ -77,11 +77,7 @@ describe('metadata keys that name the prototype', () => {
 
   it('refuses __proto__, constructor and prototype anywhere in metadata with a 400 naming the field', async () => {
     const before = await h.ctx.scoreQueue.count();
-    for (const [i, raw] of [
-      '{"__proto__":{"x":1}}',
-      '{"a":{"constructor":1}}',
-      '{"list":[{"prototype":true}]}',
-    ].entries()) {
+    for (const [i, raw] of ['{"__proto__":{"x":1}}', '{"a":{"constructor":1}}', '{"list":[{"prototype":true}]}'].entries()) {
       const body = `{"board":"meta","member":"m","value":1,"idempotencyKey":"meta-${i}","metadata":${raw}}`;
       const res = await h.api('POST', '/v1/events', body);
       expect(res.status, raw).toBe(400);

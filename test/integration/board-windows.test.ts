@@ -63,7 +63,12 @@ describe('board windows (SPEC §9.1)', () => {
     expect(put.body.currentPeriod).toMatchObject({ key: 'all', endsAt: '2026-12-10T20:00:00.000Z', state: 'open' });
     expect(await post([{ board: 'one-off', member: 'x', value: 5, idempotencyKey: 'oo-1' }])).toMatchObject([{ status: 'applied', period: 'all' }]);
     // Extended by two hours while running: the open `all` period ends later too.
-    const moved = await h.api('PUT', '/v1/boards/one-off', { aggregation: 'best', period: 'all', window: { ...window, endsAt: '2026-12-10T22:00:00Z' }, graceSeconds: 600 });
+    const moved = await h.api('PUT', '/v1/boards/one-off', {
+      aggregation: 'best',
+      period: 'all',
+      window: { ...window, endsAt: '2026-12-10T22:00:00Z' },
+      graceSeconds: 600,
+    });
     expect(moved.status).toBe(200);
     expect(moved.body.currentPeriod).toMatchObject({ key: 'all', endsAt: '2026-12-10T22:00:00.000Z' });
     h.clock.set('2026-12-10T21:00:00Z');
@@ -73,10 +78,12 @@ describe('board windows (SPEC §9.1)', () => {
     expect((await h.api('GET', '/v1/boards/one-off/periods')).body.periods).toMatchObject([{ key: 'all', state: 'open' }]);
     h.clock.set('2026-12-10T22:10:00Z');
     expect((await runTick(h.ctx)).closed).toContain('one-off/all');
-    expect(await post([
-      { board: 'one-off', member: 'z', value: 9, idempotencyKey: 'oo-late', occurredAt: '2026-12-10T21:59:00Z' },
-      { board: 'one-off', member: 'z', value: 9, idempotencyKey: 'oo-after', occurredAt: '2026-12-10T22:00:00Z' },
-    ])).toMatchObject([
+    expect(
+      await post([
+        { board: 'one-off', member: 'z', value: 9, idempotencyKey: 'oo-late', occurredAt: '2026-12-10T21:59:00Z' },
+        { board: 'one-off', member: 'z', value: 9, idempotencyKey: 'oo-after', occurredAt: '2026-12-10T22:00:00Z' },
+      ]),
+    ).toMatchObject([
       { status: 'rejected', reason: 'period_closed' },
       { status: 'rejected', reason: 'outside_window' },
     ]);

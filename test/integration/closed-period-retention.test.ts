@@ -57,7 +57,11 @@ async function readEverything(): Promise<Record<string, unknown>> {
 function withoutSource(body: any): unknown {
   if (Array.isArray(body)) return body.map(withoutSource);
   if (body && typeof body === 'object') {
-    return Object.fromEntries(Object.entries(body).filter(([k]) => k !== 'source').map(([k, v]) => [k, withoutSource(v)]));
+    return Object.fromEntries(
+      Object.entries(body)
+        .filter(([k]) => k !== 'source')
+        .map(([k, v]) => [k, withoutSource(v)]),
+    );
   }
   return body;
 }
@@ -97,8 +101,17 @@ describe('closed-period retention', () => {
     }
     const res = await h.api('POST', '/v1/events?wait=true', {
       events: [
-        ...events.map((e) => ({ board: BOARD, member: e.member, value: e.units, idempotencyKey: e.key, occurredAt: new Date(e.atMs).toISOString(), ...(e.category ? { category: e.category } : {}) })),
-        ...events.slice(0, 12).map((e) => ({ board: OTHER, member: e.member, value: e.units + 1, idempotencyKey: `o-${e.key}`, occurredAt: new Date(e.atMs).toISOString() })),
+        ...events.map((e) => ({
+          board: BOARD,
+          member: e.member,
+          value: e.units,
+          idempotencyKey: e.key,
+          occurredAt: new Date(e.atMs).toISOString(),
+          ...(e.category ? { category: e.category } : {}),
+        })),
+        ...events
+          .slice(0, 12)
+          .map((e) => ({ board: OTHER, member: e.member, value: e.units + 1, idempotencyKey: `o-${e.key}`, occurredAt: new Date(e.atMs).toISOString() })),
       ],
     });
     expect(res.status).toBe(200);
@@ -179,7 +192,16 @@ describe('closed-period retention', () => {
     const days = Array.from({ length: EVICTIONS_PER_TICK + 10 }, (_, i) => new Date(Date.parse('2026-01-01T00:00:00Z') + i * 24 * HOUR).toISOString().slice(0, 10));
     await h.ctx.db
       .insertInto('periods')
-      .values(days.map((d) => ({ board_id: 'daily', key: d, starts_at: new Date(`${d}T00:00:00Z`), ends_at: new Date(Date.parse(`${d}T00:00:00Z`) + 24 * HOUR), state: 'closed' as const, closed_at: new Date(`${d}T01:00:00Z`) })))
+      .values(
+        days.map((d) => ({
+          board_id: 'daily',
+          key: d,
+          starts_at: new Date(`${d}T00:00:00Z`),
+          ends_at: new Date(Date.parse(`${d}T00:00:00Z`) + 24 * HOUR),
+          state: 'closed' as const,
+          closed_at: new Date(`${d}T01:00:00Z`),
+        })),
+      )
       .execute();
     // The first day has more region scopes than one step removes.
     const manyRegions = Array.from({ length: 1234 }, (_, i) => `R${i}`);
@@ -241,7 +263,7 @@ describe('closed-period retention', () => {
     expect(before[0]!.map((m) => m.event)).toEqual(['standing', 'closed']);
     expect(before[0]![0]!.data).toMatchObject({ member: 'c2', rank: 1, score: 7, period: { key: period, state: 'closed' } });
     expect(before[2]!.map((m) => m.event)).toEqual(['top', 'closed']);
-    expect((before[2]![0]!.data).entries.map((e: any) => [e.rank, e.member, e.score])).toEqual([
+    expect(before[2]![0]!.data.entries.map((e: any) => [e.rank, e.member, e.score])).toEqual([
       [1, 'c2', 7],
       [2, 'c1', 5],
     ]);
@@ -289,6 +311,13 @@ describe('closed-period retention', () => {
     expect(left.filter((k) => !k.includes(':t:'))).toEqual([]);
     for (const key of left) expect(await h.ctx.leaderboard.redis.ttl(key)).toBeGreaterThan(0);
     const read = await h.api('GET', `/v1/boards/${board}/standings?period=${period}`);
-    expect(read.body).toMatchObject({ source: 'database', total: 2, entries: [{ rank: 1, member: 'c2', score: 9 }, { rank: 2, member: 'c1', score: 2 }] });
+    expect(read.body).toMatchObject({
+      source: 'database',
+      total: 2,
+      entries: [
+        { rank: 1, member: 'c2', score: 9 },
+        { rank: 2, member: 'c1', score: 2 },
+      ],
+    });
   });
 });

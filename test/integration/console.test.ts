@@ -12,7 +12,15 @@ import { ADMIN_KEY, createHarness, type Harness } from '../support/harness.js';
 
 const NOW = new Date('2026-12-02T12:00:00Z');
 const SHOTS = process.env.CONSOLE_SCREENSHOTS ? 'docs/console' : null;
-const BROWSER_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const BROWSER_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 interface Scored {
   member: string;
@@ -20,7 +28,7 @@ interface Scored {
 }
 
 // 120 members with distinct values (37 is coprime to 1000); `best`, `desc`: higher first.
-const MEMBERS: Scored[] = Array.from({ length: 120 }, (_, i) => ({ member: `p${String(i + 1).padStart(3, '0')}`, value: ((i + 1) * 37) % 1000 + 1 }));
+const MEMBERS: Scored[] = Array.from({ length: 120 }, (_, i) => ({ member: `p${String(i + 1).padStart(3, '0')}`, value: (((i + 1) * 37) % 1000) + 1 }));
 const ranked = (list: Scored[]) => [...list].sort((a, b) => b.value - a.value);
 const HOSTILE_NAME = '<img src=x onerror="document.title=1">';
 
@@ -335,7 +343,9 @@ describe('the console', () => {
     await shot('results');
 
     await page.getByRole('table', { name: 'Awards' }).getByRole('link', { name: 'd-bob' }).first().click();
-    await expect.poll(async () => (await rowsOf(page.getByRole('table', { name: 'Awards' })))[0]?.slice(0, 5)).toEqual(['daily', '2026-12-02', 'all / world', 'top1', '1']);
+    await expect
+      .poll(async () => (await rowsOf(page.getByRole('table', { name: 'Awards' })))[0]?.slice(0, 5))
+      .toEqual(['daily', '2026-12-02', 'all / world', 'top1', '1']);
     const notes = await rowsOf(page.getByRole('table', { name: 'Notifications' }));
     expect(notes.find((n) => n[1] === 'period_report')?.slice(2, 4)).toEqual(['daily', '2026-12-02']);
   });

@@ -167,43 +167,51 @@ describe('a dependency down when Laurel starts', () => {
     expect(await s.worker.stop('SIGTERM')).toBe(0);
   });
 
-  it('leaderboard Redis down: web ready but degraded naming it, worker unready; intake kept, reads from Postgres, applied once it is back', { timeout: TEST_MS }, async () => {
-    const s = await startWithout('leaderboard-redis');
-    const ready = await readyzFailing(s.base, ['leaderboard-redis']);
-    expect(ready).toMatchObject({ status: 200, body: { status: 'degraded', failing: ['leaderboard-redis'] } });
-    const workerReady = await readyzFailing(s.workerBase, ['leaderboard-redis']);
-    expect(workerReady).toMatchObject({ status: 503, body: { failing: ['leaderboard-redis'] } });
-    expect((await call(s.base, 'PUT', '/v1/boards/kills', board)).status).toBe(201);
-    expect((await call(s.base, 'GET', '/v1/boards/kills')).status).toBe(200);
-    expect((await call(s.base, 'POST', '/v1/events', event('l-1'))).status).toBe(202);
-    // Once the worker has committed the event to Postgres (its projection into Redis keeps
-    // failing), the standings are served from Postgres.
-    const fromDb = await untilWithin('standings served from Postgres', async () => {
-      const res = await call(s.base, 'GET', '/v1/boards/kills/standings?period=all&limit=10');
-      return res.status === 200 ? res : undefined;
-    }, { timeoutMs: START_UP_MS, everyMs: 200 });
-    expect(fromDb.body).toMatchObject({ source: 'database', total: 1, entries: [{ rank: 1, member: 'ann', score: 7 }] });
-    // One at a time: reads from Postgres are bounded per process (FALLBACK_MAX_CONCURRENT), and
-    // more at once are refused by design.
-    const reads = await burst(s.web, 40, () => call(s.base, 'GET', '/v1/boards/kills/standings?period=all&limit=10'), 200, true);
-    for (const read of reads) expect(read.body).toEqual(fromDb.body);
+  it(
+    'leaderboard Redis down: web ready but degraded naming it, worker unready; intake kept, reads from Postgres, applied once it is back',
+    { timeout: TEST_MS },
+    async () => {
+      const s = await startWithout('leaderboard-redis');
+      const ready = await readyzFailing(s.base, ['leaderboard-redis']);
+      expect(ready).toMatchObject({ status: 200, body: { status: 'degraded', failing: ['leaderboard-redis'] } });
+      const workerReady = await readyzFailing(s.workerBase, ['leaderboard-redis']);
+      expect(workerReady).toMatchObject({ status: 503, body: { failing: ['leaderboard-redis'] } });
+      expect((await call(s.base, 'PUT', '/v1/boards/kills', board)).status).toBe(201);
+      expect((await call(s.base, 'GET', '/v1/boards/kills')).status).toBe(200);
+      expect((await call(s.base, 'POST', '/v1/events', event('l-1'))).status).toBe(202);
+      // Once the worker has committed the event to Postgres (its projection into Redis keeps
+      // failing), the standings are served from Postgres.
+      const fromDb = await untilWithin(
+        'standings served from Postgres',
+        async () => {
+          const res = await call(s.base, 'GET', '/v1/boards/kills/standings?period=all&limit=10');
+          return res.status === 200 ? res : undefined;
+        },
+        { timeoutMs: START_UP_MS, everyMs: 200 },
+      );
+      expect(fromDb.body).toMatchObject({ source: 'database', total: 1, entries: [{ rank: 1, member: 'ann', score: 7 }] });
+      // One at a time: reads from Postgres are bounded per process (FALLBACK_MAX_CONCURRENT), and
+      // more at once are refused by design.
+      const reads = await burst(s.web, 40, () => call(s.base, 'GET', '/v1/boards/kills/standings?period=all&limit=10'), 200, true);
+      for (const read of reads) expect(read.body).toEqual(fromDb.body);
 
-    await s.web.waitForLog((l) => l.dependency === 'leaderboard-redis' && Number(l.repeated) > 0);
-    await expectCleanStopWhileDown(s.stoppedWorker);
-    await s.bringBack();
-    await until('web ready, not degraded', async () => {
-      const res = await call(s.base, 'GET', '/readyz');
-      return res.status === 200 && res.body.status === 'ready' ? true : undefined;
-    });
-    // Postgres already served it; once Redis is back the worker's retried projection puts it there.
-    await until('standings served from the cache', async () => {
-      const res = await call(s.base, 'GET', '/v1/boards/kills/standings?period=all&limit=10');
-      return res.status === 200 && res.body.source === 'cache' ? res : undefined;
-    }).then((res) => expect({ ...res.body, source: 'database' }).toEqual(fromDb.body));
-    expectRepeatLimited(s.web.logs, 'leaderboard-redis');
-    expect(await s.web.stop('SIGTERM')).toBe(0);
-    expect(await s.worker.stop('SIGTERM')).toBe(0);
-  });
+      await s.web.waitForLog((l) => l.dependency === 'leaderboard-redis' && Number(l.repeated) > 0);
+      await expectCleanStopWhileDown(s.stoppedWorker);
+      await s.bringBack();
+      await until('web ready, not degraded', async () => {
+        const res = await call(s.base, 'GET', '/readyz');
+        return res.status === 200 && res.body.status === 'ready' ? true : undefined;
+      });
+      // Postgres already served it; once Redis is back the worker's retried projection puts it there.
+      await until('standings served from the cache', async () => {
+        const res = await call(s.base, 'GET', '/v1/boards/kills/standings?period=all&limit=10');
+        return res.status === 200 && res.body.source === 'cache' ? res : undefined;
+      }).then((res) => expect({ ...res.body, source: 'database' }).toEqual(fromDb.body));
+      expectRepeatLimited(s.web.logs, 'leaderboard-redis');
+      expect(await s.web.stop('SIGTERM')).toBe(0);
+      expect(await s.worker.stop('SIGTERM')).toBe(0);
+    },
+  );
 
   it('Postgres down: ports open, readiness names it, intake 503 (never 500); recovers by itself', { timeout: TEST_MS }, async () => {
     const s = await startWithout('postgres');

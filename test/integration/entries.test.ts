@@ -59,7 +59,14 @@ async function checkPicks(board: string, expected: RefStanding[], source: 'cache
   const base = `/v1/boards/${board}/standings`;
   const total = expected.length;
   // Ids spread over the whole ranking, ties included, plus ids with no score and a repeat.
-  const picked = [...shuffle(expected, rand).slice(0, 97).map((s) => s.member), 'ghost-1', 'ghost-2', expected[5]!.member];
+  const picked = [
+    ...shuffle(expected, rand)
+      .slice(0, 97)
+      .map((s) => s.member),
+    'ghost-1',
+    'ghost-2',
+    expected[5]!.member,
+  ];
   const pickedSet = new Set(picked);
   const res = await h.api('GET', `${base}?members=${picked.join(',')}`);
   expect(res.status).toBe(200);
@@ -74,7 +81,10 @@ async function checkPicks(board: string, expected: RefStanding[], source: 'cache
   expect(withMe.body.me).toEqual(meOf(expected, me));
 
   // `me` beside a page, at the top and deep in the ranking.
-  for (const [offset, limit] of [[0, 10], [total - 20, 50]] as const) {
+  for (const [offset, limit] of [
+    [0, 10],
+    [total - 20, 50],
+  ] as const) {
     const page = await h.api('GET', `${base}?offset=${offset}&limit=${limit}&member=${me}`);
     expect(page.status).toBe(200);
     expect(page.body).toMatchObject({ source, total, offset, limit });
@@ -218,14 +228,36 @@ describe("a member's events", () => {
     expect((await h.api('PUT', '/v1/boards/hist-a', { aggregation: 'sum', period: 'month', decimals: 1 })).status).toBe(201);
     expect((await h.api('PUT', '/v1/boards/hist-b', { aggregation: 'best', period: 'day', graceSeconds: 0 })).status).toBe(201);
     const rand = prng(21);
-    interface Posted { board: string; key: string; value: number; at: string; source?: string; metadata?: unknown }
+    interface Posted {
+      board: string;
+      key: string;
+      value: number;
+      at: string;
+      source?: string;
+      metadata?: unknown;
+    }
     const mine: Posted[] = [];
-    const wire = (member: string, p: Posted) => ({ board: p.board, member, value: p.value, idempotencyKey: p.key, occurredAt: p.at, source: p.source, metadata: p.metadata });
+    const wire = (member: string, p: Posted) => ({
+      board: p.board,
+      member,
+      value: p.value,
+      idempotencyKey: p.key,
+      occurredAt: p.at,
+      source: p.source,
+      metadata: p.metadata,
+    });
     for (let i = 0; i < 40; i += 1) {
       // Whole seconds, many shared, so the key breaks ties in the order.
       const at = new Date(NOW.getTime() - 7_200_000 + Math.floor(rand() * 30) * 1000).toISOString();
       const board = rand() < 0.5 ? 'hist-a' : 'hist-b';
-      mine.push({ board, key: `h-${String(Math.floor(rand() * 1e6)).padStart(6, '0')}-${i}`, value: board === 'hist-a' ? Math.floor(rand() * 100) / 10 : Math.floor(rand() * 100), at, source: i % 3 === 0 ? 'match-server' : undefined, metadata: i % 4 === 0 ? { match: i } : undefined });
+      mine.push({
+        board,
+        key: `h-${String(Math.floor(rand() * 1e6)).padStart(6, '0')}-${i}`,
+        value: board === 'hist-a' ? Math.floor(rand() * 100) / 10 : Math.floor(rand() * 100),
+        at,
+        source: i % 3 === 0 ? 'match-server' : undefined,
+        metadata: i % 4 === 0 ? { match: i } : undefined,
+      });
     }
     const others = Array.from({ length: 10 }, (_, i) => wire('someone-else', { board: 'hist-a', key: `o-${i}`, value: 1, at: NOW.toISOString() }));
     expect((await h.api('POST', '/v1/events?wait=true', { events: [...mine.map((p) => wire('hist', p)), ...others] })).status).toBe(200);
@@ -285,7 +317,12 @@ describe("a member's events", () => {
     expect(latest.body.events.map((e: any) => e.idempotencyKey)).toEqual(['h-new-4', 'h-new-3', 'h-new-2', 'h-new-1', 'h-new-0']);
     expect((await h.api('GET', '/v1/members/nobody/events')).body).toEqual({ member: 'nobody', events: [], nextCursor: null });
 
-    for (const [query, path] of [['cursor=bm90LWEtY3Vyc29y', 'cursor'], ['limit=0', 'limit'], ['limit=201', 'limit'], ['board=Bad!', 'board']] as const) {
+    for (const [query, path] of [
+      ['cursor=bm90LWEtY3Vyc29y', 'cursor'],
+      ['limit=0', 'limit'],
+      ['limit=201', 'limit'],
+      ['board=Bad!', 'board'],
+    ] as const) {
       const res = await h.api('GET', `/v1/members/hist/events?${query}`);
       expect(res.status, query).toBe(400);
       expect(res.body.details.map((d: { path: string }) => d.path)).toContain(path);

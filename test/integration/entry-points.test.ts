@@ -48,7 +48,12 @@ function tempDir(name: string): string {
 
 function dotenv(dir: string, extra: Record<string, string> = {}) {
   const vars = { DATABASE_URL: databaseUrl(dbName), REDIS_URL: redis.url, ADMIN_API_KEY: ADMIN_KEY, REDIS_PREFIX: 'entry', ...extra };
-  writeFileSync(path.join(dir, '.env'), Object.entries(vars).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
+  writeFileSync(
+    path.join(dir, '.env'),
+    Object.entries(vars)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n') + '\n',
+  );
 }
 
 describe('.env', () => {
@@ -79,7 +84,7 @@ function descendantsOf(pid: number): number[] {
     }
   }
   const found: number[] = [];
-  for (let frontier = [pid]; frontier.length > 0; ) {
+  for (let frontier = [pid]; frontier.length > 0;) {
     frontier = [...parents].filter(([, parent]) => frontier.includes(parent)).map(([child]) => child);
     found.push(...frontier);
   }

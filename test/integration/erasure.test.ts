@@ -47,13 +47,19 @@ async function foundInRedis(text: string): Promise<string[]> {
     for (const key of keys) {
       const type = await redis.type(key);
       const value =
-        type === 'string' ? [await redis.get(key)]
-        : type === 'hash' ? Object.entries(await redis.hgetall(key)).flat()
-        : type === 'set' ? await redis.smembers(key)
-        : type === 'zset' ? await redis.zrange(key, '0', '-1')
-        : type === 'list' ? await redis.lrange(key, 0, -1)
-        : type === 'stream' ? JSON.stringify(await redis.xrange(key, '-', '+'))
-        : [];
+        type === 'string'
+          ? [await redis.get(key)]
+          : type === 'hash'
+            ? Object.entries(await redis.hgetall(key)).flat()
+            : type === 'set'
+              ? await redis.smembers(key)
+              : type === 'zset'
+                ? await redis.zrange(key, '0', '-1')
+                : type === 'list'
+                  ? await redis.lrange(key, 0, -1)
+                  : type === 'stream'
+                    ? JSON.stringify(await redis.xrange(key, '-', '+'))
+                    : [];
       if (key.includes(text) || JSON.stringify(value).includes(text)) found.push(`${key} (${type}) ${JSON.stringify(value).slice(0, 3000)}`);
     }
     return found;
@@ -84,7 +90,16 @@ describe('erasure', () => {
         const at = Date.parse('2026-12-01T10:00:00Z') + Math.floor(rand() * 3600) * 1000;
         const e: RefEvent = { key: `${m}-open-${k}`, member: m, units: Math.floor(rand() * 50), atMs: at, category: k === 0 ? 'ranked' : undefined };
         open.push(e);
-        wire.push({ board: 'er-open', member: m, value: e.units, idempotencyKey: e.key, occurredAt: new Date(at).toISOString(), category: e.category, source: `src-${m}`, metadata: { who: m, name: m === TARGET ? NAME : null } });
+        wire.push({
+          board: 'er-open',
+          member: m,
+          value: e.units,
+          idempotencyKey: e.key,
+          occurredAt: new Date(at).toISOString(),
+          category: e.category,
+          source: `src-${m}`,
+          metadata: { who: m, name: m === TARGET ? NAME : null },
+        });
       }
       // The target wins the day: awards and reports name them.
       const d: RefEvent = { key: `${m}-day`, member: m, units: m === TARGET ? 1000 : Math.floor(rand() * 100), atMs: Date.parse('2026-12-01T11:00:00Z') };
@@ -136,7 +151,13 @@ describe('erasure', () => {
       for (const [query, expected] of [
         ['', referenceStandings(rest, spec)],
         ['&category=ranked', referenceStandings(rest, spec, 'ranked')],
-        ['&region=FR', referenceStandings(rest.filter((e) => region(e.member) === 'FR'), spec)],
+        [
+          '&region=FR',
+          referenceStandings(
+            rest.filter((e) => region(e.member) === 'FR'),
+            spec,
+          ),
+        ],
       ] as const) {
         const page = await h.api('GET', `/v1/boards/er-open/standings?limit=200${query}`);
         expect(page.body.total).toBe(expected.length);
@@ -151,9 +172,7 @@ describe('erasure', () => {
     const closedAfter = await h.api('GET', '/v1/boards/er-day/periods/2026-12-01/results?limit=200');
     const pseudonym = closedAfter.body.entries[0].member;
     expect(pseudonym).toMatch(/^erased:[0-9a-f]{12}$/);
-    expect(closedAfter.body.entries).toEqual(
-      closedBefore.body.entries.map((e: any) => (e.member === TARGET ? { ...e, member: pseudonym, displayName: null } : e)),
-    );
+    expect(closedAfter.body.entries).toEqual(closedBefore.body.entries.map((e: any) => (e.member === TARGET ? { ...e, member: pseudonym, displayName: null } : e)));
     const dayRef = referenceStandings(day, { aggregation: 'best', order: 'desc', tieBreak: 'first' });
     expect(closedAfter.body.entries.map((e: any) => e.rank)).toEqual(dayRef.map((s) => s.rank));
 

@@ -9,7 +9,6 @@ afterAll(() => h.close());
 
 const TWO_40 = 2 ** 40;
 
-
 describe('exact decimals', () => {
   it('sums 0.1 + 0.2 to exactly 0.3 and ties it with a posted 0.3', async () => {
     await h.api('PUT', '/v1/boards/dec', { aggregation: 'sum', decimals: 2, tieBreak: 'shared', period: 'all' });

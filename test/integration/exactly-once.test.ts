@@ -10,7 +10,11 @@ let h: Harness;
 beforeAll(async () => {
   // Jobs are driven by hand here, so that a crash or a race can be placed exactly.
   h = await createHarness({ workers: false });
-  for (const [id, aggregation] of [['sums', 'sum'], ['bests', 'best'], ['lasts', 'last']] as const) {
+  for (const [id, aggregation] of [
+    ['sums', 'sum'],
+    ['bests', 'best'],
+    ['lasts', 'last'],
+  ] as const) {
     expect((await h.api('PUT', `/v1/boards/${id}`, { aggregation, period: 'all' })).status).toBe(201);
   }
 });

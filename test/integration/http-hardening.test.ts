@@ -81,11 +81,10 @@ describe('a real web process under hostile HTTP', () => {
     });
 
   it('refuses a write without a key before reading its body: a declared body that never comes gets its 401 at once', async () => {
-    const answer = await rawExchange(
-      port,
-      'POST /v1/admin/keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n',
-      { until: headersEnd, giveUpMs: 1500 },
-    );
+    const answer = await rawExchange(port, 'POST /v1/admin/keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n', {
+      until: headersEnd,
+      giveUpMs: 1500,
+    });
     expect(answer.status).toBe(401);
     expect(answer.text).toMatch(/"error":"unauthorized"/);
     expect(answer.text).toMatch(/WWW-Authenticate: Bearer/i);

@@ -40,7 +40,10 @@ async function trace(): Promise<Trace> {
   const counts = await h.ctx.scoreQueue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed');
   const rows: Record<string, number> = {};
   for (const table of ['score_events', 'rejections', 'periods', 'members', 'member_aggregates'] as const) {
-    const row = await h.ctx.db.selectFrom(table).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    const row = await h.ctx.db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
     rows[table] = Number(row.n);
   }
   // Rate-limit counters count requests, valid or not; they are not data.
@@ -137,7 +140,11 @@ describe('malformed bodies', () => {
         {},
       ];
       for (const headers of contentTypes) {
-        const res = await fetch(`${h.baseUrl}/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_KEY}`, ...headers }, body: new TextEncoder().encode(body) });
+        const res = await fetch(`${h.baseUrl}/v1/events`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${ADMIN_KEY}`, ...headers },
+          body: new TextEncoder().encode(body),
+        });
         const answer: ApiResponse = { status: res.status, body: await res.json(), headers: res.headers };
         expectRefused(answer, 415);
         expect(answer.body.error).toBe('unsupported_media_type');
@@ -379,17 +386,36 @@ describe('batches', () => {
 describe('generated hostile input', () => {
   // Characters each field refuses, quotes and Lua meta-characters among them.
   const forbidden = fc.constantFrom('"', "'", '\\', '%', '[', ']', ' ', '\n', '\t', '\u0000', '\u007f', 'é', '🏆', '\u200b', '*', '#', '/', '?');
-  const notAString = fc.oneof(fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 3 }), fc.dictionary(fc.string(), fc.integer(), { maxKeys: 2 }));
-  const notANumber = fc.oneof(fc.string(), fc.boolean(), fc.constant(null), fc.array(fc.double(), { maxLength: 3 }), fc.dictionary(fc.string(), fc.integer(), { maxKeys: 2 }));
+  const notAString = fc.oneof(
+    fc.integer(),
+    fc.double(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(fc.integer(), { maxLength: 3 }),
+    fc.dictionary(fc.string(), fc.integer(), { maxKeys: 2 }),
+  );
+  const notANumber = fc.oneof(
+    fc.string(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(fc.double(), { maxLength: 3 }),
+    fc.dictionary(fc.string(), fc.integer(), { maxKeys: 2 }),
+  );
   // Keys and sources are printable ASCII (sources may hold spaces): only these break them.
   const idForbidden = (field: string) =>
-    field === 'idempotencyKey' ? fc.constantFrom(' ', '\n', '\t', '\u0000', 'é', '🏆', '\u007f') : field === 'source' ? fc.constantFrom('\n', '\t', '\u0000', 'é', '🏆', '\u007f') : forbidden;
+    field === 'idempotencyKey'
+      ? fc.constantFrom(' ', '\n', '\t', '\u0000', 'é', '🏆', '\u007f')
+      : field === 'source'
+        ? fc.constantFrom('\n', '\t', '\u0000', 'é', '🏆', '\u007f')
+        : forbidden;
   const badField = fc.oneof(
     fc.record({ field: fc.constantFrom('board', 'member', 'idempotencyKey', 'category', 'source'), value: notAString }),
     fc.record({ field: fc.constant('value'), value: notANumber }),
-    fc.constantFrom('board', 'member', 'idempotencyKey', 'category', 'source').chain((field) =>
-      fc.tuple(fc.string({ maxLength: 20 }), idForbidden(field), fc.string({ maxLength: 20 })).map(([a, bad, b]) => ({ field, value: `${a}${bad}${b}` })),
-    ),
+    fc
+      .constantFrom('board', 'member', 'idempotencyKey', 'category', 'source')
+      .chain((field) =>
+        fc.tuple(fc.string({ maxLength: 20 }), idForbidden(field), fc.string({ maxLength: 20 })).map(([a, bad, b]) => ({ field, value: `${a}${bad}${b}` })),
+      ),
     fc.record({ field: fc.constant('value'), value: fc.oneof(fc.double({ min: TWO_40 + 1, noNaN: true }), fc.double({ max: -TWO_40 - 1, noNaN: true })) }),
   );
 
@@ -416,19 +442,29 @@ describe('generated hostile input', () => {
         member: fc.oneof(fc.string({ minLength: 1, maxLength: 10 }), fc.jsonValue()),
         value: fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer(), fc.jsonValue()),
         idempotencyKey: fc.oneof(fc.string({ maxLength: 130 }), fc.jsonValue()),
-        occurredAt: fc.oneof(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), fc.string()),
+        occurredAt: fc.oneof(
+          fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+          fc.string(),
+        ),
         category: fc.oneof(fc.constant('kills'), fc.string()),
         metadata: fc.jsonValue({ maxDepth: 4 }),
       },
       { requiredKeys: [] },
     );
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.jsonValue({ maxDepth: 3 }), arbitraryEvent, fc.array(arbitraryEvent, { maxLength: 5 }).map((events) => ({ events }))), async (body) => {
-        const res = await post(body);
-        expect(res.status, JSON.stringify(res.body)).toBeLessThan(500);
-        if (res.status === 202) accepted += 1;
-        else expectRefused(res, 400);
-      }),
+      fc.asyncProperty(
+        fc.oneof(
+          fc.jsonValue({ maxDepth: 3 }),
+          arbitraryEvent,
+          fc.array(arbitraryEvent, { maxLength: 5 }).map((events) => ({ events })),
+        ),
+        async (body) => {
+          const res = await post(body);
+          expect(res.status, JSON.stringify(res.body)).toBeLessThan(500);
+          if (res.status === 202) accepted += 1;
+          else expectRefused(res, 400);
+        },
+      ),
       { numRuns: 200 },
     );
     const after = await trace();
@@ -460,7 +496,11 @@ describe('valid edges', () => {
     ];
     for (const [board, member, text, expected] of cases) {
       const body = JSON.stringify({ board, member, value: 0, idempotencyKey: `edge-${board}-${member}` }).replace('"value":0', `"value":${text}`);
-      const res = await fetch(`${w.baseUrl}/v1/events?wait=true`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' }, body });
+      const res = await fetch(`${w.baseUrl}/v1/events?wait=true`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+        body,
+      });
       const answer = (await res.json()) as any;
       expect(res.status, JSON.stringify(answer)).toBe(200);
       expect(answer.results[0].status).toBe('applied');
@@ -473,7 +513,9 @@ describe('valid edges', () => {
   it('accepts ids at their longest and keys full of quotes and Lua meta-characters, and finds them again', async () => {
     const members = ['m'.repeat(128), 'p:1@eu.zone_a-b', '.-_:@'];
     const keys = ['"\'\\%[]{}()^$*+?.-:#!~`<>|&;=,/', 'k'.repeat(128), ']]--[[', '%s%d%%', '{edge|all}', 'KEYS[1]', 'return\\"x\\"'];
-    const events = members.flatMap((member, m) => keys.map((idempotencyKey, k) => ({ board: 'lua', member, value: m * 10 + k, idempotencyKey: `${idempotencyKey}${m}`.slice(-128), category: 'kills' })));
+    const events = members.flatMap((member, m) =>
+      keys.map((idempotencyKey, k) => ({ board: 'lua', member, value: m * 10 + k, idempotencyKey: `${idempotencyKey}${m}`.slice(-128), category: 'kills' })),
+    );
     const res = await w.api('POST', '/v1/events?wait=true', { events });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.results.map((r: any) => r.status)).toEqual(events.map(() => 'applied'));
@@ -511,7 +553,12 @@ describe('valid edges', () => {
     });
     expect(res.status, JSON.stringify(res.body)).toBe(202);
     await w.drain();
-    const count = await w.ctx.db.selectFrom('score_events').select((eb) => eb.fn.countAll<string>().as('n')).where('board_id', '=', 'edge').where('member_id', 'in', ['meta', ...Array.from({ length: 100 }, (_, i) => `b${i}`)]).executeTakeFirstOrThrow();
+    const count = await w.ctx.db
+      .selectFrom('score_events')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('board_id', '=', 'edge')
+      .where('member_id', 'in', ['meta', ...Array.from({ length: 100 }, (_, i) => `b${i}`)])
+      .executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(1003);
   });
 });

@@ -41,7 +41,13 @@ describe('validation of a batch', () => {
     // Events with a valid shape are then checked against their board, in the same answer round.
     expect(await queued()).toBe(before);
     const second = await h.api('POST', '/v1/events', {
-      events: [ok(1), { ...ok(3), board: 'nope' }, { ...ok(4), category: 'deaths' }, { ...ok(5), value: 5000 }, { ...ok(6), occurredAt: new Date(Date.now() + 3_600_000).toISOString() }],
+      events: [
+        ok(1),
+        { ...ok(3), board: 'nope' },
+        { ...ok(4), category: 'deaths' },
+        { ...ok(5), value: 5000 },
+        { ...ok(6), occurredAt: new Date(Date.now() + 3_600_000).toISOString() },
+      ],
     });
     expect(second.status).toBe(400);
     expect(second.body.details.map((d: any) => [d.index, d.path])).toEqual([

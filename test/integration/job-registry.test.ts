@@ -60,14 +60,20 @@ describe('job registry: dispatch against real Redis', () => {
   });
 
   it('fails a job with an unknown name at once, and no other handler of its queue runs it', async () => {
-    const periodsBefore = await h.ctx.db.selectFrom('periods').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const periodsBefore = await h.ctx.db
+      .selectFrom('periods')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     // Before the registry, any name but "tick" on this queue ran the rollups.
     await h.ctx.periodsQueue.add('compact', {}, { jobId: 'unknown-name' });
     const { state, job } = await settled(h.ctx.periodsQueue, 'unknown-name');
     expect(state).toBe('failed');
     expect(job.attemptsMade).toBe(1);
     expect(job.failedReason).toBe('queue "periods" has no job "compact"');
-    const periodsAfter = await h.ctx.db.selectFrom('periods').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const periodsAfter = await h.ctx.db
+      .selectFrom('periods')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(periodsAfter.n)).toBe(Number(periodsBefore.n));
     expect(await h.ctx.db.selectFrom('rollups').selectAll().execute()).toEqual([]);
 

@@ -103,7 +103,11 @@ describe('the partitioned ledger in service', () => {
     const batches = months.flatMap((m, i) =>
       [0, 1, 2].map((j) =>
         Array.from({ length: 50 }, (_, k) => ({
-          board: 'forever', member: `race${k % 7}`, value: 1, idempotencyKey: `race-${i}-${j}-${k}`, occurredAt: `${m}-${String(10 + j).padStart(2, '0')}T00:00:00Z`,
+          board: 'forever',
+          member: `race${k % 7}`,
+          value: 1,
+          idempotencyKey: `race-${i}-${j}-${k}`,
+          occurredAt: `${m}-${String(10 + j).padStart(2, '0')}T00:00:00Z`,
         })),
       ),
     );
@@ -133,7 +137,9 @@ describe('the partitioned ledger in service', () => {
       SELECT tableoid::regclass::text AS part, count(*)::int AS n FROM score_events WHERE idempotency_key LIKE 'race-%' GROUP BY 1 ORDER BY 1`.execute(h.ctx.db);
     expect(rows).toEqual(months.map((m) => ({ part: `score_events_p${m.replace('-', '_')}`, n: 150 })));
     const total = await sql<{ v: number }>`
-      SELECT sum(value)::int AS v FROM member_aggregates WHERE board_id = 'forever' AND period_key = 'all' AND category = 'all' AND member_id LIKE 'race%'`.execute(h.ctx.db);
+      SELECT sum(value)::int AS v FROM member_aggregates WHERE board_id = 'forever' AND period_key = 'all' AND category = 'all' AND member_id LIKE 'race%'`.execute(
+      h.ctx.db,
+    );
     expect(total.rows[0]!.v).toBe(900);
     expect(retries).toBeLessThan(batches.length);
   });
@@ -161,7 +167,11 @@ describe('the partitioned ledger in service', () => {
       atMs: at + i * 60_000,
     }));
     const posted = events.map((e) => ({
-      board: 'monthly', member: e.member, value: e.units, idempotencyKey: e.key, occurredAt: new Date(e.atMs).toISOString(),
+      board: 'monthly',
+      member: e.member,
+      value: e.units,
+      idempotencyKey: e.key,
+      occurredAt: new Date(e.atMs).toISOString(),
     }));
     expect(new Set(await apply(posted))).toEqual(new Set(['applied']));
     expect(await apply([{ board: 'forever', member: 'aug', value: 1, idempotencyKey: 'aug-1', occurredAt: '2026-08-31T23:00:00Z' }])).toEqual(['applied']);
@@ -188,9 +198,17 @@ describe('the partitioned ledger in service', () => {
     expect(await readdir(outDir)).toEqual(['score_events_2026-09.csv.gz']);
     // The file holds every member's events: readable by its owner only, whatever the umask.
     expect((await stat(path.join(outDir, 'score_events_2026-09.csv.gz'))).mode & 0o777).toBe(0o600);
-    const csv = gunzipSync(await readFile(path.join(outDir, 'score_events_2026-09.csv.gz'))).toString('utf8').trim().split('\n');
+    const csv = gunzipSync(await readFile(path.join(outDir, 'score_events_2026-09.csv.gz')))
+      .toString('utf8')
+      .trim()
+      .split('\n');
     expect(csv[0]).toMatch(/^id,idempotency_key,board_id,period_key,member_id/);
-    expect(csv.slice(1).map((l) => l.split(',')[1]).sort()).toEqual(events.map((e) => e.key).sort());
+    expect(
+      csv
+        .slice(1)
+        .map((l) => l.split(',')[1])
+        .sort(),
+    ).toEqual(events.map((e) => e.key).sort());
 
     // The closed period keeps its final results, equal to an independent reference.
     const expected = referenceStandings(events, { aggregation: 'best', order: 'desc', tieBreak: 'first' });
@@ -202,16 +220,16 @@ describe('the partitioned ledger in service', () => {
     const status = await h.api('GET', '/v1/events/sep-0');
     expect(status.status).toBe(404);
     expect(status.body.message).toMatch(/archived with the ledger of 2026-09/);
-    await expect(recomputeAggregates(h.ctx.db, { board: 'monthly', period: '2026-09', member: null, category: null }, h.clock.now())).rejects.toThrow(
-      /archived/,
-    );
+    await expect(recomputeAggregates(h.ctx.db, { board: 'monthly', period: '2026-09', member: null, category: null }, h.clock.now())).rejects.toThrow(/archived/);
     const fromEvents = await h.api('POST', '/v1/admin/rebuilds', { board: 'monthly', period: '2026-09', fromEvents: true });
     expect(fromEvents).toMatchObject({ status: 409, body: { error: 'conflict', details: [{ path: 'fromEvents' }] } });
     // Rebuilding Redis from the stored aggregates still works, and verify finds it equal.
     await processScopeRebuild(h.ctx, { board: 'monthly', period: '2026-09', category: 'all', fromEvents: false, trigger: 'test' });
     expect(await verifyLeaderboards(h.ctx, { board: 'monthly', period: '2026-09' })).toEqual({ scopes: 1, differences: [] });
     const rebuild = await sql<{ value: number; n: number }>`
-      SELECT max(value)::int AS value, count(*)::int AS n FROM member_aggregates WHERE board_id = 'monthly' AND period_key = '2026-09' AND category = 'all'`.execute(h.ctx.db);
+      SELECT max(value)::int AS value, count(*)::int AS n FROM member_aggregates WHERE board_id = 'monthly' AND period_key = '2026-09' AND category = 'all'`.execute(
+      h.ctx.db,
+    );
     expect(rebuild.rows[0]).toEqual({ value: expected[0]!.units, n: 12 });
 
     // Again, now dropping: the file is already written, the table goes, nothing else moves.

@@ -35,7 +35,12 @@ describe('maxAttempts (SPEC §9.1)', () => {
       'rejected:attempts_exhausted',
     ]);
     // Postgres holds the same: the stored aggregate was recounted, not just the cache.
-    const row = await h.ctx.db.selectFrom('member_aggregates').select(['value', 'event_count']).where('board_id', '=', 'tries').where('category', '=', 'all').executeTakeFirstOrThrow();
+    const row = await h.ctx.db
+      .selectFrom('member_aggregates')
+      .select(['value', 'event_count'])
+      .where('board_id', '=', 'tries')
+      .where('category', '=', 'all')
+      .executeTakeFirstOrThrow();
     expect(row).toEqual({ value: 5, event_count: 2 });
   });
 
@@ -71,10 +76,17 @@ describe('maxAttempts (SPEC §9.1)', () => {
       const order = run === 0 ? events : shuffle(events, rand);
       const size = Math.ceil(order.length / batches);
       for (let i = 0; i < order.length; i += size) {
-        await post(order.slice(i, i + size).map((e) => ({ board, member: e.member, value: e.units, idempotencyKey: `${board}.${e.key}`, occurredAt: new Date(e.atMs).toISOString() })));
+        await post(
+          order
+            .slice(i, i + size)
+            .map((e) => ({ board, member: e.member, value: e.units, idempotencyKey: `${board}.${e.key}`, occurredAt: new Date(e.atMs).toISOString() })),
+        );
       }
       const page = (await h.api('GET', `/v1/boards/${board}/standings`)).body;
-      expect(page.entries.map((e: { rank: number; member: string; score: number }) => [e.rank, e.member, e.score]), board).toEqual(expected);
+      expect(
+        page.entries.map((e: { rank: number; member: string; score: number }) => [e.rank, e.member, e.score]),
+        board,
+      ).toEqual(expected);
       const statuses = await Promise.all(events.map((e) => status(`${board}.${e.key}`)));
       expect(statuses, board).toEqual(events.map((e) => (counted.has(e.key) ? 'applied' : 'rejected:attempts_exhausted')));
     }

@@ -30,7 +30,11 @@ const at = (minutes: number) => NOW.getTime() - 3_600_000 + minutes * 60_000;
 describe('member profiles and regions', () => {
   it('moves a member between region scopes of open periods, never in two regions or none', async () => {
     await h.api('PUT', '/v1/boards/geo', { aggregation: 'sum', regions: true, categories: ['kills'] });
-    for (const [member, region] of [['fr1', 'FR'], ['fr2', 'FR'], ['de1', 'DE']] as const) {
+    for (const [member, region] of [
+      ['fr1', 'FR'],
+      ['fr2', 'FR'],
+      ['de1', 'DE'],
+    ] as const) {
       const res = await h.api('PUT', `/v1/members/${member}`, { region, displayName: member.toUpperCase() });
       expect(res).toMatchObject({ status: 200, body: { member, region, displayName: member.toUpperCase(), excluded: false } });
     }
@@ -41,18 +45,34 @@ describe('member profiles and regions', () => {
         { board: 'geo', member: 'de1', value: 7, idempotencyKey: 'geo-3', category: 'kills' },
       ],
     });
-    expect((await standings('geo', '&region=FR')).entries).toEqual([[1, 'fr1', 10], [2, 'fr2', 5]]);
+    expect((await standings('geo', '&region=FR')).entries).toEqual([
+      [1, 'fr1', 10],
+      [2, 'fr2', 5],
+    ]);
 
     const moved = await h.api('PUT', '/v1/members/fr1', { region: 'DE' });
     expect(moved.body.region).toBe('DE');
     expect((await standings('geo', '&region=FR')).entries).toEqual([[1, 'fr2', 5]]);
-    expect((await standings('geo', '&region=DE')).entries).toEqual([[1, 'fr1', 10], [2, 'de1', 7]]);
-    expect((await standings('geo', '&region=DE&category=kills')).entries).toEqual([[1, 'fr1', 10], [2, 'de1', 7]]);
+    expect((await standings('geo', '&region=DE')).entries).toEqual([
+      [1, 'fr1', 10],
+      [2, 'de1', 7],
+    ]);
+    expect((await standings('geo', '&region=DE&category=kills')).entries).toEqual([
+      [1, 'fr1', 10],
+      [2, 'de1', 7],
+    ]);
     expect((await standings('geo', '&region=FR&category=kills')).entries).toEqual([]);
-    expect((await standings('geo')).entries).toEqual([[1, 'fr1', 10], [2, 'de1', 7], [3, 'fr2', 5]]);
+    expect((await standings('geo')).entries).toEqual([
+      [1, 'fr1', 10],
+      [2, 'de1', 7],
+      [3, 'fr2', 5],
+    ]);
     // Later events follow the new region.
     await h.api('POST', '/v1/events?wait=true', { board: 'geo', member: 'fr1', value: 1, idempotencyKey: 'geo-4' });
-    expect((await standings('geo', '&region=DE')).entries).toEqual([[1, 'fr1', 11], [2, 'de1', 7]]);
+    expect((await standings('geo', '&region=DE')).entries).toEqual([
+      [1, 'fr1', 11],
+      [2, 'de1', 7],
+    ]);
     expect((await standings('geo', '&region=FR')).entries).toEqual([[1, 'fr2', 5]]);
     // Clearing the region leaves the member in the world scope only.
     await h.api('PUT', '/v1/members/fr1', { region: null });
@@ -85,7 +105,9 @@ describe('exclusion and restore', () => {
     const sending = (async () => {
       for (let i = 20; i < 200; i += 20) {
         const res = await h.api('POST', '/v1/events', {
-          events: burst.slice(i, i + 20).map((e) => ({ board: 'cheat', member: e.member, value: e.units, idempotencyKey: e.key, occurredAt: new Date(e.atMs).toISOString() })),
+          events: burst
+            .slice(i, i + 20)
+            .map((e) => ({ board: 'cheat', member: e.member, value: e.units, idempotencyKey: e.key, occurredAt: new Date(e.atMs).toISOString() })),
         });
         expect(res.status).toBe(202);
       }
@@ -166,12 +188,20 @@ describe('voids', () => {
   it('keeps rejected events for audit with their payload and source', async () => {
     await h.api('PUT', '/v1/boards/audit', { aggregation: 'sum', period: 'day', graceSeconds: 0 });
     const res = await h.api('POST', '/v1/events?wait=true', {
-      board: 'audit', member: 'a', value: 1, idempotencyKey: 'au-1', source: 'server-eu-3', occurredAt: '2026-11-30T10:00:00Z',
+      board: 'audit',
+      member: 'a',
+      value: 1,
+      idempotencyKey: 'au-1',
+      source: 'server-eu-3',
+      occurredAt: '2026-11-30T10:00:00Z',
     });
     expect(res.body.results[0]).toMatchObject({ status: 'rejected', reason: 'period_closed' });
     const status = await h.api('GET', '/v1/events/au-1');
     expect(status.body).toMatchObject({
-      status: 'rejected', reason: 'period_closed', period: '2026-11-30', source: 'server-eu-3',
+      status: 'rejected',
+      reason: 'period_closed',
+      period: '2026-11-30',
+      source: 'server-eu-3',
       payload: { board: 'audit', member: 'a', value: 1, idempotencyKey: 'au-1', source: 'server-eu-3', occurredAt: '2026-11-30T10:00:00Z' },
     });
   });

@@ -41,7 +41,14 @@ describe('one batch over many boards', () => {
         category: rand() < 0.5 ? 'c' : undefined,
       };
       byBoard.get(board)!.push(event);
-      wire.push({ board, member: event.member, value: event.units, idempotencyKey: event.key, occurredAt: new Date(event.atMs).toISOString(), ...(event.category ? { category: 'c' } : {}) });
+      wire.push({
+        board,
+        member: event.member,
+        value: event.units,
+        idempotencyKey: event.key,
+        occurredAt: new Date(event.atMs).toISOString(),
+        ...(event.category ? { category: 'c' } : {}),
+      });
     }
     for (let i = 0; i < wire.length; i += 300) {
       const posted = await h.api('POST', '/v1/events?wait=true', { events: wire.slice(i, i + 300) });

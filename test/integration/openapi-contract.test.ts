@@ -35,7 +35,10 @@ describe('the OpenAPI document', () => {
         (err: { stdout: string; stderr: string }) => err,
       );
       const report = JSON.parse(stdout) as { totals: { errors: number }; problems: Array<{ ruleId: string; message: string; severity: string }> };
-      expect(report.problems.filter((p) => p.severity === 'error'), stderr).toEqual([]);
+      expect(
+        report.problems.filter((p) => p.severity === 'error'),
+        stderr,
+      ).toEqual([]);
       expect(report.totals.errors).toBe(0);
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -118,7 +121,9 @@ describe('every route answers as the document says', () => {
         expect(stream.contentType, label).toMatch(/^text\/event-stream/);
         if (untilEnd) {
           let timer: NodeJS.Timeout | undefined;
-          const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${label}: not ended within 15 s: ${JSON.stringify(stream.messages)}`)), 15_000)));
+          const late = new Promise<never>(
+            (_, reject) => (timer = setTimeout(() => reject(new Error(`${label}: not ended within 15 s: ${JSON.stringify(stream.messages)}`)), 15_000)),
+          );
           await Promise.race([stream.ended, late]).finally(() => clearTimeout(timer));
         } else {
           await stream.next();
@@ -183,7 +188,10 @@ describe('every route answers as the document says', () => {
     await call('GET /v1/boards/:boardId/standings/:memberId/following', '/v1/boards/arena/standings/p1/following?limit=10');
     // Streams on a board of their own, with scores known here: s1 7, s2 3.
     await call('PUT /v1/boards/:boardId', '/v1/boards/live', { aggregation: 'sum', graceSeconds: 0 });
-    const scores = [{ member: 's1', value: 7 }, { member: 's2', value: 3 }];
+    const scores = [
+      { member: 's1', value: 7 },
+      { member: 's2', value: 3 },
+    ];
     await call('POST /v1/events', '/v1/events?wait=true', { events: scores.map((e) => ({ board: 'live', ...e, idempotencyKey: `live-${e.member}` })) });
     const standing = await callStream('GET /v1/boards/:boardId/standings/:memberId/stream', '/v1/boards/live/standings/s2/stream');
     expect(standing.status, JSON.stringify(standing.body)).toBe(200);
@@ -192,7 +200,10 @@ describe('every route answers as the document says', () => {
     await callStream('GET /v1/boards/:boardId/standings/:memberId/stream', '/v1/boards/live/standings/s2/stream', { key: 'not-a-key' });
     const top = await callStream('GET /v1/boards/:boardId/standings/stream', '/v1/boards/live/standings/stream?limit=2');
     expect(top.messages[0]!.event).toBe('top');
-    expect(top.messages[0]!.data.entries.map((e: { member: string; score: number }) => [e.member, e.score])).toEqual([['s1', 7], ['s2', 3]]);
+    expect(top.messages[0]!.data.entries.map((e: { member: string; score: number }) => [e.member, e.score])).toEqual([
+      ['s1', 7],
+      ['s2', 3],
+    ]);
     await callStream('GET /v1/boards/:boardId/standings/stream', '/v1/boards/live/standings/stream?limit=0');
     await call('GET /v1/members/:memberId', '/v1/members/p1');
     await call('GET /v1/members/:memberId', '/v1/members/ghost');

@@ -64,7 +64,6 @@ afterAll(async () => {
   await new Promise((r) => receiver.server.close(r));
 });
 
-
 async function periodState(board: string, key: string) {
   return (await h.ctx.db.selectFrom('periods').select('state').where('board_id', '=', board).where('key', '=', key).executeTakeFirst())?.state;
 }
@@ -114,7 +113,10 @@ describe('the period tick', () => {
 
   it('closes a month at local midnight: Europe/Paris an hour before UTC', async () => {
     h.clock.set('2026-12-31T12:00:00Z');
-    for (const [id, timezone] of [['m-paris', 'Europe/Paris'], ['m-utc', 'UTC']] as const) {
+    for (const [id, timezone] of [
+      ['m-paris', 'Europe/Paris'],
+      ['m-utc', 'UTC'],
+    ] as const) {
       await h.api('PUT', `/v1/boards/${id}`, { aggregation: 'best', timezone, graceSeconds: 0 });
       await h.postEvents([{ board: id, member: 'x', value: 5, idempotencyKey: `${id}-1` }]);
     }
@@ -165,7 +167,11 @@ describe('final standings, awards and reports', () => {
   it('stores results identical to the last live standings, grants awards deterministically, reports in rank order', async () => {
     h.clock.set('2026-10-20T12:00:00Z');
     await h.api('PUT', '/v1/boards/final', {
-      aggregation: 'best', tieBreak: 'shared', categories: ['duel'], regions: true, graceSeconds: 0,
+      aggregation: 'best',
+      tieBreak: 'shared',
+      categories: ['duel'],
+      regions: true,
+      graceSeconds: 0,
       awards: { tiers: [1, 3], regionTiers: [1], followingTop1: true },
     });
     const regions: Record<string, string> = { p1: 'FR', p2: 'FR', p3: 'DE', p4: 'DE', p5: 'DE', p6: 'FR' };
@@ -195,19 +201,33 @@ describe('final standings, awards and reports', () => {
       expect(final.body.total).toBe(live[i]!.body.total);
     }
     const expected = referenceStandings(events, { aggregation: 'best', order: 'desc', tieBreak: 'shared' });
-    expect(expected.map((e) => [e.member, e.rank])).toEqual([['p1', 1], ['p2', 1], ['p3', 3], ['p4', 4], ['p5', 4], ['p6', 6]]);
+    expect(expected.map((e) => [e.member, e.rank])).toEqual([
+      ['p1', 1],
+      ['p2', 1],
+      ['p3', 3],
+      ['p4', 4],
+      ['p5', 4],
+      ['p6', 6],
+    ]);
 
     const awards = await sql<{ a: string }>`
       SELECT member_id || ' ' || category || '/' || region || ' ' || award AS a FROM awards
        WHERE board_id = 'final' ORDER BY 1`.execute(h.ctx.db);
-    expect(awards.rows.map((r) => r.a)).toEqual([
-      'p1 all/FR region_top1', 'p1 all/world top1',
-      'p2 all/FR region_top1', 'p2 all/world top1', 'p2 duel/world top1',
-      'p3 all/DE region_top1', 'p3 all/world top3', 'p3 following_top1'.replace(' following', ' all/world following'),
-      'p4 duel/world top3',
-      'p5 all/world following_top1',
-      'p6 duel/world top3',
-    ].sort());
+    expect(awards.rows.map((r) => r.a)).toEqual(
+      [
+        'p1 all/FR region_top1',
+        'p1 all/world top1',
+        'p2 all/FR region_top1',
+        'p2 all/world top1',
+        'p2 duel/world top1',
+        'p3 all/DE region_top1',
+        'p3 all/world top3',
+        'p3 following_top1'.replace(' following', ' all/world following'),
+        'p4 duel/world top3',
+        'p5 all/world following_top1',
+        'p6 duel/world top3',
+      ].sort(),
+    );
     const mine = await h.api('GET', '/v1/members/p3/awards');
     expect(mine.body.awards.map((a: any) => a.award).sort()).toEqual(['following_top1', 'region_top1', 'top3']);
 
@@ -229,8 +249,10 @@ describe('final standings, awards and reports', () => {
     await h.drain();
     const deadline = Date.now() + 30_000;
     // Every closed period so far sent period.closed plus one report per ranked member.
-    const expectedCount = (await sql<{ n: number }>`
-      SELECT (SELECT count(*)::int FROM notifications) + (SELECT count(*)::int FROM periods WHERE state = 'closed') AS n`.execute(h.ctx.db)).rows[0]!.n;
+    const expectedCount = (
+      await sql<{ n: number }>`
+      SELECT (SELECT count(*)::int FROM notifications) + (SELECT count(*)::int FROM periods WHERE state = 'closed') AS n`.execute(h.ctx.db)
+    ).rows[0]!.n;
     while (new Set(receiver.delivered.map((d) => d.id)).size < expectedCount && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -241,7 +263,10 @@ describe('final standings, awards and reports', () => {
     expect(closed.body).toMatchObject({ type: 'period.closed', data: { period: { key: '2026-10', state: 'closed' }, rankedMembers: 6 } });
     // Periods no event reached close in bulk (one statement for all boards) and still send period.closed.
     const empty = receiver.delivered.find((d) => d.type === 'period.closed' && d.body.data.board === 'ahead' && d.body.data.period.key === '2026-W51')!;
-    expect(empty.body.data).toMatchObject({ period: { key: '2026-W51', startsAt: '2026-12-14T00:00:00.000Z', endsAt: '2026-12-21T00:00:00.000Z', state: 'closed' }, rankedMembers: 0 });
+    expect(empty.body.data).toMatchObject({
+      period: { key: '2026-W51', startsAt: '2026-12-14T00:00:00.000Z', endsAt: '2026-12-21T00:00:00.000Z', state: 'closed' },
+      rankedMembers: 0,
+    });
     const report = receiver.delivered.find((d) => d.type === 'member.period_report' && d.body.data.member === 'p3')!;
     expect(report.body.data).toMatchObject({ board: 'final', period: '2026-10', rank: 3, body: 'You finished 3rd', award: 'top3' });
     expect(report.id).toBe(report.body.id);
@@ -295,7 +320,11 @@ describe('scale and rollups', () => {
     expect(res.status).toBe(200);
     const byPeriod = Object.fromEntries(res.body.rollups.map((r: any) => [r.period, r]));
     expect(byPeriod['2026-12']).toMatchObject({
-      hour: '2026-12-02T10:00:00.000Z', applied: 2, duplicates: 1, members: 2, voids: 1,
+      hour: '2026-12-02T10:00:00.000Z',
+      applied: 2,
+      duplicates: 1,
+      members: 2,
+      voids: 1,
       rejected: { periodClosed: 0, conflict: 1, outOfRange: 0 },
     });
     expect(byPeriod['2026-11']).toMatchObject({ rejected: { periodClosed: 1 } });

@@ -7,7 +7,6 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-
 describe('routing by occurredAt in the board timezone', () => {
   it('splits a month at local midnight in Europe/Paris, not at UTC midnight', async () => {
     h.clock.set('2026-12-01T12:00:00Z');

@@ -53,18 +53,30 @@ describe('cron schedules (SPEC §9.1)', () => {
     await runTick(h.ctx);
     expect((await periodRows('friday')).find((p) => p[0] === '20261204T1700Z')![3]).toBe('open');
     // Inside the grace: still counts; after it: period_closed.
-    expect((await post([{ board: 'friday', member: 'ann', value: 10, idempotencyKey: 'fri-4', occurredAt: '2026-12-11T16:59:00Z' }]))[0]).toMatchObject({ status: 'applied', period: '20261204T1700Z' });
+    expect((await post([{ board: 'friday', member: 'ann', value: 10, idempotencyKey: 'fri-4', occurredAt: '2026-12-11T16:59:00Z' }]))[0]).toMatchObject({
+      status: 'applied',
+      period: '20261204T1700Z',
+    });
     h.clock.set('2026-12-11T17:01:01Z');
     const tick = await runTick(h.ctx);
     expect(tick.closed).toContain('friday/20261204T1700Z');
-    expect((await post([{ board: 'friday', member: 'ann', value: 1, idempotencyKey: 'fri-5', occurredAt: '2026-12-11T16:59:30Z' }]))[0]).toMatchObject({ status: 'rejected', reason: 'period_closed' });
+    expect((await post([{ board: 'friday', member: 'ann', value: 1, idempotencyKey: 'fri-5', occurredAt: '2026-12-11T16:59:30Z' }]))[0]).toMatchObject({
+      status: 'rejected',
+      reason: 'period_closed',
+    });
     const final = await h.api('GET', '/v1/boards/friday/periods/20261204T1700Z/results');
     expect(final.body.entries).toEqual([
       { rank: 1, member: 'ann', displayName: null, score: 13 },
       { rank: 2, member: 'bob', displayName: null, score: 5 },
     ]);
     const inbox = await h.api('GET', '/v1/members/ann/notifications');
-    expect(inbox.body.notifications[0]).toMatchObject({ kind: 'period_report', board: 'friday', period: '20261204T1700Z', title: 'Week of 4 Dec 18:00 finished', body: 'You finished 1st' });
+    expect(inbox.body.notifications[0]).toMatchObject({
+      kind: 'period_report',
+      board: 'friday',
+      period: '20261204T1700Z',
+      title: 'Week of 4 Dec 18:00 finished',
+      body: 'You finished 1st',
+    });
     // The next week was created ahead of time by the tick.
     expect((await periodRows('friday')).map((p) => p[0])).toContain('20261211T1700Z');
   });
@@ -145,9 +157,17 @@ describe('every schedules (SPEC §9.1)', () => {
     h.clock.set('2026-04-05T12:00:00Z');
     expect((await post([{ board: 'six-hours', member: 'm', value: 1, idempotencyKey: 'h-3' }]))[0]).toMatchObject({ status: 'applied', period: '20260405T0800Z' });
     // The same schedule written differently is no change; another one is, once events exist.
-    const same = await h.api('PUT', '/v1/boards/six-hours', { aggregation: 'best', period: { every: '6h', anchor: '2026-03-28T09:00:00+01:00' }, timezone: 'Europe/Paris' });
+    const same = await h.api('PUT', '/v1/boards/six-hours', {
+      aggregation: 'best',
+      period: { every: '6h', anchor: '2026-03-28T09:00:00+01:00' },
+      timezone: 'Europe/Paris',
+    });
     expect(same.status).toBe(200);
-    const changed = await h.api('PUT', '/v1/boards/six-hours', { aggregation: 'best', period: { every: '12h', anchor: '2026-03-28T08:00:00Z' }, timezone: 'Europe/Paris' });
+    const changed = await h.api('PUT', '/v1/boards/six-hours', {
+      aggregation: 'best',
+      period: { every: '12h', anchor: '2026-03-28T08:00:00Z' },
+      timezone: 'Europe/Paris',
+    });
     expect(changed.status).toBe(409);
     expect(changed.body.details).toEqual([{ path: 'period', message: 'fixed once the board has events' }]);
   });
@@ -165,11 +185,15 @@ describe('the tick with thousands of boards of 1-hour periods', () => {
              'UTC', 0, '{}', false, 60, '{"tiers":[1],"regionTiers":[],"followingTop1":false}'::jsonb
         FROM generate_series(1, ${BOARDS}) i`.execute(h.ctx.db);
     // Two of them get events in the 10:00 hour; the rest stay empty.
-    expect((await post([
-      { board: 'hourly-1', member: 'a', value: 2, idempotencyKey: 'hr-1' },
-      { board: 'hourly-1', member: 'b', value: 1, idempotencyKey: 'hr-2' },
-      { board: 'hourly-2', member: 'a', value: 1, idempotencyKey: 'hr-3' },
-    ])).map((r) => r.period)).toEqual(['20270201T1000Z', '20270201T1000Z', '20270201T1000Z']);
+    expect(
+      (
+        await post([
+          { board: 'hourly-1', member: 'a', value: 2, idempotencyKey: 'hr-1' },
+          { board: 'hourly-1', member: 'b', value: 1, idempotencyKey: 'hr-2' },
+          { board: 'hourly-2', member: 'a', value: 1, idempotencyKey: 'hr-3' },
+        ])
+      ).map((r) => r.period),
+    ).toEqual(['20270201T1000Z', '20270201T1000Z', '20270201T1000Z']);
     await runTick(h.ctx); // creates the 10:00 and 11:00 periods of every board
     const open = await sql<{ n: number }>`SELECT count(*)::int AS n FROM periods WHERE board_id LIKE 'hourly-%' AND state = 'open'`.execute(h.ctx.db);
     expect(open.rows[0]!.n).toBe(2 * BOARDS);
@@ -196,9 +220,14 @@ describe('the tick with thousands of boards of 1-hour periods', () => {
     expect(queries).toBeLessThan(60);
     expect(elapsed).toBeLessThan(30_000);
     const final = await h.api('GET', '/v1/boards/hourly-1/periods/20270201T1000Z/results');
-    expect(final.body.entries.map((e: { member: string; rank: number }) => [e.member, e.rank])).toEqual([['a', 1], ['b', 2]]);
+    expect(final.body.entries.map((e: { member: string; rank: number }) => [e.member, e.rank])).toEqual([
+      ['a', 1],
+      ['b', 2],
+    ]);
     // The next hour was created ahead: every board has its 12:00 period now, still open.
-    const ahead = await sql<{ n: number }>`SELECT count(*)::int AS n FROM periods WHERE board_id LIKE 'hourly-%' AND key = '20270201T1200Z' AND state = 'open'`.execute(h.ctx.db);
+    const ahead = await sql<{ n: number }>`SELECT count(*)::int AS n FROM periods WHERE board_id LIKE 'hourly-%' AND key = '20270201T1200Z' AND state = 'open'`.execute(
+      h.ctx.db,
+    );
     expect(ahead.rows[0]!.n).toBe(BOARDS);
   });
 });

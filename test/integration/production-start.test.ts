@@ -85,12 +85,19 @@ async function runBuildStage(dockerfile: ReturnType<typeof DockerfileParser.pars
     i.getRange().start.line > buildFrom!.getRange().start.line && i.getRange().start.line < runtimeFrom!.getRange().start.line;
   const stage = dockerfile.getInstructions().filter(inStage);
   const workdir = stage.find((i) => i.getKeyword() === 'WORKDIR')!.getArgumentsContent()!;
-  const ignored = new Set(readFileSync(path.join(ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()));
+  const ignored = new Set(
+    readFileSync(path.join(ROOT, '.dockerignore'), 'utf8')
+      .split('\n')
+      .map((l) => l.trim()),
+  );
   const copies = stage.filter((i) => i.getKeyword() === 'COPY');
   expect(copies.length).toBeGreaterThan(0);
   for (const copy of copies) {
     const args = copy.getArguments().map((a) => a.getValue());
-    expect(args.some((a) => a.startsWith('--')), 'the build stage copies from the context only').toBe(false);
+    expect(
+      args.some((a) => a.startsWith('--')),
+      'the build stage copies from the context only',
+    ).toBe(false);
     const sources = args.slice(0, -1);
     const target = path.join(buildDir, path.relative(workdir, path.resolve(workdir, args.at(-1)!)));
     for (const source of sources) {
@@ -139,7 +146,10 @@ describe('the image, reproduced: its build stage from its COPY lines, its runtim
     for (const dev of ['tsx', 'vitest', 'dockerfile-utils', 'fast-check']) expect(existsSync(path.join(dir, 'node_modules', dev)), dev).toBe(false);
 
     const procfile = Object.fromEntries(
-      readFileSync(path.join(ROOT, 'Procfile'), 'utf8').trim().split('\n').map((l) => [l.split(':')[0], l.replace(/^\w+:\s*/, '').split(/\s+/)]),
+      readFileSync(path.join(ROOT, 'Procfile'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => [l.split(':')[0], l.replace(/^\w+:\s*/, '').split(/\s+/)]),
     );
     const env = { ...baseEnv('prod-image'), NODE_ENV: 'production' };
     const release = await run(procfile.release[0], procfile.release.slice(1), { cwd: dir, env: { ...process.env, ...env } });
@@ -158,8 +168,7 @@ describe('the image, reproduced: its build stage from its COPY lines, its runtim
     // The image's HEALTHCHECK as Docker runs it in each container, with that container's
     // environment: the web one answers on PORT; in a worker's, nothing listens on PORT (the
     // image's default, 3000 there, is a closed port here) and the probes answer on METRICS_PORT.
-    const healthcheck = (vars: Record<string, string>) =>
-      run(process.execPath, ['dist/src/bin/healthcheck.js'], { cwd: dir, env: { ...process.env, ...vars } });
+    const healthcheck = (vars: Record<string, string>) => run(process.execPath, ['dist/src/bin/healthcheck.js'], { cwd: dir, env: { ...process.env, ...vars } });
     await healthcheck({ PORT: String(port), METRICS_PORT: String(closedPort) });
     await healthcheck({ PORT: String(closedPort), METRICS_PORT: String(probePort) });
     await expect(healthcheck({ PORT: String(closedPort), METRICS_PORT: String(closedPort) })).rejects.toMatchObject({ code: 1 });

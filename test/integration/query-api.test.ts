@@ -62,7 +62,13 @@ async function checkEveryRoute(spec: BoardSpec, expected: RefStanding[], rand: (
   const base = `/v1/boards/${spec.id}/standings`;
 
   // Pages: the top, the middle, near the end and past it.
-  for (const [offset, limit] of [[0, 200], [Math.floor(total / 2), 50], [total - 3, 50], [total - 1, 1], [total + 10, 5]] as const) {
+  for (const [offset, limit] of [
+    [0, 200],
+    [Math.floor(total / 2), 50],
+    [total - 3, 50],
+    [total - 1, 1],
+    [total + 10, 5],
+  ] as const) {
     const page = await h.api('GET', `${base}?offset=${offset}&limit=${limit}`);
     expect(page.status).toBe(200);
     expect(page.body.total).toBe(total);
@@ -85,7 +91,12 @@ async function checkEveryRoute(spec: BoardSpec, expected: RefStanding[], rand: (
   expect(nobody.body).toMatchObject({ member: 'no-score-member', rank: null, score: null, percentile: null, topPercent: null, total });
 
   // Around: clipped at rank 1 and at the last rank.
-  for (const [index, radius] of [[0, 5], [total - 1, 5], [Math.floor(total / 3), 50], [Math.floor(total / 3), 0]] as const) {
+  for (const [index, radius] of [
+    [0, 5],
+    [total - 1, 5],
+    [Math.floor(total / 3), 50],
+    [Math.floor(total / 3), 0],
+  ] as const) {
     const who = expected[index]!;
     const around = await h.api('GET', `${base}/${who.member}/around?radius=${radius}`);
     expect(around.status).toBe(200);
@@ -96,7 +107,10 @@ async function checkEveryRoute(spec: BoardSpec, expected: RefStanding[], rand: (
   expect((await h.api('GET', `${base}/${expected[0]!.member}/around?radius=51`)).status).toBe(400);
 
   // Following: 0, 1 and 1000 followed members, some far below the top, some unknown.
-  const sample = (n: number) => shuffle(expected, rand).slice(0, n).map((s) => s.member);
+  const sample = (n: number) =>
+    shuffle(expected, rand)
+      .slice(0, n)
+      .map((s) => s.member);
   const me = expected[Math.floor(total * 0.9)]!.member;
   for (const followed of [[], sample(1), [...sample(990), ...Array.from({ length: 10 }, (_, i) => `ghost-${i}`)]]) {
     expect((await h.api('PUT', `/v1/members/${me}/following`, { memberIds: followed })).status).toBe(200);

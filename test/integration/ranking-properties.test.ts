@@ -98,13 +98,24 @@ function scenarioArb(): fc.Arbitrary<Scenario> {
       category: board.categories.length ? fc.option(fc.nat(board.categories.length - 1), { nil: null }) : fc.constant(null),
       tag: fc.constantFrom(...KEY_TAGS),
     });
-    const change = fc.oneof(
-      { arbitrary: fc.constant(null), weight: 12 },
-      { arbitrary: fc.constantFrom<Change>('value', 'member', 'time', 'category'), weight: 1 },
-    );
+    const change = fc.oneof({ arbitrary: fc.constant(null), weight: 12 }, { arbitrary: fc.constantFrom<Change>('value', 'member', 'time', 'category'), weight: 1 });
     const step: fc.Arbitrary<Step> = fc.oneof(
-      { arbitrary: fc.record({ kind: fc.constant('post' as const), items: fc.array(fc.record({ event: fc.nat(23), change }), { minLength: 1, maxLength: 20, size: 'medium' }), receive: fc.nat(4) }), weight: 6 },
-      { arbitrary: fc.record({ kind: fc.constant("void" as const), event: fc.nat(23), unknown: fc.oneof({ arbitrary: fc.constant(false), weight: 7 }, { arbitrary: fc.constant(true), weight: 1 }) }), weight: 2 },
+      {
+        arbitrary: fc.record({
+          kind: fc.constant('post' as const),
+          items: fc.array(fc.record({ event: fc.nat(23), change }), { minLength: 1, maxLength: 20, size: 'medium' }),
+          receive: fc.nat(4),
+        }),
+        weight: 6,
+      },
+      {
+        arbitrary: fc.record({
+          kind: fc.constant('void' as const),
+          event: fc.nat(23),
+          unknown: fc.oneof({ arbitrary: fc.constant(false), weight: 7 }, { arbitrary: fc.constant(true), weight: 1 }),
+        }),
+        weight: 2,
+      },
       { arbitrary: fc.record({ kind: fc.constantFrom('exclude' as const, 'restore' as const), member: fc.nat(6) }), weight: 2 },
       { arbitrary: fc.record({ kind: fc.constant('region' as const), member: fc.nat(6), region: fc.option(fc.constantFrom(...REGIONS), { nil: null }) }), weight: 1 },
     );
@@ -268,7 +279,13 @@ async function runScenario(s: Scenario): Promise<void> {
   const categoryOf = (i: number | null) => (i === null ? undefined : s.board.categories[i]);
   const eventOf = (i: number): RefEvent => {
     const e = s.events[i % s.events.length]!;
-    return { key: `${boardId}.${e.tag}${i % s.events.length}`, member: memberIds[e.member % memberIds.length]!, units: e.units, atMs: B + TIMES[e.time]!, category: categoryOf(e.category) };
+    return {
+      key: `${boardId}.${e.tag}${i % s.events.length}`,
+      member: memberIds[e.member % memberIds.length]!,
+      units: e.units,
+      atMs: B + TIMES[e.time]!,
+      category: categoryOf(e.category),
+    };
   };
   const changed = (e: RefEvent, change: Change): RefEvent => {
     switch (change) {
@@ -277,7 +294,7 @@ async function runScenario(s: Scenario): Promise<void> {
       case 'member':
         return { ...e, member: memberIds[(memberIds.indexOf(e.member) + 1) % memberIds.length]! };
       case 'time':
-        return { ...e, atMs: B + TIMES[(TIMES.indexOf((e.atMs - B)) + 4) % TIMES.length]! };
+        return { ...e, atMs: B + TIMES[(TIMES.indexOf(e.atMs - B) + 4) % TIMES.length]! };
       case 'category':
         if (!s.board.categories.length) return { ...e, units: e.units > 0 ? e.units - 1 : e.units + 1 };
         return { ...e, category: e.category === s.board.categories[0] ? s.board.categories[1] : s.board.categories[0] };

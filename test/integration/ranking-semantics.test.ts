@@ -57,7 +57,7 @@ describe('ranking semantics against an independent reference', () => {
           const rand = prng(7);
           // Shuffled, in batches of random size: the result must not depend on either.
           const shuffled = shuffle(events, rand);
-          for (let i = 0; i < shuffled.length; ) {
+          for (let i = 0; i < shuffled.length;) {
             const size = 1 + Math.floor(rand() * 40);
             const batch = shuffled.slice(i, i + size).map((e) => ({
               board: boardId,

@@ -35,7 +35,6 @@ afterAll(async () => {
   await h?.close();
 });
 
-
 async function stream(path: string, key: string | null = ADMIN_KEY): Promise<SseClient> {
   const client = await openSse(h.baseUrl + path, key);
   open.push(client);
@@ -60,8 +59,7 @@ async function eventually(check: () => Promise<boolean>, what: string): Promise<
   throw new Error(`${what} never happened`);
 }
 
-const entries = (m: { data: { entries: Array<{ rank: number; member: string; score: number }> } }) =>
-  m.data.entries.map((e) => [e.rank, e.member, e.score]);
+const entries = (m: { data: { entries: Array<{ rank: number; member: string; score: number }> } }) => m.data.entries.map((e) => [e.rank, e.member, e.score]);
 
 /**
  * The MONITOR lines of every master that contain `needle`, read off a plain socket: the

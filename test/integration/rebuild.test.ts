@@ -112,9 +112,7 @@ describe('losing the leaderboard Redis', () => {
       const burst = Promise.all(
         Array.from({ length: 1000 }, (_, i) => {
           const who = expected[i % expected.length]!;
-          return i % 10 === 0
-            ? h.api('GET', '/v1/boards/herd/standings?limit=20&offset=' + (i % 280))
-            : h.api('GET', `/v1/boards/herd/standings/${who.member}`);
+          return i % 10 === 0 ? h.api('GET', '/v1/boards/herd/standings?limit=20&offset=' + (i % 280)) : h.api('GET', `/v1/boards/herd/standings/${who.member}`);
         }),
       );
       // Started while the burst is in flight: the fallback's own pool and its bound leave
@@ -140,9 +138,7 @@ describe('losing the leaderboard Redis', () => {
         expect(res.body.source).toBe('database');
         if (i % 10 === 0) {
           const offset = i % 280;
-          expect(res.body.entries.map((e: any) => [e.rank, e.member, e.score])).toEqual(
-            expected.slice(offset, offset + 20).map((e) => [e.rank, e.member, e.units]),
-          );
+          expect(res.body.entries.map((e: any) => [e.rank, e.member, e.score])).toEqual(expected.slice(offset, offset + 20).map((e) => [e.rank, e.member, e.units]));
         } else {
           const who = expected[i % expected.length]!;
           expect(res.body).toMatchObject({ rank: who.rank, score: who.units, total: 300 });
@@ -193,7 +189,7 @@ describe('rebuilding', () => {
     for (let i = 0; i < 20; i += 1) {
       const batch = Array.from({ length: 50 }, (_, k) => ({
         board: 'huge',
-        member: k % 2 ? `u${String(1 + ((i * 50 + k) * 3989) % 200000).padStart(6, '0')}` : `new-${i}-${k}`,
+        member: k % 2 ? `u${String(1 + (((i * 50 + k) * 3989) % 200000)).padStart(6, '0')}` : `new-${i}-${k}`,
         value: 100000 + i * 50 + k,
         idempotencyKey: `live-${i}-${k}`,
         occurredAt: '2026-12-02T11:00:00Z',

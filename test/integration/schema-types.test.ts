@@ -44,8 +44,13 @@ import type { Database } from '../../src/storage/postgres/schema.js';
 export type Tables = { [T in keyof Database]: Selectable<Database[T]> };
 export declare const tables: Tables;`;
   const options: ts.CompilerOptions = {
-    module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022,
-    strict: true, skipLibCheck: true, noEmit: true, types: [],
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    target: ts.ScriptTarget.ES2022,
+    strict: true,
+    skipLibCheck: true,
+    noEmit: true,
+    types: [],
   };
   const host = ts.createCompilerHost(options);
   const getSourceFile = host.getSourceFile.bind(host);

@@ -45,16 +45,12 @@ describe('category and region scopes', () => {
     const board = { aggregation: 'sum', order: 'desc', tieBreak: 'member' } as const;
     for (const category of ['all', 'kills', 'assists']) {
       for (const region of ['world', 'FR', 'DE', 'JP']) {
-        const inScope = events.filter(
-          (e) => (category === 'all' || e.category === category) && (region === 'world' || REGIONS[e.member] === region),
-        );
+        const inScope = events.filter((e) => (category === 'all' || e.category === category) && (region === 'world' || REGIONS[e.member] === region));
         const expected = referenceStandings(inScope, board);
         const page = await h.api('GET', `/v1/boards/arena/standings?category=${category}&region=${region}`);
         expect(page.status).toBe(200);
         expect(page.body).toMatchObject({ board: 'arena', category, region, total: expected.length, source: 'cache' });
-        expect(page.body.entries).toEqual(
-          expected.map((e) => ({ rank: e.rank, member: e.member, score: e.units, displayName: `Player ${e.member.toUpperCase()}` })),
-        );
+        expect(page.body.entries).toEqual(expected.map((e) => ({ rank: e.rank, member: e.member, score: e.units, displayName: `Player ${e.member.toUpperCase()}` })));
       }
     }
     // A member outside a region scope has no rank there.

@@ -76,7 +76,12 @@ function requestsFor(route: string): Array<{ method: string; url: string }> {
   const [method, pattern] = route.split(' ') as [string, string];
   const url = pattern.replace(/:(\w+)/g, (_m, name: string) => encodeURIComponent(PARAMS[name] ?? 'x'));
   if (method !== 'USE') return [{ method, url }];
-  return url === '/admin/queues' ? [{ method: 'GET', url }, { method: 'GET', url: `${url}/api/queues` }] : [{ method: 'GET', url: `${url}/` }];
+  return url === '/admin/queues'
+    ? [
+        { method: 'GET', url },
+        { method: 'GET', url: `${url}/api/queues` },
+      ]
+    : [{ method: 'GET', url: `${url}/` }];
 }
 
 async function call(h: Harness, method: string, url: string, authorization?: string): Promise<ApiResponse> {
@@ -250,7 +255,14 @@ describe('security headers', () => {
       await page.getByText('Leaderboards for games').first().waitFor({ timeout: 20_000 });
       await page.getByText('/v1/events').first().waitFor({ timeout: 20_000 });
       await page.goto(`${h.baseUrl}/admin/queues`);
-      const rendered = await page.getByText('score-events').first().waitFor({ timeout: 20_000 }).then(() => true, () => false);
+      const rendered = await page
+        .getByText('score-events')
+        .first()
+        .waitFor({ timeout: 20_000 })
+        .then(
+          () => true,
+          () => false,
+        );
       expect({ rendered, violations }).toEqual({ rendered: true, violations: expect.any(Array) });
       // Bull Board asks for web fonts from a CDN; nothing else may be blocked.
       expect(violations.filter((v) => !/fonts\.googleapis\.com/.test(v))).toEqual([]);
@@ -389,7 +401,10 @@ describe('secrets in logs', () => {
       let body = '';
       req.on('data', (c: Buffer) => (body += c.toString('utf8')));
       req.on('end', () => {
-        deliveries.push({ signature: String(req.headers['webhook-signature']), signed: `${String(req.headers['webhook-id'])}.${String(req.headers['webhook-timestamp'])}.${body}` });
+        deliveries.push({
+          signature: String(req.headers['webhook-signature']),
+          signed: `${String(req.headers['webhook-id'])}.${String(req.headers['webhook-timestamp'])}.${body}`,
+        });
         // The first delivery fails, so the retry path logs too.
         res.writeHead(deliveries.length === 1 ? 500 : 200).end();
       });
@@ -434,7 +449,11 @@ describe('secrets in logs', () => {
       expect((await h.api('GET', '/v1/boards', undefined, created.read!.key)).status).toBe(401);
 
       // A webhook signed with the secret, failing once and then delivered.
-      await h.ctx.webhooksQueue.add('period.closed', { deliveryId: 'log-delivery', type: 'period.closed', createdAt: new Date().toISOString(), data: { board: 'logs' } }, { jobId: 'log-delivery', backoff: { type: 'fixed', delay: 10 } });
+      await h.ctx.webhooksQueue.add(
+        'period.closed',
+        { deliveryId: 'log-delivery', type: 'period.closed', createdAt: new Date().toISOString(), data: { board: 'logs' } },
+        { jobId: 'log-delivery', backoff: { type: 'fixed', delay: 10 } },
+      );
       for (let i = 0; i < 600 && deliveries.length < 2; i += 1) await new Promise((r) => setTimeout(r, 50));
       expect(deliveries.length).toBeGreaterThanOrEqual(2);
       expect(deliveries[1]!.signature).toBe(`v1,${createHmac('sha256', webhookSecret).update(deliveries[1]!.signed).digest('base64')}`);

@@ -30,7 +30,10 @@ describe('migrating: tables by migration, stored functions by definition', () =>
 
   it('lets two processes migrate an empty database at once: each step runs once', async () => {
     const [first, second] = await Promise.all([migrateToLatest(a), migrateToLatest(b)]);
-    const files = readdirSync(path.join(ROOT, 'migrations')).filter((f) => f.endsWith('.ts')).map((f) => f.replace(/\.ts$/, '')).sort();
+    const files = readdirSync(path.join(ROOT, 'migrations'))
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => f.replace(/\.ts$/, ''))
+      .sort();
     expect(files[0]).toBe('2026-12-02-0001-baseline');
     expect([...first.migrations, ...second.migrations]).toEqual(files);
     expect([...first.functions, ...second.functions].sort()).toEqual(FUNCTION_NAMES);

@@ -75,7 +75,12 @@ describe('the client against a running Laurel', () => {
     expect(board).toMatchObject({ id: 'duel', aggregation: 'sum', currentPeriod: { key: 'all', state: 'open' } });
     const applied = await laurel.postEvents({
       params: { query: { wait: 'true' } },
-      body: { events: [{ board: 'duel', member: 'ana', value: 7, idempotencyKey: 'duel-1' }, { board: 'duel', member: 'bo', value: 3, idempotencyKey: 'duel-2' }] },
+      body: {
+        events: [
+          { board: 'duel', member: 'ana', value: 7, idempotencyKey: 'duel-1' },
+          { board: 'duel', member: 'bo', value: 3, idempotencyKey: 'duel-2' },
+        ],
+      },
     });
     expect(applied).toEqual({
       results: [
@@ -84,7 +89,10 @@ describe('the client against a running Laurel', () => {
       ],
     });
     const page = await laurel.getStandings({ params: { path: { boardId: 'duel' }, query: { limit: 10 } } });
-    expect(page.entries.map((e) => [e.rank, e.member, e.score])).toEqual([[1, 'ana', 7], [2, 'bo', 3]]);
+    expect(page.entries.map((e) => [e.rank, e.member, e.score])).toEqual([
+      [1, 'ana', 7],
+      [2, 'bo', 3],
+    ]);
     const me = await laurel.getMemberStanding({ params: { path: { boardId: 'duel', memberId: 'bo' } } });
     expect([me.rank, me.total, me.topPercent]).toEqual([2, 2, 100]);
     // An event stream comes back unread, past the request timeout: its first message is bo's standing.
@@ -115,9 +123,7 @@ describe('the client against a running Laurel', () => {
     const missing = await laurel.getBoard({ params: { path: { boardId: 'nowhere' } } }).catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(LaurelError);
     expect(missing).toMatchObject({ status: 404, error: 'not_found' });
-    const invalid = await laurel
-      .postEvents({ body: { board: 'duel', member: 'ana', value: 1, idempotencyKey: 'x', extra: 1 } as never })
-      .catch((e: unknown) => e);
+    const invalid = await laurel.postEvents({ body: { board: 'duel', member: 'ana', value: 1, idempotencyKey: 'x', extra: 1 } as never }).catch((e: unknown) => e);
     expect(invalid).toMatchObject({ status: 400, error: 'validation_failed', details: [{ path: 'extra', message: 'unknown field' }] });
     const anonymous = createLaurelClient({ baseUrl: h.baseUrl });
     expect(await anonymous.listBoards().catch((e: unknown) => e)).toMatchObject({ status: 401, error: 'unauthorized' });
@@ -142,7 +148,10 @@ describe('the client against a running Laurel', () => {
     // A hung attempt may have reached Laurel too: still applied once, value 5.
     await h.drain();
     const page = (await h.api('GET', '/v1/boards/retry/standings')).body;
-    expect(page.entries.map((e: { member: string; score: number }) => [e.member, e.score])).toEqual([['m-503', 5], ['m-hang', 5]]);
+    expect(page.entries.map((e: { member: string; score: number }) => [e.member, e.score])).toEqual([
+      ['m-503', 5],
+      ['m-hang', 5],
+    ]);
   });
 
   it('gives up after its attempts and reports the last answer', async () => {
@@ -166,7 +175,9 @@ describe('webhooks (Standard Webhooks)', () => {
     const now = new Date();
     const headers = webhookHeaders(secret, 'd-1', now, body);
     // The signature as the standard defines it, computed here by hand.
-    const expected = createHmac('sha256', secret).update(`d-1.${Math.floor(now.getTime() / 1000)}.${body}`).digest('base64');
+    const expected = createHmac('sha256', secret)
+      .update(`d-1.${Math.floor(now.getTime() / 1000)}.${body}`)
+      .digest('base64');
     expect(headers['webhook-signature']).toBe(`v1,${expected}`);
     expect(verifyWebhook(secret, body, headers)).toMatchObject({ id: 'd-1', type: 'period.closed' });
     expect(() => verifyWebhook(secret, body.replace('"b"', '"c"'), headers)).toThrow(WebhookVerificationError);

@@ -241,8 +241,7 @@ export async function settleAndCheck(d: Deployment, board: string, batches: read
     const page = await d.api('GET', `/v1/boards/${board}/standings?period=all&limit=200&offset=${offset}`);
     served.push(...(page.body.entries as typeof served));
   }
-  const standingsDiffer =
-    JSON.stringify(served.map((e) => [e.rank, e.member, e.score])) !== JSON.stringify(expected.map((e) => [e.rank, e.member, e.units]));
+  const standingsDiffer = JSON.stringify(served.map((e) => [e.rank, e.member, e.score])) !== JSON.stringify(expected.map((e) => [e.rank, e.member, e.units]));
 
   return {
     missingKeys: [...posted].filter((k) => !inLedger.has(k)),

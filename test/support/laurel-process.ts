@@ -104,7 +104,13 @@ export function startCommand(command: string[], options: { env: Record<string, s
 export async function waitForHttp(url: string, timeoutMs = READY_WAIT_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (await fetch(url).then((r) => r.ok, () => false)) return;
+    if (
+      await fetch(url).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${url} did not answer 2xx within ${timeoutMs} ms`);

@@ -25,14 +25,22 @@ export async function startPrivateRedis(options: { persistent?: boolean; notYet?
   const port = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), 'laurel-redis-'));
   const args = [
-    '--port', String(port),
-    '--bind', '127.0.0.1',
-    '--dir', dir,
-    '--save', '',
-    '--appendonly', options.persistent ? 'yes' : 'no',
-    '--appendfsync', 'everysec',
-    '--daemonize', 'no',
-    '--logfile', path.join(dir, 'redis.log'),
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--save',
+    '',
+    '--appendonly',
+    options.persistent ? 'yes' : 'no',
+    '--appendfsync',
+    'everysec',
+    '--daemonize',
+    'no',
+    '--logfile',
+    path.join(dir, 'redis.log'),
   ];
   let child: ChildProcess | null = null;
   const url = `redis://127.0.0.1:${port}/0`;
@@ -43,7 +51,13 @@ export async function startPrivateRedis(options: { persistent?: boolean; notYet?
     probe.on('error', () => undefined); // refused until the server listens: expected here
     try {
       for (let i = 0; ; i += 1) {
-        const ok = await probe.connect().then(() => probe.ping(), () => null).catch(() => null);
+        const ok = await probe
+          .connect()
+          .then(
+            () => probe.ping(),
+            () => null,
+          )
+          .catch(() => null);
         // PING answers LOADING while an AOF replays; wait for a real PONG.
         if (ok === 'PONG') return;
         probe.disconnect();

@@ -68,11 +68,7 @@ export function rankAll(aggs: Map<string, Agg>, order: Order, tieBreak: TieBreak
 }
 
 /** Reference standings of one scope: only events of `category` when given. */
-export function referenceStandings(
-  events: readonly RefEvent[],
-  board: { aggregation: Aggregation; order: Order; tieBreak: TieBreak },
-  category?: string,
-): RefStanding[] {
+export function referenceStandings(events: readonly RefEvent[], board: { aggregation: Aggregation; order: Order; tieBreak: TieBreak }, category?: string): RefStanding[] {
   const scoped = category ? events.filter((e) => e.category === category) : events;
   return rankAll(aggregate(scoped, board.aggregation, board.order), board.order, board.tieBreak);
 }

@@ -25,7 +25,12 @@ describe('scaleNumber', () => {
   });
 
   it('round-trips through unscale to the same double', () => {
-    for (const [v, d] of [[0.3, 1], [12.345678, 6], [-1099511.627776, 6], [999999.5, 1]] as const) {
+    for (const [v, d] of [
+      [0.3, 1],
+      [12.345678, 6],
+      [-1099511.627776, 6],
+      [999999.5, 1],
+    ] as const) {
       const s = scaleNumber(v, d);
       expect(s.ok).toBe(true);
       if (s.ok) expect(unscale(s.scaled, d)).toBe(v);

@@ -53,7 +53,11 @@ describe('Dockerfile', () => {
     for (const from of stages) expect(from.getImageTag() ?? 'latest').not.toBe('latest');
     expect(stages.at(-1)!.getBuildStage()).toBe('runtime');
     expect(args('RUN').some((r) => /npm ci\b.*--omit=dev/.test(r))).toBe(true);
-    expect(args('COPY').filter((c) => c.includes('--from=')).every((c) => /--from=build \/app\/dist /.test(c))).toBe(true);
+    expect(
+      args('COPY')
+        .filter((c) => c.includes('--from='))
+        .every((c) => /--from=build \/app\/dist /.test(c)),
+    ).toBe(true);
     expect(args('USER')).toHaveLength(1);
     expect(args('USER')[0]).not.toMatch(/^(root|0)$/);
     expect(runtime.map((i) => i.getArgumentsContent() ?? '').join('\n')).not.toMatch(/\btsx\b/);
@@ -68,7 +72,9 @@ describe('Dockerfile', () => {
   });
 
   it('.dockerignore keeps secrets and host binaries out of the build context', () => {
-    const ignored = read('.dockerignore').split('\n').map((l) => l.trim());
+    const ignored = read('.dockerignore')
+      .split('\n')
+      .map((l) => l.trim());
     for (const entry of ['.env', 'node_modules', 'dist', '.git']) expect(ignored).toContain(entry);
   });
 });
@@ -112,7 +118,10 @@ describe('commands users run', () => {
   it('npm run up hands its process to Laurel: the script execs bash, whose last command execs npm start', () => {
     const scripts = JSON.parse(read('package.json')).scripts as Record<string, string>;
     expect(scripts.up).toBe('exec bash scripts/up.sh');
-    const commands = read('scripts/up.sh').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+    const commands = read('scripts/up.sh')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '' && !l.startsWith('#'));
     expect(commands.at(-1)).toBe('exec npm start');
   });
 });
@@ -140,7 +149,11 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
   const secret = ofKind('Secret')[0].stringData as Record<string, string>;
 
   it('has web and worker Deployments, a Service, disruption budgets, a migrate Job, a ConfigMap and a Secret', () => {
-    expect(ofKind('Deployment').map((d) => d.metadata.name).sort()).toEqual(['laurel-web', 'laurel-worker']);
+    expect(
+      ofKind('Deployment')
+        .map((d) => d.metadata.name)
+        .sort(),
+    ).toEqual(['laurel-web', 'laurel-worker']);
     expect(ofKind('Service')).toHaveLength(1);
     expect(ofKind('PodDisruptionBudget')).toHaveLength(2);
     expect(ofKind('Job')).toHaveLength(1);
@@ -165,7 +178,10 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
       const worker = container.command[1] === 'dist/src/bin/worker.js';
       const expectedPort = Number(worker ? config.METRICS_PORT : config.PORT);
       const portByName = new Map(container.ports.map((p: any) => [p.name, p.containerPort]));
-      for (const [probe, probePath] of [['readinessProbe', '/readyz'], ['livenessProbe', '/healthz']] as const) {
+      for (const [probe, probePath] of [
+        ['readinessProbe', '/readyz'],
+        ['livenessProbe', '/healthz'],
+      ] as const) {
         expect(container[probe].httpGet.path).toBe(probePath);
         expect(portByName.get(container[probe].httpGet.port)).toBe(expectedPort);
       }
@@ -218,7 +234,13 @@ describe('monitoring (deploy/prometheus, deploy/grafana)', () => {
     const exprs: string[] = dashboard.panels.flatMap((p: any) => p.targets.map((t: any) => t.expr));
     for (const name of exprs.flatMap(metricsIn)) expect(known, name).toContain(name);
     const used = new Set(exprs.flatMap(metricsIn));
-    for (const name of ['laurel_event_visible_lag_seconds_bucket', 'laurel_events_total', 'laurel_queue_jobs', 'laurel_rebuild_scope_duration_seconds_bucket', 'laurel_period_close_duration_seconds_bucket']) {
+    for (const name of [
+      'laurel_event_visible_lag_seconds_bucket',
+      'laurel_events_total',
+      'laurel_queue_jobs',
+      'laurel_rebuild_scope_duration_seconds_bucket',
+      'laurel_period_close_duration_seconds_bucket',
+    ]) {
       expect(used).toContain(name);
     }
     expect(exprs.some((e) => /laurel_http_request_duration_seconds_bucket/.test(e) && /\broute\b/.test(e))).toBe(true);

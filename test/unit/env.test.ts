@@ -41,7 +41,9 @@ describe('parseEnv', () => {
       expect(() => parseEnv({ ...base, TRUST_PROXY: value }), value).toThrow(/^invalid environment: TRUST_PROXY must not be true /);
     }
     for (const value of ['yes', 'on', '10.0.0.0/33', '10.0.0.1,', 'loopback, nonsense', '1.5']) {
-      expect(() => parseEnv({ ...base, TRUST_PROXY: value }), value).toThrow(/^invalid environment: TRUST_PROXY must be false, a number of proxy hops .* or comma-separated addresses and subnets/);
+      expect(() => parseEnv({ ...base, TRUST_PROXY: value }), value).toThrow(
+        /^invalid environment: TRUST_PROXY must be false, a number of proxy hops .* or comma-separated addresses and subnets/,
+      );
     }
     expect(parseEnv({ ...base, TRUST_PROXY: 'FALSE' }).TRUST_PROXY).toBe(false);
     expect(parseEnv({ ...base, TRUST_PROXY: '0' }).TRUST_PROXY).toBe(0);
@@ -60,7 +62,10 @@ describe('parseEnv', () => {
       HTTP_MAX_CONNECTIONS: 16_384,
       BULL_BOARD_WRITE: false,
     });
-    expect(parseEnv({ ...base, HTTP_MAX_CONNECTIONS: '10', HTTP_REQUEST_TIMEOUT_MS: '60000' })).toMatchObject({ HTTP_MAX_CONNECTIONS: 10, HTTP_REQUEST_TIMEOUT_MS: 60_000 });
+    expect(parseEnv({ ...base, HTTP_MAX_CONNECTIONS: '10', HTTP_REQUEST_TIMEOUT_MS: '60000' })).toMatchObject({
+      HTTP_MAX_CONNECTIONS: 10,
+      HTTP_REQUEST_TIMEOUT_MS: 60_000,
+    });
     expect(() => parseEnv({ ...base, HTTP_MAX_CONNECTIONS: '0' })).toThrow(/^invalid environment: HTTP_MAX_CONNECTIONS /);
     expect(() => parseEnv({ ...base, HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '10000' })).toThrow(
       'invalid environment: HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS',
@@ -74,7 +79,10 @@ describe('parseEnv', () => {
     expect(() => parseEnv({ ...base, REDIS_URL: seeds })).toThrow(/^invalid environment: REDIS_URL holds several URLs; set the matching \*_CLUSTER=true/);
     expect(() => parseEnv({ ...base, REDIS_URL: 'redis://h:7000/3', REDIS_CLUSTER: 'true' })).toThrow(/^invalid environment: REDIS_URL must not name a database/);
     expect(() => parseEnv({ ...base, REDIS_URL: 'redis://h:7000,http://x', REDIS_CLUSTER: 'true' })).toThrow(/^invalid environment: REDIS_URL must be a redis:\/\//);
-    expect(parseEnv({ ...base, LEADERBOARD_REDIS_URL: seeds, LEADERBOARD_REDIS_CLUSTER: 'yes' })).toMatchObject({ LEADERBOARD_REDIS_CLUSTER: true, REDIS_CLUSTER: false });
+    expect(parseEnv({ ...base, LEADERBOARD_REDIS_URL: seeds, LEADERBOARD_REDIS_CLUSTER: 'yes' })).toMatchObject({
+      LEADERBOARD_REDIS_CLUSTER: true,
+      REDIS_CLUSTER: false,
+    });
     expect(() => parseEnv({ ...base, LEADERBOARD_REDIS_URL: seeds })).toThrow(/^invalid environment: LEADERBOARD_REDIS_URL holds several URLs/);
     expect(() => parseEnv({ ...base, LEADERBOARD_REDIS_CLUSTER: 'true' })).toThrow(/^invalid environment: LEADERBOARD_REDIS_CLUSTER needs LEADERBOARD_REDIS_URL/);
     expect(() => parseEnv({ ...base, REDIS_CLUSTER: 'sometimes' })).toThrow(/^invalid environment: REDIS_CLUSTER /);

@@ -24,13 +24,19 @@ describe('periodContaining', () => {
       ['2026-03-29T21:59:59Z', '2026-03-29', '2026-03-28T23:00:00.000Z', '2026-03-29T22:00:00.000Z'],
       ['2026-03-29T22:00:00Z', '2026-03-30', '2026-03-29T22:00:00.000Z', '2026-03-30T22:00:00.000Z'],
     ];
-    for (const order of [[0, 1, 2, 3], [3, 2, 1, 0], [1, 3, 0, 2, 2, 1]]) {
+    for (const order of [
+      [0, 1, 2, 3],
+      [3, 2, 1, 0],
+      [1, 3, 0, 2, 2, 1],
+    ]) {
       for (const i of order) {
         const [instant, key, startsAt, endsAt] = expected[i]!;
         const window = periodContaining({ period: 'day', timezone: 'Europe/Paris' }, at(instant));
         expect({ key: window.key, startsAt: window.startsAt.toISOString(), endsAt: window.endsAt?.toISOString() }).toEqual({ key, startsAt, endsAt });
         // Same instant in another zone: a separate window.
-        expect(periodContaining({ period: 'day', timezone: 'Asia/Tokyo' }, at(instant)).key).toBe(instant < '2026-03-29T15:00:00Z' ? (instant < '2026-03-28T15:00:00Z' ? '2026-03-28' : '2026-03-29') : '2026-03-30');
+        expect(periodContaining({ period: 'day', timezone: 'Asia/Tokyo' }, at(instant)).key).toBe(
+          instant < '2026-03-29T15:00:00Z' ? (instant < '2026-03-28T15:00:00Z' ? '2026-03-28' : '2026-03-29') : '2026-03-30',
+        );
       }
     }
   });

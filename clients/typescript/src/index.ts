@@ -117,7 +117,7 @@ export interface WebhookPayload {
 export function verifyWebhook(secret: string, rawBody: string | Buffer, headers: Record<string, string | string[] | undefined>): WebhookPayload {
   const pick = (name: string) => {
     const value = headers[name] ?? headers[name.toLowerCase()];
-    return Array.isArray(value) ? value[0] ?? '' : value ?? '';
+    return Array.isArray(value) ? (value[0] ?? '') : (value ?? '');
   };
   const wanted = { 'webhook-id': pick('webhook-id'), 'webhook-timestamp': pick('webhook-timestamp'), 'webhook-signature': pick('webhook-signature') };
   return new Webhook(secret, { format: 'raw' }).verify(rawBody, wanted) as WebhookPayload;

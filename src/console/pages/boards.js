@@ -31,7 +31,21 @@ export async function boardsPage({ query }) {
 // The fields the form has controls for; anything else a board holds (SPEC §9's schedules,
 // windows, leagues, limits) is edited as JSON beside them, so the form never drops a
 // setting it does not know and PUT (which replaces the definition) keeps it.
-const FORM_FIELDS = ['displayName', 'aggregation', 'order', 'tieBreak', 'period', 'timezone', 'decimals', 'minValue', 'maxValue', 'categories', 'regions', 'graceSeconds', 'awards'];
+const FORM_FIELDS = [
+  'displayName',
+  'aggregation',
+  'order',
+  'tieBreak',
+  'period',
+  'timezone',
+  'decimals',
+  'minValue',
+  'maxValue',
+  'categories',
+  'regions',
+  'graceSeconds',
+  'awards',
+];
 const VIEW_ONLY = ['id', 'createdAt', 'updatedAt', 'currentPeriod'];
 
 /** A typed number as a number; anything else as typed, for the API to name the field. */
@@ -85,7 +99,17 @@ export async function boardFormPage({ navigate }, boardId) {
     idField,
     field('Display name', input('displayName', { value: board && v.displayName !== v.id ? v.displayName : '' }), 'defaults to the id'),
     field('Aggregation', select('aggregation', ['best', 'sum', 'last'], v.aggregation ?? 'best')),
-    field('Order', select('order', [['desc', 'desc (higher is better)'], ['asc', 'asc (lower is better)']], v.order ?? 'desc')),
+    field(
+      'Order',
+      select(
+        'order',
+        [
+          ['desc', 'desc (higher is better)'],
+          ['asc', 'asc (lower is better)'],
+        ],
+        v.order ?? 'desc',
+      ),
+    ),
     field('Tie break', select('tieBreak', ['first', 'last', 'member', 'shared'], v.tieBreak ?? 'first')),
     field('Period', select('period', [['', '(in More settings)'], 'all', 'day', 'week', 'month'], typeof v.period === 'string' ? v.period : board ? '' : 'month')),
     field('Time zone', input('timezone', { value: v.timezone ?? 'UTC' })),
@@ -108,7 +132,12 @@ export async function boardFormPage({ navigate }, boardId) {
     'div',
     {},
     h('h1', {}, board ? `Edit board ${board.id}` : 'New board'),
-    board ? facts([['Current period', `${board.currentPeriod.key} (${board.currentPeriod.state})`], ['Created', board.createdAt]]) : null,
+    board
+      ? facts([
+          ['Current period', `${board.currentPeriod.key} (${board.currentPeriod.state})`],
+          ['Created', board.createdAt],
+        ])
+      : null,
     form({ 'aria-label': board ? 'Edit board' : 'New board', class: 'grid' }, fields, board ? 'Save board' : 'Create board', async (values) => {
       const id = board ? board.id : values.id.trim();
       if (!id) throw Object.assign(new Error('invalid board id'), { details: [{ path: 'boardId', message: 'required' }] });

@@ -58,7 +58,11 @@ export function keysPage() {
     listed.replaceChildren(list());
   }
   function list() {
-    return table(['Name', 'Role', 'Id', 'Created', ''], created().map((k) => [k.name, k.role, k.id, time(k.createdAt), revokeRow(k)]), { label: 'Created keys', empty: 'None yet.' });
+    return table(
+      ['Name', 'Role', 'Id', 'Created', ''],
+      created().map((k) => [k.name, k.role, k.id, time(k.createdAt), revokeRow(k)]),
+      { label: 'Created keys', empty: 'None yet.' },
+    );
   }
 }
 

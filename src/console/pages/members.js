@@ -6,7 +6,9 @@ export function membersPage({ navigate }) {
     'div',
     {},
     h('h1', {}, 'Members'),
-    form({ 'aria-label': 'Find a member' }, [field('Member id', input('member', { required: true }))], 'Open', ({ member }) => navigate(`/members/${seg(member.trim())}`)),
+    form({ 'aria-label': 'Find a member' }, [field('Member id', input('member', { required: true }))], 'Open', ({ member }) =>
+      navigate(`/members/${seg(member.trim())}`),
+    ),
   );
 }
 
@@ -53,7 +55,14 @@ export function memberPage({ params, signal }) {
     const { standings: rows } = await api('GET', `${path}/standings`, { signal });
     return table(
       ['Board', 'Period', 'Rank', 'Score', 'Of', 'Percentile'],
-      rows.map((s) => [boardLink(s.board), s.period.key, s.rank === null ? 'not ranked' : String(s.rank), s.score === null ? null : String(s.score), String(s.total), s.percentile === null ? null : String(s.percentile)]),
+      rows.map((s) => [
+        boardLink(s.board),
+        s.period.key,
+        s.rank === null ? 'not ranked' : String(s.rank),
+        s.score === null ? null : String(s.score),
+        String(s.total),
+        s.percentile === null ? null : String(s.percentile),
+      ]),
       { label: 'Member standings', empty: 'No boards.' },
     );
   });
@@ -65,7 +74,17 @@ export function memberPage({ params, signal }) {
     });
     const listed = h('div', {});
     const columns = ['Key', 'Board', 'Period', 'Status', 'Value', 'Occurred', 'Reason', ''];
-    const rowsOf = (list) => list.map((e) => [e.idempotencyKey, e.board, e.period, e.status, e.value === null ? null : String(e.value), time(e.occurredAt), e.reason, e.status === 'applied' ? voidForm(e.idempotencyKey, refreshAll) : null]);
+    const rowsOf = (list) =>
+      list.map((e) => [
+        e.idempotencyKey,
+        e.board,
+        e.period,
+        e.status,
+        e.value === null ? null : String(e.value),
+        time(e.occurredAt),
+        e.reason,
+        e.status === 'applied' ? voidForm(e.idempotencyKey, refreshAll) : null,
+      ]);
     // Newest first, a page at a time: `nextCursor` pages on (SPEC §9.3).
     const more = async (cursor) => {
       const page = await api('GET', `${path}/events`, { query: { limit: 50, cursor }, signal });
@@ -76,16 +95,20 @@ export function memberPage({ params, signal }) {
       const shown = table(columns, first.rows, { label: 'Member events', empty: 'No events.' });
       listed.append(shown);
       let next = first.next;
-      const older = button('Older events', async () => {
-        try {
-          const page = await more(next);
-          shown.querySelector('tbody')?.append(...page.rows.map(tableRow));
-          next = page.next;
-          older.hidden = next === null;
-        } catch (err) {
-          listed.append(errorBox(err));
-        }
-      }, { hidden: next === null });
+      const older = button(
+        'Older events',
+        async () => {
+          try {
+            const page = await more(next);
+            shown.querySelector('tbody')?.append(...page.rows.map(tableRow));
+            next = page.next;
+            older.hidden = next === null;
+          } catch (err) {
+            listed.append(errorBox(err));
+          }
+        },
+        { hidden: next === null },
+      );
       listed.append(older);
     } catch (err) {
       // Not every deployment lists a member's events yet (SPEC §9.3); the lookup by key still works.
@@ -131,7 +154,12 @@ export function memberPage({ params, signal }) {
   });
 
   const panels = [profile, standings, events, awards, notifications];
-  return h('div', {}, h('h1', {}, `Member ${member}`), h('div', { class: 'columns' }, h('div', {}, profile, events, erasure), h('div', {}, standings, awards, notifications)));
+  return h(
+    'div',
+    {},
+    h('h1', {}, `Member ${member}`),
+    h('div', { class: 'columns' }, h('div', {}, profile, events, erasure), h('div', {}, standings, awards, notifications)),
+  );
 }
 
 /** A panel that loads again on a `refresh` event (after an exclusion, restore or void). */
@@ -179,4 +207,3 @@ async function followErasure(erasureId, status, signal) {
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
 }
-

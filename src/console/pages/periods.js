@@ -5,8 +5,20 @@ import { entriesTable, scopeLine } from './standings.js';
 export async function periodsPage({ params, navigate }) {
   const { boards } = await api('GET', '/v1/boards');
   const boardId = params[0] ?? boards[0]?.id;
-  const picker = form({ 'aria-label': 'Pick a board', class: 'inline' }, [field('Board', select('board', boards.map((b) => b.id), boardId))], 'Show', ({ board }) =>
-    navigate(`/periods/${seg(board)}`),
+  const picker = form(
+    { 'aria-label': 'Pick a board', class: 'inline' },
+    [
+      field(
+        'Board',
+        select(
+          'board',
+          boards.map((b) => b.id),
+          boardId,
+        ),
+      ),
+    ],
+    'Show',
+    ({ board }) => navigate(`/periods/${seg(board)}`),
   );
   if (!boardId) return h('div', {}, h('h1', {}, 'Periods'), h('p', { class: 'empty' }, 'No boards yet.'));
   const { periods } = await api('GET', `/v1/boards/${seg(boardId)}/periods`);
@@ -60,13 +72,19 @@ export async function resultsPage({ params, query, navigate }) {
       h('span', {}, results.total === 0 ? 'no entries' : `ranks ${offset + 1}–${Math.min(offset + PAGE, results.total)} of ${results.total}`),
       button('Next', () => go({ offset: offset + PAGE }), { disabled: offset + PAGE >= results.total }),
     ),
-    h('div', { class: 'columns' },
+    h(
+      'div',
+      { class: 'columns' },
       h('section', { class: 'panel', 'aria-label': 'Final standings' }, h('h2', {}, 'Final standings'), entriesTable(results.entries, 'Final standings')),
       h(
         'section',
         { class: 'panel', 'aria-label': 'Awards' },
         h('h2', {}, 'Awards'),
-        table(['Member', 'Award', 'Rank'], results.awards.map((a) => [link(`#/members/${seg(a.member)}`, a.member), a.award, String(a.rank)]), { label: 'Awards', empty: 'No awards in this scope.' }),
+        table(
+          ['Member', 'Award', 'Rank'],
+          results.awards.map((a) => [link(`#/members/${seg(a.member)}`, a.member), a.award, String(a.rank)]),
+          { label: 'Awards', empty: 'No awards in this scope.' },
+        ),
         h('p', {}, 'Each ranked member’s period report is in their notifications (member page).'),
       ),
     ),

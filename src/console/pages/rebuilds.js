@@ -28,10 +28,14 @@ export async function rebuildsPage({ navigate }) {
       },
     ),
     h('h2', {}, 'Started from this tab'),
-    table(['Rebuild', 'Board', 'Started'], startedRebuilds.all().map((r) => [link(`#/rebuilds/${seg(r.rebuildId)}`, r.rebuildId), r.board ?? 'every board', time(r.at)]), {
-      label: 'Rebuilds started',
-      empty: 'None yet.',
-    }),
+    table(
+      ['Rebuild', 'Board', 'Started'],
+      startedRebuilds.all().map((r) => [link(`#/rebuilds/${seg(r.rebuildId)}`, r.rebuildId), r.board ?? 'every board', time(r.at)]),
+      {
+        label: 'Rebuilds started',
+        empty: 'None yet.',
+      },
+    ),
   );
 }
 

@@ -19,7 +19,20 @@ async function pickBoard(navigate) {
     'div',
     {},
     h('h1', {}, 'Standings'),
-    form({ 'aria-label': 'Pick a board' }, [field('Board', select('board', boards.map((b) => [b.id, b.displayName])))], 'Show', ({ board }) => navigate(`/standings/${seg(board)}`)),
+    form(
+      { 'aria-label': 'Pick a board' },
+      [
+        field(
+          'Board',
+          select(
+            'board',
+            boards.map((b) => [b.id, b.displayName]),
+          ),
+        ),
+      ],
+      'Show',
+      ({ board }) => navigate(`/standings/${seg(board)}`),
+    ),
   );
 }
 
@@ -40,7 +53,14 @@ export async function standingsPage({ params, query, signal, navigate }) {
   const scopeForm = form(
     { 'aria-label': 'Scope', class: 'inline' },
     [
-      field('Board', select('board', boards.map((b) => b.id), boardId)),
+      field(
+        'Board',
+        select(
+          'board',
+          boards.map((b) => b.id),
+          boardId,
+        ),
+      ),
       field('Period', select('period', [['current', 'current'], ...periods.periods.map((p) => [p.key, `${p.key} (${p.state})`])], scope.period)),
       field('Category', select('category', ['all', ...board.categories], scope.category)),
       field('Region', input('region', { value: scope.region, size: 8 })),
@@ -89,12 +109,18 @@ export async function standingsPage({ params, query, signal, navigate }) {
     ]);
     const live = h('p', { class: 'live' });
     const standingFacts = h('div', {}, memberFacts(standing));
-    followStream(`${base}/${seg(member)}/stream`, scope, signal, (event, data) => {
-      if (event === 'standing') {
-        standingFacts.replaceChildren(memberFacts(JSON.parse(data)));
-        live.textContent = `live · updated ${new Date().toLocaleTimeString()}`;
-      } else if (event === 'closed') live.textContent = 'the period closed: final standing';
-    }, (err) => live.replaceChildren(errorBox(err)));
+    followStream(
+      `${base}/${seg(member)}/stream`,
+      scope,
+      signal,
+      (event, data) => {
+        if (event === 'standing') {
+          standingFacts.replaceChildren(memberFacts(JSON.parse(data)));
+          live.textContent = `live · updated ${new Date().toLocaleTimeString()}`;
+        } else if (event === 'closed') live.textContent = 'the period closed: final standing';
+      },
+      (err) => live.replaceChildren(errorBox(err)),
+    );
     return h(
       'div',
       {},
@@ -102,9 +128,7 @@ export async function standingsPage({ params, query, signal, navigate }) {
       h('h3', {}, 'Member ', memberLink(member)),
       standingFacts,
       live,
-      standing.rank !== null
-        ? button('Show their page of the standings', () => go({ offset: Math.floor((standing.rank - 1) / limit) * limit }))
-        : null,
+      standing.rank !== null ? button('Show their page of the standings', () => go({ offset: Math.floor((standing.rank - 1) / limit) * limit })) : null,
       h('h3', {}, 'Around'),
       entriesTable(around.entries, 'Around the member', member),
     );
@@ -113,14 +137,20 @@ export async function standingsPage({ params, query, signal, navigate }) {
   const livePanel = panel('Live top 10', async () => {
     const status = h('p', { class: 'live' }, 'connecting…');
     const holder = h('div', {});
-    followStream(`${base}/stream`, { ...scope, limit: 10 }, signal, (event, data) => {
-      const body = JSON.parse(data);
-      if (event === 'top') {
-        holder.replaceChildren(h('p', { class: 'scope' }, scopeLine(body)), entriesTable(body.entries, 'Live top 10'));
-        status.textContent = `live · updated ${new Date().toLocaleTimeString()}`;
-      } else if (event === 'unavailable') status.textContent = body.message;
-      else if (event === 'closed') status.textContent = 'the period closed: final standings';
-    }, (err) => status.replaceChildren(errorBox(err)));
+    followStream(
+      `${base}/stream`,
+      { ...scope, limit: 10 },
+      signal,
+      (event, data) => {
+        const body = JSON.parse(data);
+        if (event === 'top') {
+          holder.replaceChildren(h('p', { class: 'scope' }, scopeLine(body)), entriesTable(body.entries, 'Live top 10'));
+          status.textContent = `live · updated ${new Date().toLocaleTimeString()}`;
+        } else if (event === 'unavailable') status.textContent = body.message;
+        else if (event === 'closed') status.textContent = 'the period closed: final standings';
+      },
+      (err) => status.replaceChildren(errorBox(err)),
+    );
     return h('div', {}, status, holder);
   });
 
@@ -146,8 +176,11 @@ export const memberFacts = (s) =>
 /** SPEC §9.2 league buckets: a bucket by name, or the searched member's bucket. */
 function leaguePanel(board, scope, query, go, signal) {
   return panel('League buckets', async () => {
-    const finder = form({ 'aria-label': 'League bucket', class: 'inline' }, [field('Bucket', input('bucket', { value: query.bucket ?? '', placeholder: `${board.league.tiers[0]}-1` }))], 'Show', ({ bucket }) =>
-      go({ bucket: bucket.trim() }),
+    const finder = form(
+      { 'aria-label': 'League bucket', class: 'inline' },
+      [field('Bucket', input('bucket', { value: query.bucket ?? '', placeholder: `${board.league.tiers[0]}-1` }))],
+      'Show',
+      ({ bucket }) => go({ bucket: bucket.trim() }),
     );
     const path = query.bucket
       ? `/v1/boards/${seg(board.id)}/league/${seg(query.bucket)}`
@@ -160,7 +193,12 @@ function leaguePanel(board, scope, query, go, signal) {
       'div',
       {},
       finder,
-      facts([['Tier', league.tier], ['Bucket', league.bucket ?? 'not placed yet'], ['Rank', league.rank === null ? '—' : String(league.rank)], ['Members', String(league.total)]]),
+      facts([
+        ['Tier', league.tier],
+        ['Bucket', league.bucket ?? 'not placed yet'],
+        ['Rank', league.rank === null ? '—' : String(league.rank)],
+        ['Members', String(league.total)],
+      ]),
       table(
         ['Rank', 'Member', 'Name', 'Score', 'Zone'],
         league.entries.map((e) => [String(e.rank), memberLink(e.member), e.displayName, String(e.score), e.zone ?? '']),

@@ -82,7 +82,7 @@ export const eventResultsSchema = z
 const storedEvent = z.strictObject({
   idempotencyKey: z.string(),
   status: z.enum(['applied', 'voided', 'rejected']),
-  reason: z.literal('attempts_exhausted').optional().meta({ description: 'a stored event beyond the member\'s first maxAttempts of the period' }),
+  reason: z.literal('attempts_exhausted').optional().meta({ description: "a stored event beyond the member's first maxAttempts of the period" }),
   board: z.string(),
   period: z.string(),
   member: z.string(),
@@ -121,9 +121,7 @@ const rejectedEvent = z.strictObject({
 });
 export const eventStatusSchema = z.union([storedEvent, pendingEvent, rejectedEvent]).meta({ id: 'EventStatus' });
 
-export const voidedEventSchema = z
-  .strictObject({ idempotencyKey: z.string(), status: z.literal('voided'), reason: z.string().nullable() })
-  .meta({ id: 'VoidedEvent' });
+export const voidedEventSchema = z.strictObject({ idempotencyKey: z.string(), status: z.literal('voided'), reason: z.string().nullable() }).meta({ id: 'VoidedEvent' });
 
 const scopeHeader = {
   board: z.string(),
@@ -151,7 +149,10 @@ export const standingsPageSchema = z
     limit: z.number().int(),
     offset: z.number().int(),
     entries: z.array(standingEntrySchema),
-    me: z.strictObject({ member: z.string(), ...placement }).optional().meta({ description: 'with `member`: that member\'s placement (rank null without a score)' }),
+    me: z
+      .strictObject({ member: z.string(), ...placement })
+      .optional()
+      .meta({ description: "with `member`: that member's placement (rank null without a score)" }),
   })
   .meta({ id: 'StandingsPage' });
 
@@ -177,9 +178,7 @@ export const followingStandingsSchema = z
 export const memberBoardsSchema = z
   .strictObject({
     member: z.string(),
-    standings: z.array(
-      z.strictObject({ board: z.string(), period: periodViewSchema, total: z.number().int(), source: z.enum(['cache', 'database']), ...placement }),
-    ),
+    standings: z.array(z.strictObject({ board: z.string(), period: periodViewSchema, total: z.number().int(), source: z.enum(['cache', 'database']), ...placement })),
   })
   .meta({ id: 'MemberStandings' });
 

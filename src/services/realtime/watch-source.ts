@@ -37,7 +37,7 @@ async function watchedFromDatabase(ctx: AppContext, s: ScopeRef, members: readon
     const total = top?.total ?? places.total;
     const placed = new Map<string, Placed>(members.map((m) => [m, { total, rank: null, scaled: null }]));
     for (const { standing } of places.placed) placed.set(standing.member, { total, rank: standing.rank, scaled: standing.scaled });
-    return { total, top: (top?.entries ?? []), placed };
+    return { total, top: top?.entries ?? [], placed };
   });
 }
 
@@ -47,7 +47,13 @@ async function watchedFromDatabase(ctx: AppContext, s: ScopeRef, members: readon
  */
 export async function readRetired(ctx: AppContext, s: ScopeRef, members: readonly string[], topN: number): Promise<WatchedScope> {
   const top = topN > 0 ? await finalSlice(ctx, s, 0, topN) : null;
-  const places = members.length > 0 ? await finalPlaceMany(ctx, members.map((member) => ({ ...s, member }))) : [];
+  const places =
+    members.length > 0
+      ? await finalPlaceMany(
+          ctx,
+          members.map((member) => ({ ...s, member })),
+        )
+      : [];
   const total = top?.total ?? places[0]?.placed.total ?? 0;
   const placed = new Map<string, Placed>(members.map((m, i) => [m, places[i]?.placed ?? { total, rank: null, scaled: null }]));
   return { source: 'database', total, top: top?.entries ?? [], placed };

@@ -16,7 +16,10 @@ function toBoard(row: Selectable<BoardsTable>): Board {
     timezone: row.timezone,
     window:
       row.window_starts_at || row.window_ends_at
-        ? { ...(row.window_starts_at ? { startsAt: row.window_starts_at.toISOString() } : {}), ...(row.window_ends_at ? { endsAt: row.window_ends_at.toISOString() } : {}) }
+        ? {
+            ...(row.window_starts_at ? { startsAt: row.window_starts_at.toISOString() } : {}),
+            ...(row.window_ends_at ? { endsAt: row.window_ends_at.toISOString() } : {}),
+          }
         : null,
     maxAttempts: row.max_attempts,
     decimals: row.decimals,
@@ -61,7 +64,11 @@ export async function listBoards(db: Db): Promise<Board[]> {
 
 export async function findBoards(db: Db, ids: readonly string[]): Promise<Board[]> {
   if (ids.length === 0) return [];
-  const rows = await db.selectFrom('boards').selectAll().where('id', 'in', [...new Set(ids)]).execute();
+  const rows = await db
+    .selectFrom('boards')
+    .selectAll()
+    .where('id', 'in', [...new Set(ids)])
+    .execute();
   return rows.map(toBoard);
 }
 

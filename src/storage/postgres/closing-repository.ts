@@ -55,7 +55,11 @@ export async function beginClosingDue(db: Db, now: Date): Promise<number> {
  * transition (batches no longer count in the period, so none can appear meanwhile).
  * `webhooksDone`: nothing will be delivered (no receiver), so they are marked enqueued too.
  */
-export async function finishEmptyClosings(db: Db, now: Date, webhooksDone: boolean): Promise<Array<{ boardId: string; key: string; startsAt: Date; endsAt: Date | null }>> {
+export async function finishEmptyClosings(
+  db: Db,
+  now: Date,
+  webhooksDone: boolean,
+): Promise<Array<{ boardId: string; key: string; startsAt: Date; endsAt: Date | null }>> {
   const { rows } = await sql<{ board_id: string; key: string; starts_at: Date; ends_at: Date | null }>`
     UPDATE periods p SET state = 'closed', closed_at = ${now}, webhooks_enqueued_at = ${webhooksDone ? now : null}
      WHERE p.state = 'closing'
@@ -85,10 +89,14 @@ export async function lockClosing(db: Db, boardId: string, key: string): Promise
  */
 export async function writeFinalStandings(db: Db, board: Board, key: string): Promise<void> {
   const order = scopeOrder(board);
-  const rank = board.tieBreak === 'shared' ? sql`rank() OVER (PARTITION BY a.category ORDER BY ${order.value})` : sql`row_number() OVER (PARTITION BY a.category ORDER BY ${order.full})`;
-  const regionRank = board.tieBreak === 'shared'
-    ? sql`rank() OVER (PARTITION BY a.category, a.region ORDER BY ${order.value})`
-    : sql`row_number() OVER (PARTITION BY a.category, a.region ORDER BY ${order.full})`;
+  const rank =
+    board.tieBreak === 'shared'
+      ? sql`rank() OVER (PARTITION BY a.category ORDER BY ${order.value})`
+      : sql`row_number() OVER (PARTITION BY a.category ORDER BY ${order.full})`;
+  const regionRank =
+    board.tieBreak === 'shared'
+      ? sql`rank() OVER (PARTITION BY a.category, a.region ORDER BY ${order.value})`
+      : sql`row_number() OVER (PARTITION BY a.category, a.region ORDER BY ${order.full})`;
   await sql`
     INSERT INTO period_results (board_id, period_key, category, region, position, rank, member_id, value)
     SELECT a.board_id, a.period_key, a.category, 'world',

@@ -49,7 +49,8 @@ export async function pingPostgres(db: Db): Promise<void> {
  * from a query, and a DatabaseError with a connection SQLSTATE, becomes Unavailable.
  */
 function asOutage(err: unknown): unknown {
-  if (err instanceof pg.DatabaseError) return isPostgresOutageCode(err) ? new Unavailable(`Postgres is unavailable: ${err.message}`, undefined, { cause: err, dependency: 'postgres' }) : err;
+  if (err instanceof pg.DatabaseError)
+    return isPostgresOutageCode(err) ? new Unavailable(`Postgres is unavailable: ${err.message}`, undefined, { cause: err, dependency: 'postgres' }) : err;
   // A type parser's RangeError (int8 above 2^53) and the like are bugs, not outages.
   if (err instanceof Error && (err.constructor === Error || 'syscall' in err)) {
     return new Unavailable(`Postgres is unavailable: ${err.message}`, undefined, { cause: err, dependency: 'postgres' });

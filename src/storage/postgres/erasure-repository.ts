@@ -14,10 +14,7 @@ export interface ErasureRow {
 }
 
 export async function insertErasure(db: Db, row: { id: string; memberHash: string; pseudonym: string; requestedAt: Date }): Promise<void> {
-  await db
-    .insertInto('erasures')
-    .values({ id: row.id, member_hash: row.memberHash, pseudonym: row.pseudonym, requested_at: row.requestedAt })
-    .execute();
+  await db.insertInto('erasures').values({ id: row.id, member_hash: row.memberHash, pseudonym: row.pseudonym, requested_at: row.requestedAt }).execute();
 }
 
 export async function deleteErasure(db: Db, id: string): Promise<void> {

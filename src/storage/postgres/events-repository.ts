@@ -158,13 +158,7 @@ export interface StoredRejection {
 
 /** The latest rejection recorded under a key. */
 export async function findLatestRejection(db: Db, key: string): Promise<StoredRejection | undefined> {
-  const row = await db
-    .selectFrom('rejections')
-    .selectAll()
-    .where('idempotency_key', '=', key)
-    .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  const row = await db.selectFrom('rejections').selectAll().where('idempotency_key', '=', key).orderBy('id', 'desc').limit(1).executeTakeFirst();
   if (!row) return undefined;
   return {
     key: row.idempotency_key,

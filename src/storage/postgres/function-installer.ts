@@ -55,7 +55,10 @@ function isCurrent(rows: readonly InstalledRow[] | undefined, hash: string, cata
  */
 export async function installStoredFunctions(db: Kysely<Database>, functions: readonly StoredFunction[] = STORED_FUNCTIONS): Promise<string[]> {
   const installed = await installedHashes(db);
-  const before = await catalogHashes(db, functions.map((f) => f.name));
+  const before = await catalogHashes(
+    db,
+    functions.map((f) => f.name),
+  );
   const changed: string[] = [];
   for (const fn of functions) {
     const hash = definitionHash(fn);
@@ -98,7 +101,10 @@ export interface FunctionDrift {
 /** The code's functions whose current definition in the database is not the code's. */
 export async function storedFunctionDrift(db: Kysely<Database>, functions: readonly StoredFunction[] = STORED_FUNCTIONS): Promise<FunctionDrift[]> {
   const installed = await installedHashes(db);
-  const catalog = await catalogHashes(db, functions.map((f) => f.name));
+  const catalog = await catalogHashes(
+    db,
+    functions.map((f) => f.name),
+  );
   return functions.flatMap((fn): FunctionDrift[] => {
     const rows = installed.get(fn.name) ?? [];
     const hash = definitionHash(fn);

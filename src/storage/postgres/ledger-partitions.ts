@@ -101,15 +101,7 @@ export interface LedgerArchive {
 export async function listLedgerArchives(db: Db): Promise<LedgerArchive[]> {
   const rows = await db
     .selectFrom('ledger_archives')
-    .select([
-      sql<string>`to_char(month, 'YYYY-MM')`.as('month'),
-      'archive_table',
-      'events',
-      'detached_at',
-      'file',
-      'file_written_at',
-      'dropped_at',
-    ])
+    .select([sql<string>`to_char(month, 'YYYY-MM')`.as('month'), 'archive_table', 'events', 'detached_at', 'file', 'file_written_at', 'dropped_at'])
     .orderBy('month')
     .execute();
   return rows.map((r) => ({
@@ -123,9 +115,7 @@ export async function listLedgerArchives(db: Db): Promise<LedgerArchive[]> {
   }));
 }
 
-export type DetachOutcome =
-  | { detached: true; table: string }
-  | { detached: false; unclosed: Array<{ board: string; period: string; state: string }>; reason: string };
+export type DetachOutcome = { detached: true; table: string } | { detached: false; unclosed: Array<{ board: string; period: string; state: string }>; reason: string };
 
 /**
  * Detaches a month's partition into schema ledger_archive, provided no period that is not
@@ -151,7 +141,11 @@ async function detachMonthOnce(db: Db, partition: LedgerPartition, now: Date): P
     await sql`SELECT set_config('lock_timeout', '3s', true)`.execute(trx);
     await sql`SELECT pg_advisory_xact_lock(hashtext('laurel_ledger_partitions'))`.execute(trx);
     const month = `${partition.month}-01`;
-    const earlier = await trx.selectFrom('ledger_archives').select('archive_table').where(sql<boolean>`month = ${month}::date`).executeTakeFirst();
+    const earlier = await trx
+      .selectFrom('ledger_archives')
+      .select('archive_table')
+      .where(sql<boolean>`month = ${month}::date`)
+      .executeTakeFirst();
     if (earlier) {
       // Late events of a never-closing board refilled an archived month: a case for a person.
       return { detached: false, unclosed: [], reason: `the month was archived before (${earlier.archive_table}) and has events again` };
@@ -205,25 +199,27 @@ export async function recordArchivedPeriods(db: Db, archive: LedgerArchive): Pro
 }
 
 export async function markArchiveFile(db: Db, month: Month, file: string, at: Date): Promise<void> {
-  await db.updateTable('ledger_archives').set({ file, file_written_at: at }).where(sql<boolean>`month = ${`${month}-01`}::date`).execute();
+  await db
+    .updateTable('ledger_archives')
+    .set({ file, file_written_at: at })
+    .where(sql<boolean>`month = ${`${month}-01`}::date`)
+    .execute();
 }
 
 export async function dropArchiveTable(db: Db, archive: LedgerArchive, at: Date): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await sql`DROP TABLE IF EXISTS ${sql.table(`ledger_archive.${archive.table}`)}`.execute(trx);
-    await trx.updateTable('ledger_archives').set({ dropped_at: at }).where(sql<boolean>`month = ${`${archive.month}-01`}::date`).execute();
+    await trx
+      .updateTable('ledger_archives')
+      .set({ dropped_at: at })
+      .where(sql<boolean>`month = ${`${archive.month}-01`}::date`)
+      .execute();
   });
 }
 
 /** True when some of the period's events left the ledger with an archived month. */
 export async function isPeriodArchived(db: Db, board: string, period: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('ledger_archived_periods')
-    .select('month')
-    .where('board_id', '=', board)
-    .where('period_key', '=', period)
-    .limit(1)
-    .executeTakeFirst();
+  const row = await db.selectFrom('ledger_archived_periods').select('month').where('board_id', '=', board).where('period_key', '=', period).limit(1).executeTakeFirst();
   return row !== undefined;
 }
 

@@ -13,7 +13,12 @@ export interface MemberRow {
 
 /** Creates the member if needed and locks it: batches for this member wait until commit. */
 export async function lockMember(db: Db, memberId: string, create: boolean): Promise<MemberRow | undefined> {
-  if (create) await db.insertInto('members').values({ id: memberId }).onConflict((oc) => oc.column('id').doNothing()).execute();
+  if (create)
+    await db
+      .insertInto('members')
+      .values({ id: memberId })
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
   const row = await db.selectFrom('members').selectAll().where('id', '=', memberId).forUpdate().executeTakeFirst();
   return row && { id: row.id, displayName: row.display_name, region: row.region, excludedAt: row.excluded_at };
 }
@@ -82,12 +87,7 @@ export async function recordExclusion(db: Db, memberId: string, reason: string, 
 
 export async function recordRestore(db: Db, memberId: string, by: string, at: Date): Promise<void> {
   await db.updateTable('members').set({ excluded_at: null, updated_at: at }).where('id', '=', memberId).execute();
-  await db
-    .updateTable('member_exclusions')
-    .set({ restored_by: by, restored_at: at })
-    .where('member_id', '=', memberId)
-    .where('restored_at', 'is', null)
-    .execute();
+  await db.updateTable('member_exclusions').set({ restored_by: by, restored_at: at }).where('member_id', '=', memberId).where('restored_at', 'is', null).execute();
 }
 
 export async function exclusionHistory(db: Db, memberId: string) {
@@ -98,12 +98,7 @@ export async function exclusionHistory(db: Db, memberId: string) {
  * Marks an event voided and recomputes its member's aggregates of that period from the ledger.
  * Conflict when the recomputed aggregate would leave ±2^40 (a sum without a negative event).
  */
-export async function voidEventAndRecompute(
-  db: Db,
-  event: { key: string; board: string; period: string; member: string },
-  reason: string,
-  at: Date,
-): Promise<void> {
+export async function voidEventAndRecompute(db: Db, event: { key: string; board: string; period: string; member: string }, reason: string, at: Date): Promise<void> {
   await db
     .updateTable('score_events')
     .set({ status: 'voided', void_reason: reason, voided_at: at })
@@ -121,11 +116,7 @@ export async function voidEventAndRecompute(
 }
 
 /** Recomputes aggregates from the ledger (see laurel_recompute_aggregates); returns rows written. */
-export async function recomputeAggregates(
-  db: Db,
-  target: { board: string; period: string; member: string | null; category: string | null },
-  at: Date,
-): Promise<number> {
+export async function recomputeAggregates(db: Db, target: { board: string; period: string; member: string | null; category: string | null }, at: Date): Promise<number> {
   const { rows } = await sql<{ n: number }>`
     SELECT laurel_recompute_aggregates(${target.board}, ${target.period}, ${target.member}, ${target.category}, ${at.toISOString()}::timestamptz) AS n`.execute(db);
   return rows[0]!.n;

@@ -18,20 +18,12 @@ function toPeriod(row: Selectable<PeriodsTable>): StoredPeriod {
 }
 
 export async function findPeriod(db: Db, boardId: string, key: string): Promise<StoredPeriod | undefined> {
-  const row = await db
-    .selectFrom('periods')
-    .selectAll()
-    .where('board_id', '=', boardId)
-    .where('key', '=', key)
-    .executeTakeFirst();
+  const row = await db.selectFrom('periods').selectAll().where('board_id', '=', boardId).where('key', '=', key).executeTakeFirst();
   return row && toPeriod(row);
 }
 
 /** Many periods by (board, key) in one query. */
-export async function findPeriods(
-  db: Db,
-  refs: ReadonlyArray<{ boardId: string; key: string }>,
-): Promise<StoredPeriod[]> {
+export async function findPeriods(db: Db, refs: ReadonlyArray<{ boardId: string; key: string }>): Promise<StoredPeriod[]> {
   if (refs.length === 0) return [];
   const rows = await db
     .selectFrom('periods')
@@ -72,35 +64,17 @@ export async function setOpenAllPeriodEnd(db: Db, boardId: string, endsAt: Date 
 
 /** A board's periods, newest first. */
 export async function listPeriods(db: Db, boardId: string, limit: number): Promise<StoredPeriod[]> {
-  const rows = await db
-    .selectFrom('periods')
-    .selectAll()
-    .where('board_id', '=', boardId)
-    .orderBy('starts_at', 'desc')
-    .limit(limit)
-    .execute();
+  const rows = await db.selectFrom('periods').selectAll().where('board_id', '=', boardId).orderBy('starts_at', 'desc').limit(limit).execute();
   return rows.map(toPeriod);
 }
 
 export async function listOpenPeriods(db: Db, boardId: string): Promise<StoredPeriod[]> {
-  const rows = await db
-    .selectFrom('periods')
-    .selectAll()
-    .where('board_id', '=', boardId)
-    .where('state', '=', 'open')
-    .orderBy('starts_at', 'desc')
-    .execute();
+  const rows = await db.selectFrom('periods').selectAll().where('board_id', '=', boardId).where('state', '=', 'open').orderBy('starts_at', 'desc').execute();
   return rows.map(toPeriod);
 }
 
 /** Reads a period and holds it FOR SHARE until the transaction ends (closing waits). */
 export async function lockPeriodShared(db: Db, boardId: string, key: string): Promise<StoredPeriod | undefined> {
-  const row = await db
-    .selectFrom('periods')
-    .selectAll()
-    .where('board_id', '=', boardId)
-    .where('key', '=', key)
-    .forShare()
-    .executeTakeFirst();
+  const row = await db.selectFrom('periods').selectAll().where('board_id', '=', boardId).where('key', '=', key).forShare().executeTakeFirst();
   return row && toPeriod(row);
 }

@@ -117,12 +117,7 @@ function tieAhead(board: Board): RawBuilder<unknown> {
  * (offset + limit)-th entry's value bounds the rows read (an index range in value order),
  * and only that prefix is sorted fully. A page past the end reads nothing beyond the count.
  */
-export async function rankScope(
-  db: Db,
-  board: Board,
-  scope: DbScope,
-  page: { offset: number; limit: number },
-): Promise<{ total: number; entries: DbStanding[] }> {
+export async function rankScope(db: Db, board: Board, scope: DbScope, page: { offset: number; limit: number }): Promise<{ total: number; entries: DbStanding[] }> {
   const order = scopeOrder(board);
   const direction = sql.raw(board.order === 'desc' ? 'DESC' : 'ASC');
   const { rows } = await sql<RankedRow>`
@@ -190,12 +185,7 @@ export async function placeManyInScope(
 }
 
 /** The given members that are ranked in the scope, in scope order. */
-export async function pickInScope(
-  db: Db,
-  board: Board,
-  scope: DbScope,
-  members: readonly string[],
-): Promise<Array<{ member_id: string; value: number }>> {
+export async function pickInScope(db: Db, board: Board, scope: DbScope, members: readonly string[]): Promise<Array<{ member_id: string; value: number }>> {
   if (members.length === 0) return [];
   const { rows } = await sql<{ member_id: string; value: number }>`
     SELECT a.member_id, a.value FROM member_aggregates a
@@ -205,12 +195,7 @@ export async function pickInScope(
 }
 
 /** One page of a category's aggregates in member-id order, shaped for the projection. */
-export async function aggregatePage(
-  db: Db,
-  ref: { board: string; period: string; category: string },
-  after: string,
-  limit: number,
-): Promise<AggregateState[]> {
+export async function aggregatePage(db: Db, ref: { board: string; period: string; category: string }, after: string, limit: number): Promise<AggregateState[]> {
   const { rows } = await sql<{ state: AggregateState }>`
     SELECT laurel_aggregate_json(a, b.regions, m.excluded_at IS NOT NULL) AS state
       FROM member_aggregates a
@@ -245,13 +230,7 @@ export async function aggregateRegions(db: Db, ref: { board: string; period: str
  * The whole ranking of one scope, streamed through a server-side cursor in chunks: one
  * pass over Postgres however large the scope, with memory bounded by the chunk.
  */
-export async function* streamScope(
-  pool: pg.Pool,
-  db: Db,
-  board: Board,
-  scope: DbScope,
-  chunk = 5000,
-): AsyncGenerator<DbStanding[]> {
+export async function* streamScope(pool: pg.Pool, db: Db, board: Board, scope: DbScope, chunk = 5000): AsyncGenerator<DbStanding[]> {
   const compiled = sql<RankedRow>`SELECT * FROM (${ranked(board, scope)}) t ORDER BY position`.compile(db);
   const client = await pool.connect();
   try {

@@ -23,7 +23,10 @@ export function leaderboardTarget(env: Env): RedisTarget {
 }
 
 function splitUrls(value: string): string[] {
-  return value.split(',').map((u) => u.trim()).filter((u) => u !== '');
+  return value
+    .split(',')
+    .map((u) => u.trim())
+    .filter((u) => u !== '');
 }
 
 const retryStrategy = (times: number) => Math.min(times * 200, 2000);

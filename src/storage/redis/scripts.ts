@@ -31,9 +31,25 @@ export interface LeaderboardCommands {
   laurelRebuildFill(base: string, category: string, token: string, ttl: number, ...args: string[]): Promise<number>;
   laurelRebuildSwap(base: string, category: string, token: string): Promise<number>;
   laurelErase(base: string, member: string, ...categories: string[]): Promise<number>;
-  laurelSlice(scope: string, state: string, ok: string, category: string, offset: number, limit: number, shared: string): Promise<NotReady | [1, number, number, string[]]>;
+  laurelSlice(
+    scope: string,
+    state: string,
+    ok: string,
+    category: string,
+    offset: number,
+    limit: number,
+    shared: string,
+  ): Promise<NotReady | [1, number, number, string[]]>;
   laurelPlace(scope: string, state: string, ok: string, category: string, member: string, shared: string): Promise<NotReady | [1, number, number?, string?]>;
-  laurelAround(scope: string, state: string, ok: string, category: string, member: string, radius: number, shared: string): Promise<NotReady | [1, number, number?, number?, string[]?]>;
+  laurelAround(
+    scope: string,
+    state: string,
+    ok: string,
+    category: string,
+    member: string,
+    radius: number,
+    shared: string,
+  ): Promise<NotReady | [1, number, number?, number?, string[]?]>;
   laurelPick(scope: string, state: string, ok: string, category: string, ...members: string[]): Promise<NotReady | [1, string[]]>;
   /** A scope's total, top N and watched members' places in one call, for the event streams. */
   laurelWatch(

@@ -27,7 +27,7 @@ export async function execBySlot(redis: RedisClient, commands: readonly KeyedCom
   if (!isCluster(redis)) {
     const pipeline = redis.pipeline();
     for (const c of commands) c.add(pipeline);
-    return ((await pipeline.exec()) ?? []);
+    return (await pipeline.exec()) ?? [];
   }
   const replies = new Array<Reply>(commands.length);
   const order = commands.map((_, i) => i);

@@ -32,8 +32,7 @@ const EVENT_COLUMNS = `ord, key, board_id, period_key, starts_at, ends_at, membe
 /** The batch's events beside their verdicts, i being the position in the batch. */
 const classified = (alias: string) => `unnest(v_ev, v_verdict) WITH ORDINALITY AS ${alias}(${EVENT_COLUMNS}, verdict, i)`;
 /** The batch's events beside their outcomes. */
-const decided = (alias: string) =>
-  `unnest(v_ev, v_out) AS ${alias}(${EVENT_COLUMNS}, outcome, stored_board, stored_period, stored_member, stored_category)`;
+const decided = (alias: string) => `unnest(v_ev, v_out) AS ${alias}(${EVENT_COLUMNS}, outcome, stored_board, stored_period, stored_member, stored_category)`;
 
 export const applyBatch: StoredFunction = {
   name: 'laurel_apply_batch',
