@@ -49,6 +49,18 @@ export function select(name, options, selected, props = {}) {
   );
 }
 
+/** The "Board" picker of the pages that work on one board at a time. */
+export function boardField(boards, selected) {
+  return field(
+    'Board',
+    select(
+      'board',
+      boards.map((b) => b.id),
+      selected,
+    ),
+  );
+}
+
 export function button(text, onclick, props = {}) {
   return h('button', { type: 'button', onclick, ...props }, text);
 }

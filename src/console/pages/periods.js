@@ -1,25 +1,11 @@
 import { api, seg } from '../api.js';
-import { button, field, form, h, input, link, select, table, time } from '../dom.js';
+import { button, field, form, h, input, link, select, table, time, boardField } from '../dom.js';
 import { entriesTable, scopeLine } from './standings.js';
 
 export async function periodsPage({ params, navigate }) {
   const { boards } = await api('GET', '/v1/boards');
   const boardId = params[0] ?? boards[0]?.id;
-  const picker = form(
-    { 'aria-label': 'Pick a board', class: 'inline' },
-    [
-      field(
-        'Board',
-        select(
-          'board',
-          boards.map((b) => b.id),
-          boardId,
-        ),
-      ),
-    ],
-    'Show',
-    ({ board }) => navigate(`/periods/${seg(board)}`),
-  );
+  const picker = form({ 'aria-label': 'Pick a board', class: 'inline' }, [boardField(boards, boardId)], 'Show', ({ board }) => navigate(`/periods/${seg(board)}`));
   if (!boardId) return h('div', {}, h('h1', {}, 'Periods'), h('p', { class: 'empty' }, 'No boards yet.'));
   const { periods } = await api('GET', `/v1/boards/${seg(boardId)}/periods`);
   return h(

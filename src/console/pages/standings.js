@@ -1,5 +1,5 @@
 import { api, followStream, seg } from '../api.js';
-import { button, errorBox, facts, field, form, h, input, link, panel, select, table } from '../dom.js';
+import { button, errorBox, facts, field, form, h, input, link, panel, select, table, boardField } from '../dom.js';
 
 /** SPEC §5's largest page: a board is only ever read a page at a time, whatever its size. */
 const PAGE_SIZES = [25, 50, 100, 200];
@@ -53,14 +53,7 @@ export async function standingsPage({ params, query, signal, navigate }) {
   const scopeForm = form(
     { 'aria-label': 'Scope', class: 'inline' },
     [
-      field(
-        'Board',
-        select(
-          'board',
-          boards.map((b) => b.id),
-          boardId,
-        ),
-      ),
+      boardField(boards, boardId),
       field('Period', select('period', [['current', 'current'], ...periods.periods.map((p) => [p.key, `${p.key} (${p.state})`])], scope.period)),
       field('Category', select('category', ['all', ...board.categories], scope.category)),
       field('Region', input('region', { value: scope.region, size: 8 })),
