@@ -1,4 +1,4 @@
--- Shared by project.lua and rebuild-fill.lua (included, not a script of its own).
+-- Shared by project.lua, rebuild-fill.lua and erase.lua (included, not a script of its own).
 -- apply(fam, cat, member, version, score, entry, region) writes one aggregate into a family
 -- of keys (live: the period base; rebuild: its temp base fam = base .. ':t:' .. token),
 -- keeping the highest version. The state hash fam:s:<cat> remembers, per member,
