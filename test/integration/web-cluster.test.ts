@@ -22,12 +22,14 @@ afterAll(() => h.close());
 describe('web cluster (WEB_PROCESSES)', () => {
   it('serves from several processes, counts every request in one /metrics, and shuts down in order on SIGTERM', async () => {
     const port = await freePort();
-    const web = startLaurel('web', { ...envForChild(h.env), PORT: String(port), WEB_PROCESSES: '2', LOG_LEVEL: 'silent' });
+    const web = startLaurel('web', { ...envForChild(h.env), PORT: String(port), WEB_PROCESSES: '2', LOG_LEVEL: 'info' });
     const { child } = web;
     let code: number | string | null = null;
     try {
       const base = `http://127.0.0.1:${port}`;
       await waitForHttp(`${base}/readyz`);
+      // One process answering is not both started: wait until each has its port.
+      await web.waitForLog(() => web.logs.filter((x) => x.msg === 'http listening').length >= 2);
       // The primary runs two web processes (node:cluster hands connections out round-robin).
       const children = readdirSync('/proc').filter((pid) => /^\d+$/.test(pid) && ppidOf(pid) === child.pid);
       expect(children).toHaveLength(2);
@@ -67,6 +69,9 @@ describe('web cluster (WEB_PROCESSES)', () => {
     try {
       const base = `http://127.0.0.1:${port}`;
       await waitForHttp(`${base}/readyz`);
+      // Signal only once each process has its port: one still starting would be stopped before
+      // it could log its drain.
+      await web.waitForLog(() => web.logs.filter((x) => x.msg === 'http listening').length >= 2);
       const exited = web.stop('SIGTERM');
       const signalled = Date.now();
       // Both processes drain: out of rotation, still serving during the delay.
