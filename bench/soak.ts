@@ -1,14 +1,15 @@
 /**
  * The soak (`npm run soak`): a web and a worker process under steady mixed load for
  * SOAK_MINUTES (default 20): one-event and 100-event ingest, reads of every standings
- * route, an admin rebuild every few minutes, and a day board whose periods close every
+ * route, member streams (SSE) opened and closed all the time, an admin rebuild every few minutes, and a day board whose periods close every
  * three real minutes (a warped clock, LAUREL_CLOCK_SPEED, runs both processes 480x faster;
  * with CLOSED_PERIOD_CACHE_HOURS=12 each closed day also retires and leaves Redis 90 real
  * seconds later). Every 10 s it samples the RSS of both processes, the memory of both Redis
  * servers (private ones, started here, so nothing else is counted), the Postgres
  * connections of its database and the queue lengths; it counts error lines (pino level
  * >= 50) and failed requests. At the end it drains the queue, checks that every accepted
- * event is in the ledger, fits a line to each series after the warm-up and writes
+ * event is in the ledger, fits a line to each series after the warm-up (to the per-minute
+ * minimums for a process's RSS, which swings with its uncollected garbage) and writes
  * bench/results/soak.json with the slopes.
  * Usage: SOAK_MINUTES=3 npm run soak
  */
@@ -40,6 +41,9 @@ const REBUILD_EVERY_MS = Math.min(5 * 60_000, (MINUTES * 60_000) / 3);
 const SINGLES_PER_SEC = 10;
 const BATCHES_PER_SEC = 1;
 const READS_PER_SEC = 20;
+/** Member streams kept open at any time, each closed after STREAM_SECONDS and replaced: churn is what a leak of subscriptions needs. */
+const STREAMS_OPEN = 50;
+const STREAM_SECONDS = 30;
 const MEMBERS = 5000;
 const REGIONS = ['FR', 'DE', 'US', 'BR', 'JP'];
 const ADMIN_KEY = randomBytes(16).toString('hex');
@@ -55,6 +59,8 @@ interface Sample {
   atMs: number;
   webRssMiB: number;
   workerRssMiB: number;
+  webHeapUsedMiB: number;
+  workerHeapUsedMiB: number;
   leaderboardRedisMiB: number;
   queueRedisMiB: number;
   postgresConnections: number;
@@ -104,6 +110,29 @@ async function usedMiB(redis: Redis): Promise<number> {
   return round(Number(/^used_memory:(\d+)/m.exec(await redis.info('memory'))![1]) / 1024 / 1024, 2);
 }
 
+const GC_FLOOR_SERIES = new Set<string>(['webRssMiB', 'workerRssMiB', 'webHeapUsedMiB', 'workerHeapUsedMiB']);
+
+/** The V8 heap in use, from the process's own metrics (NaN when they do not answer). */
+async function heapUsedMiB(url: string, headers: Record<string, string>): Promise<number> {
+  const text = await fetch(url, { headers }).then(
+    (r) => r.text(),
+    () => '',
+  );
+  const bytes = /^laurel_nodejs_heap_size_used_bytes (\d+)/m.exec(text)?.[1];
+  return bytes ? round(Number(bytes) / 1024 / 1024, 1) : NaN;
+}
+
+/** The lowest sample of each minute, placed at that minute's middle. */
+function floors(samples: readonly Sample[], key: string): Array<{ atMs: number; y: number }> {
+  const byMinute = new Map<number, number>();
+  for (const s of samples) {
+    const minute = Math.floor(s.atMs / 60_000);
+    const y = s[key as keyof Sample];
+    byMinute.set(minute, Math.min(byMinute.get(minute) ?? Infinity, y));
+  }
+  return [...byMinute].map(([minute, y]) => ({ atMs: minute * 60_000 + 30_000, y }));
+}
+
 /** Least-squares slope (per hour) of a series against time. */
 function slopePerHour(xsMs: number[], ys: number[]): number {
   const n = xsMs.length;
@@ -143,7 +172,8 @@ async function main(): Promise<void> {
     LAUREL_CLOCK_START: new Date(Math.ceil(Date.now() / 86_400_000) * 86_400_000 - 60_000 * CLOCK_SPEED).toISOString(),
   };
   const web = startLaurel('src/bin/web.ts', { ...env, PORT: String(port) });
-  const worker = startLaurel('src/bin/worker.ts', { ...env, METRICS_PORT: String(await freePort()) });
+  const workerMetricsPort = await freePort();
+  const worker = startLaurel('src/bin/worker.ts', { ...env, METRICS_PORT: String(workerMetricsPort) });
   const base = `http://127.0.0.1:${port}`;
   const headers = { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' };
   for (let i = 0; ; i += 1) {
@@ -224,6 +254,36 @@ async function main(): Promise<void> {
     await call('GET', reads[i % reads.length]!(m));
   };
 
+  let streamsOpened = 0;
+  let streamMessages = 0;
+  let streamSeq = 0;
+  const stream = async () => {
+    const i = streamSeq++;
+    const board = i % 2 ? 'soak-all' : 'soak-day';
+    const url = `/v1/boards/${board}/standings/${member(i * 17)}/stream`;
+    const closer = new AbortController();
+    const timer = setTimeout(() => closer.abort(), STREAM_SECONDS * 1000);
+    try {
+      const res = await fetch(base + url, { headers, signal: closer.signal });
+      if (res.status !== 200) {
+        failedRequests += 1;
+        failures.set(`GET stream ${res.status}`, (failures.get(`GET stream ${res.status}`) ?? 0) + 1);
+        await res.arrayBuffer();
+        return;
+      }
+      streamsOpened += 1;
+      const decoder = new TextDecoder();
+      for await (const chunk of res.body!) streamMessages += decoder.decode(chunk as Uint8Array, { stream: true }).split('event: standing').length - 1;
+    } catch (err) {
+      if (!closer.signal.aborted) {
+        failedRequests += 1;
+        failures.set(`GET stream ${(err as Error).message}`, (failures.get(`GET stream ${(err as Error).message}`) ?? 0) + 1);
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
   const queueConnection = new Redis(queueRedis.url, { maxRetriesPerRequest: null });
   const queues = [SCORE_EVENTS_QUEUE, REBUILD_QUEUE, PERIODS_QUEUE, WEBHOOKS_QUEUE].map(
     (name) => new Queue(name, { connection: queueConnection, prefix: queuePrefix(tag, name) }),
@@ -240,6 +300,8 @@ async function main(): Promise<void> {
     const s: Sample = {
       atMs: Date.now() - started,
       webRssMiB: rssMiB(web.pid!),
+      webHeapUsedMiB: await heapUsedMiB(`${base}/metrics`, headers),
+      workerHeapUsedMiB: await heapUsedMiB(`http://127.0.0.1:${workerMetricsPort}/metrics`, headers),
       workerRssMiB: rssMiB(worker.pid!),
       leaderboardRedisMiB: await usedMiB(probes.leaderboard),
       queueRedisMiB: await usedMiB(probes.queue),
@@ -276,6 +338,7 @@ async function main(): Promise<void> {
   every(SINGLES_PER_SEC, single);
   every(BATCHES_PER_SEC, batch);
   every(READS_PER_SEC, read);
+  every(STREAMS_OPEN / STREAM_SECONDS, stream);
   let rebuilds = 0;
   every(1000 / REBUILD_EVERY_MS, async () => {
     if (Date.now() - started < 1000) return; // the first slot is at t=0: give ingest a moment
@@ -305,15 +368,19 @@ async function main(): Promise<void> {
   const trend = Object.fromEntries(
     series.map((k) => {
       const ys = fit.map((s) => s[k]);
-      const slope = slopePerHour(
-        fit.map((s) => s.atMs),
-        ys,
-      );
       const mean = ys.reduce((a, b) => a + b, 0) / Math.max(1, ys.length);
+      // A process's RSS swings with its garbage between collections; a leak raises the floor
+      // the collector returns to, so the memory of a process is judged by its per-minute minimums.
+      const points = GC_FLOOR_SERIES.has(k) ? floors(fit, k) : fit.map((s) => ({ atMs: s.atMs, y: s[k] }));
+      const slope = slopePerHour(
+        points.map((p) => p.atMs),
+        points.map((p) => p.y),
+      );
       const change = slope * fitHours;
       return [
         k,
         {
+          fitted: GC_FLOOR_SERIES.has(k) ? 'per-minute minimum' : 'every sample',
           slopePerHour: round(slope, 3),
           changeOverFit: round(change, 2),
           flat: Math.abs(change) <= Math.max(FLAT_SHARE * mean, FLAT_FLOOR[k] ?? 0),
@@ -336,6 +403,8 @@ async function main(): Promise<void> {
       batchesPerSec: BATCHES_PER_SEC,
       eventsPerBatch: 100,
       readsPerSec: READS_PER_SEC,
+      streamsOpen: STREAMS_OPEN,
+      streamSeconds: STREAM_SECONDS,
       rebuildEveryMinutes: round(REBUILD_EVERY_MS / 60_000, 1),
     },
     warmupSeconds: WARMUP_MS / 1000,
@@ -344,6 +413,7 @@ async function main(): Promise<void> {
     trend,
     events: { accepted, inLedger: ledger[0]!.n, lost: accepted - ledger[0]!.n },
     rebuilds,
+    streams: { opened: streamsOpened, messages: streamMessages },
     dayPeriods: periods[0],
     errorLines: errorCount,
     warnLines: warnCount,
