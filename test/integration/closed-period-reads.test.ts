@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from '../support/harness.js';
+import { ADMIN_KEY, createHarness, type Harness } from '../support/harness.js';
+import { openSse } from '../support/sse-client.js';
 import { referenceStandings, type RefEvent } from '../support/reference.js';
 import { until } from '../support/poll.js';
 import { runTick } from '../../workers/period-tick.js';
@@ -152,6 +153,12 @@ describe('reads of a closed period that is not retired', () => {
     expect(keys.length).toBeGreaterThan(0);
     await h.ctx.leaderboard.redis.unlink(...keys);
     expect(await checkRoutes(finals, probes)).toEqual(new Set(['database']));
+    // A stream of the period sends the final state from the results too, then `closed`.
+    const stream = await openSse(`${h.baseUrl}/v1/boards/${BOARD}/standings/m03/stream?period=${PERIOD}&region=FR`, ADMIN_KEY);
+    expect(stream.status).toBe(200);
+    await stream.ended;
+    expect(stream.messages.map((m) => m.event)).toEqual(['standing', 'closed']);
+    expect(stream.messages[0]!.data).toMatchObject({ source: 'database', ...placementIn(finals.get('&region=FR')!, 'm03') });
     // The reads asked for no rebuild: nothing comes back into Redis.
     await h.drain();
     expect(await periodKeys()).toEqual([]);
