@@ -27,6 +27,7 @@ const BOARD = 'closed-reads';
 const PERIOD = '2026-11';
 const REGIONS = ['FR', 'DE', 'ES'];
 const SCOPES = ['', '&category=duel', '&region=FR', '&category=duel&region=DE'];
+const FOLLOWED = ['m00', 'm16', 'm03'];
 
 /** `laurel verify` of the closed period: its Redis keys, where present, against its final results. */
 async function verifyProblems(): Promise<string[]> {
@@ -102,6 +103,17 @@ async function checkRoutes(finals: Map<string, Final>, probes: readonly string[]
       expect(around.total).toBe(final.total);
     }
   }
+  // m07's group (themselves and those they follow), ranked among themselves in each scope.
+  const group = ['m07', ...FOLLOWED];
+  for (const q of SCOPES) {
+    const among = finals
+      .get(q)!
+      .entries.filter((e) => group.includes(e.member))
+      .map((e, i) => ({ ...e, rank: i + 1 }));
+    const following = await get(`${base}/m07/following?period=${PERIOD}${q}`);
+    expect(following, `following ${q}`).toMatchObject({ total: among.length, rank: among.find((e) => e.member === 'm07')?.rank ?? null });
+    expect(following.entries, `following ${q}`).toEqual(among);
+  }
   for (const m of probes) {
     const across = await h.api('GET', `/v1/members/${m}/standings?period=${PERIOD}`);
     const mine = across.body.standings.find((s: any) => s.board === BOARD);
@@ -135,6 +147,7 @@ describe('reads of a closed period that is not retired', () => {
         ...(e.category ? { category: e.category } : {}),
       })),
     );
+    expect((await h.api('PUT', '/v1/members/m07/following', { memberIds: FOLLOWED })).status).toBe(200);
     h.clock.set('2026-12-01T00:00:00Z');
     expect((await runTick(h.ctx)).closed).toContain(`${BOARD}/${PERIOD}`);
 
