@@ -32,7 +32,7 @@ export async function processErasure(ctx: AppContext, { erasureId, member }: Era
     const boards = await ctx.boards.getMany(periods.map((p) => p.board));
     const inRedis = periods.flatMap((p) => {
       const board = boards.get(p.board);
-      return board ? [{ board, period: p.period }] : [];
+      return board ? [{ board, period: p.period, closed: p.closed === true }] : [];
     });
     await ctx.leaderboard.erase(inRedis, member);
     await ctx.members.changed(member);

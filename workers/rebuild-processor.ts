@@ -7,7 +7,7 @@ import { recordRebuild } from '../src/storage/postgres/rebuild-log-repository.js
 import { ScopeRebuildWriter } from '../src/storage/redis/scope-rebuild.js';
 import type { ScopeJob, ScopeJobResult } from '../src/queue/rebuild-queue.js';
 import { findPeriod } from '../src/storage/postgres/periods-repository.js';
-import { isRetired } from '../src/domain/retention.js';
+import { rebuildSkips } from '../src/services/rebuild-service.js';
 
 const PAGE_SIZE = 5000;
 
@@ -24,15 +24,16 @@ export async function processScopeRebuild(
   ctx: AppContext,
   job: ScopeJob,
   onProgress: (progress: { members: number; total: number; percent: number }) => Promise<void> = async () => undefined,
-): Promise<ScopeJobResult | { superseded: true } | { skipped: 'retired' }> {
+): Promise<ScopeJobResult | { superseded: true } | { skipped: 'retired' | 'closed' }> {
   const started = Date.now();
-  // A retired period is read from its final results; a rebuild asked for by a read or a
-  // moderation action that raced the retirement must not bring its keys back.
-  const retired = async () => {
+  // Checked again before the swap: a read or a projection that raced the close or the
+  // retirement must not bring keys back that the final results answer for.
+  const skip = async () => {
     const period = await findPeriod(ctx.db, job.board, job.period);
-    return period !== undefined && isRetired(period, ctx.clock.now(), ctx.env.CLOSED_PERIOD_CACHE_HOURS);
+    return period === undefined ? null : rebuildSkips(period, job.trigger, ctx.clock.now(), ctx.env.CLOSED_PERIOD_CACHE_HOURS);
   };
-  if (await retired()) return { skipped: 'retired' };
+  const skippedAtStart = await skip();
+  if (skippedAtStart) return { skipped: skippedAtStart };
   const board = (await ctx.boards.getMany([job.board], { fresh: true })).get(job.board);
   if (!board) throw new Error(`board ${job.board} not found`);
   const ref = { board: job.board, period: job.period, category: job.category };
@@ -63,11 +64,13 @@ export async function processScopeRebuild(
     const done = Math.min(total, members);
     await onProgress({ members: done, total, percent: total === 0 ? 100 : Math.round((done / total) * 100) });
   }
-  // Retired while this ran: its keys may be gone already (the eviction removes the `rb`
-  // registration too, so a swap after it refuses; one registered after it would not).
-  if (await retired()) {
+  // Retired (or, for an automatic rebuild, closed) while this ran: a retired period's keys
+  // may be gone already (the eviction removes the `rb` registration too, so a swap after it
+  // refuses; one registered after it would not).
+  const skippedAtEnd = await skip();
+  if (skippedAtEnd) {
     await writer.abandon();
-    return { skipped: 'retired' };
+    return { skipped: skippedAtEnd };
   }
   const swapped = await writer.swap();
   if (swapped === 'superseded') return { superseded: true };

@@ -4,7 +4,7 @@ import { boardDefinitionSchema } from '../domain/board.js';
 import { BOARD_ID, IDEMPOTENCY_KEY, MEMBER_ID } from '../domain/ids.js';
 import { eventBatchSchema, scoreEventSchema } from '../domain/event.js';
 import { followingSchema } from '../services/following-service.js';
-import { reasonSchema } from '../services/moderation-service.js';
+import { reasonSchema, restoreSchema } from '../services/moderation-service.js';
 import { memberSchema } from '../services/member-profile-service.js';
 import { memberEventsQuerySchema } from '../services/member-events-service.js';
 import { notificationsQuerySchema, periodsQuerySchema, resultsQuerySchema } from '../services/period-results-service.js';
@@ -40,12 +40,13 @@ for (const [id, schema] of Object.entries({
   MemberUpdate: memberSchema,
   FollowingUpdate: followingSchema,
   Reason: reasonSchema,
+  RestoreReason: restoreSchema,
   KeyRequest: createKeySchema,
   RebuildRequest: rebuildRequestSchema,
 })) {
   requestBodies.add(schema, { id });
 }
-const body = (id: string) => ({ required: true, content: { 'application/json': { schema: ref(id) } } });
+const body = (id: string, required = true) => ({ required, content: { 'application/json': { schema: ref(id) } } });
 const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 const idOf = (schema: z.ZodType) => {
   const id = (z.globalRegistry.get(schema) as { id?: string } | undefined)?.id;
@@ -100,6 +101,8 @@ interface Operation {
   access: Access;
   query?: z.ZodObject;
   body?: string;
+  /** The body may be left out altogether. */
+  bodyOptional?: true;
   ok: Record<number, { description: string; schema?: z.ZodType; text?: true; events?: Record<string, z.ZodType>; location?: string }>;
   /** Client errors beyond those every keyed route has (401, 403, 429, 503). */
   errors?: number[];
@@ -286,10 +289,12 @@ const OPERATIONS: Record<string, Operation> = {
   'delete /v1/members/{memberId}/exclusion': {
     operationId: 'restoreMember',
     tag: 'members',
-    summary: 'Restore an excluded member with all their points',
+    summary: 'Restore an excluded member with all their points, optionally with a reason',
     access: 'admin',
+    body: 'RestoreReason',
+    bodyOptional: true,
     ok: { 200: json(answers.memberViewSchema, 'the member') },
-    errors: [400, 404],
+    errors: [400, 404, 413, 415],
   },
   'get /v1/members/{memberId}/standings': {
     operationId: 'getMemberStandings',
@@ -500,7 +505,7 @@ export function openApiDocument(): Record<string, unknown> {
       description: op.access === 'none' ? 'No key needed.' : `Role: ${op.access}${op.access === 'read' ? ' (none with PUBLIC_READS=true)' : ''}.`,
       security: security(op.access),
       parameters: parameters(path, op.query),
-      ...(op.body ? { requestBody: body(op.body) } : {}),
+      ...(op.body ? { requestBody: body(op.body, !op.bodyOptional) } : {}),
       responses: responses(op),
     };
   }

@@ -68,6 +68,7 @@ export async function memberProfile(ctx: AppContext, memberId: string, options: 
       excludedAt: e.excluded_at.toISOString(),
       restoredBy: e.restored_by,
       restoredAt: e.restored_at?.toISOString() ?? null,
+      restoreReason: e.restore_reason,
     })),
   };
 }

@@ -17,7 +17,12 @@ import { memberView } from './member-profile-service.js';
 import { NotFound, Conflict } from '../domain/errors.js';
 import { parseOrThrow } from '../domain/validation.js';
 
-export const reasonSchema = z.object({ reason: z.string().trim().min(1).max(500).refine(isSafeText, UNSAFE_TEXT_MESSAGE) }).strict();
+const reasonText = z.string().trim().min(1).max(500).refine(isSafeText, UNSAFE_TEXT_MESSAGE);
+
+export const reasonSchema = z.object({ reason: reasonText }).strict();
+
+/** A restore's body is optional, and so is its reason (kept with the exclusion it ends). */
+export const restoreSchema = z.object({ reason: reasonText.optional() }).strict();
 
 /**
  * Excludes a member: their events keep counting in Postgres, but every aggregate is
@@ -29,9 +34,10 @@ export async function excludeMember(ctx: AppContext, memberId: string, body: unk
   return setExcluded(ctx, memberId, by, { exclude: true, reason });
 }
 
-export async function restoreMember(ctx: AppContext, memberId: string, by: string) {
+export async function restoreMember(ctx: AppContext, memberId: string, body: unknown, by: string) {
   assertMemberId(memberId);
-  return setExcluded(ctx, memberId, by, { exclude: false });
+  const { reason } = parseOrThrow(restoreSchema, body ?? {}, 'restore');
+  return setExcluded(ctx, memberId, by, { exclude: false, reason: reason ?? null });
 }
 
 /**
@@ -39,14 +45,14 @@ export async function restoreMember(ctx: AppContext, memberId: string, by: strin
  * new visibility wins in Redis, and projects it. Asking for the state the member is
  * already in changes nothing and only repeats the projection.
  */
-async function setExcluded(ctx: AppContext, memberId: string, by: string, change: { exclude: true; reason: string } | { exclude: false }) {
+async function setExcluded(ctx: AppContext, memberId: string, by: string, change: { exclude: true; reason: string } | { exclude: false; reason: string | null }) {
   const member = await ctx.db.transaction().execute(async (trx) => {
     const current = await lockMember(trx, memberId, false);
     if (!current) throw new NotFound(`member "${memberId}" not found`);
     if ((current.excludedAt !== null) === change.exclude) return current;
     const at = ctx.clock.now();
     if (change.exclude) await recordExclusion(trx, memberId, change.reason, by, at);
-    else await recordRestore(trx, memberId, by, at);
+    else await recordRestore(trx, memberId, change.reason, by, at);
     await bumpAllAggregates(trx, memberId);
     // Open periods only: a closed period's standings are final (SPEC §6), so it answers the
     // same before its retirement (from Redis) as after (from its stored final results).

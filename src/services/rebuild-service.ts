@@ -17,6 +17,22 @@ import { claimInstanceMarkers, releaseInstanceMarkers } from '../storage/redis/i
 import { NotFound, Conflict, InvalidInput } from '../domain/errors.js';
 import { parseOrThrow } from '../domain/validation.js';
 
+/** What an operator asks for (the admin API, the CLI); any other trigger is automatic. */
+const OPERATOR_TRIGGERS = new Set(['api', 'cli']);
+
+/**
+ * Why a scope rebuild must leave its period alone, or null. A retired period is never
+ * rebuilt into Redis. A closed one is not rebuilt automatically (a read, a projection, a
+ * moderation action): its final results answer its reads once Redis lacks it, and a
+ * rebuild from aggregates would show later exclusions, voids and erasures the final
+ * results do not. An operator may still rebuild a closed period that is not retired.
+ */
+export function rebuildSkips(period: { state: string; closedAt: Date | null }, trigger: string | undefined, now: Date, cacheHours: number): 'retired' | 'closed' | null {
+  if (isRetired(period, now, cacheHours)) return 'retired';
+  if (period.state === 'closed' && !OPERATOR_TRIGGERS.has(trigger ?? '')) return 'closed';
+  return null;
+}
+
 /**
  * Asks for one category of a period to be rebuilt, at most once at a time: while such a
  * job waits or runs, asking again is a no-op (BullMQ deduplication).

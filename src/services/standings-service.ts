@@ -8,6 +8,7 @@ import { MAX_FOLLOWING } from './following-service.js';
 import { resolvePeriod, resolvePeriods, type PeriodView } from './period-resolution.js';
 import { readAround, readPick, readPlace, readPlaceMany, readSlice, readSliceAndPlace, type Source } from './standings-source.js';
 import { finalAround, finalPick, finalPlace, finalPlaceMany, finalSlice, finalSliceAndPlace } from './final-standings-source.js';
+import { closedAround, closedPick, closedPlace, closedPlaceMany, closedSlice, closedSliceAndPlace, closedWatched } from './closed-standings-source.js';
 import { readRetired, readWatched } from './realtime/watch-source.js';
 import type { Placed, ScopeRef, SliceEntry } from '../storage/redis/leaderboard-cache.js';
 import { listBoards } from '../storage/postgres/boards-repository.js';
@@ -96,10 +97,23 @@ const finalReads = {
   pick: finalPick,
   places: (ctx: AppContext, s: ScopeRef, members: readonly string[]) => readRetired(ctx, s, members, 0),
 };
+const closedReads = {
+  slice: closedSlice,
+  sliceAndPlace: closedSliceAndPlace,
+  place: closedPlace,
+  around: closedAround,
+  pick: closedPick,
+  places: (ctx: AppContext, s: ScopeRef, members: readonly string[]) => closedWatched(ctx, s, members, 0),
+};
 
-/** Where a scope's standings are read: the cache (with its Postgres fallback), or a retired period's final results. */
+/**
+ * Where a scope's standings are read: an open (or closing) period from the cache with its
+ * Postgres fallback; a closed one from the cache while it holds the scope, else from its
+ * final results; a retired one from its final results only.
+ */
 function readsOf(scope: Scope) {
-  return scope.retired ? finalReads : liveReads;
+  if (scope.retired) return finalReads;
+  return scope.period.state === 'closed' ? closedReads : liveReads;
 }
 
 export function header(scope: Scope, total: number, source: Source): ScopeHeader {
@@ -269,10 +283,19 @@ export async function memberAcrossBoards(ctx: AppContext, memberId: string, quer
   const boards = await listBoards(ctx.db);
   const resolved = await resolvePeriods(ctx, boards, period);
   const placeQuery = (r: (typeof resolved)[number]) => ({ board: r.board, period: r.view.key, category: ALL_CATEGORIES, region: WORLD, member: memberId });
-  const live = resolved.filter((r) => r.stored && !r.retired);
+  const live = resolved.filter((r) => r.stored && !r.retired && r.view.state !== 'closed');
+  const closed = resolved.filter((r) => !r.retired && r.view.state === 'closed');
   const retired = resolved.filter((r) => r.retired);
-  const [livePlacements, finalPlacements] = await Promise.all([readPlaceMany(ctx, live.map(placeQuery)), finalPlaceMany(ctx, retired.map(placeQuery))]);
-  const byBoard = new Map([...live.map((r, i) => [r.board.id, livePlacements[i]!] as const), ...retired.map((r, i) => [r.board.id, finalPlacements[i]!] as const)]);
+  const [livePlacements, closedPlacements, finalPlacements] = await Promise.all([
+    readPlaceMany(ctx, live.map(placeQuery)),
+    closedPlaceMany(ctx, closed.map(placeQuery)),
+    finalPlaceMany(ctx, retired.map(placeQuery)),
+  ]);
+  const byBoard = new Map([
+    ...live.map((r, i) => [r.board.id, livePlacements[i]!] as const),
+    ...closed.map((r, i) => [r.board.id, closedPlacements[i]!] as const),
+    ...retired.map((r, i) => [r.board.id, finalPlacements[i]!] as const),
+  ]);
   return {
     member: memberId,
     standings: resolved.map(({ board, view }) => {

@@ -29,7 +29,7 @@ export function fellBack(ctx: AppContext, s: ScopeRef, missed: Miss): 'database'
  * for, since a Redis that comes back with its keys needs none (and one that lost them
  * answers the next read with a real miss, which asks).
  */
-async function fromCache<T, M = Miss>(ctx: AppContext, read: () => Promise<T | M>, missed: () => M = () => CACHE_UNREACHABLE as M): Promise<T | M> {
+export async function fromCache<T, M = Miss>(ctx: AppContext, read: () => Promise<T | M>, missed: () => M = () => CACHE_UNREACHABLE as M): Promise<T | M> {
   try {
     return await read();
   } catch (err) {
@@ -41,7 +41,7 @@ async function fromCache<T, M = Miss>(ctx: AppContext, read: () => Promise<T | M
 }
 
 /** `rebuilding` so that fellBack asks for no rebuild (see fromCache). */
-const CACHE_UNREACHABLE: Miss = { miss: true, rebuilding: true };
+export const CACHE_UNREACHABLE: Miss = { miss: true, rebuilding: true };
 
 export async function readSlice(ctx: AppContext, s: ScopeRef, offset: number, limit: number) {
   const cached = await fromCache(ctx, () => ctx.leaderboard.slice(s, offset, limit));

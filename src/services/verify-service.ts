@@ -8,6 +8,7 @@ import { scanMatching } from '../storage/redis/maintenance.js';
 import { NotFound } from '../domain/errors.js';
 import { aggregateRegions, streamScope } from '../storage/postgres/standings-repository.js';
 import { cachedRegions } from '../storage/redis/scope-regions.js';
+import { resultsPage } from '../storage/postgres/final-results-repository.js';
 import { isMiss } from '../storage/redis/leaderboard-cache.js';
 
 export interface Difference {
@@ -24,7 +25,8 @@ const MAX_DIFFERENCES = 100_000;
 
 /**
  * Compares every scope of the chosen periods in Redis with Postgres, entry by entry
- * (rank, member, score) and in total. Open periods of every board by default.
+ * (rank, member, score) and in total. Open periods of every board by default; a closed
+ * period named is compared with its final results, a retired one must hold no key.
  */
 export async function verifyLeaderboards(ctx: AppContext, options: { board?: string; period?: string } = {}): Promise<{ scopes: number; differences: Difference[] }> {
   const boards = options.board ? [await ctx.boards.get(options.board)].filter((b): b is Board => !!b) : await listBoards(ctx.db);
@@ -34,11 +36,16 @@ export async function verifyLeaderboards(ctx: AppContext, options: { board?: str
   for (const board of boards) {
     const periods = options.period ? [options.period] : (await listOpenPeriods(ctx.db, board.id)).map((p) => p.key);
     for (const period of periods) {
-      if (await checkRetired(ctx, board, period, differences)) continue;
+      const stored = await findPeriod(ctx.db, board.id, period);
+      if (stored && isRetired(stored, ctx.clock.now(), ctx.env.CLOSED_PERIOD_CACHE_HOURS)) {
+        await checkNoKeysLeft(ctx, board, period, differences);
+        continue;
+      }
+      const closed = stored?.state === 'closed';
       for (const category of [ALL_CATEGORIES, ...board.categories]) {
         for (const region of await regionsOf(ctx, board, period, category)) {
           scopes += 1;
-          await compareScope(ctx, board, { period, category, region }, differences);
+          await compareScope(ctx, board, { period, category, region }, closed, differences);
           if (differences.length >= MAX_DIFFERENCES) return { scopes, differences };
         }
       }
@@ -50,16 +57,22 @@ export async function verifyLeaderboards(ctx: AppContext, options: { board?: str
 /**
  * A retired period (closed longer than CLOSED_PERIOD_CACHE_HOURS) is read from its final
  * results, so Redis must hold nothing of it: any key left is a difference (the period tick
- * removes them shortly after the retirement). True when the period is retired.
+ * removes them shortly after the retirement).
  */
-async function checkRetired(ctx: AppContext, board: Board, period: string, out: Difference[]): Promise<boolean> {
-  const stored = await findPeriod(ctx.db, board.id, period);
-  if (!stored || !isRetired(stored, ctx.clock.now(), ctx.env.CLOSED_PERIOD_CACHE_HOURS)) return false;
+async function checkNoKeysLeft(ctx: AppContext, board: Board, period: string, out: Difference[]): Promise<void> {
   const left = await scanMatching(ctx.leaderboard.redis, [`${ctx.leaderboard.keys.period(board.id, period)}:*`]);
   if (left.length > 0) {
     out.push({ board: board.id, period, category: ALL_CATEGORIES, region: WORLD, problem: `retired closed period still holds ${left.length} Redis key(s)` });
   }
-  return true;
+}
+
+/** A closed period's final results, page by page in position order (index-backed position ranges). */
+async function* finalRows(ctx: AppContext, board: Board, scope: { period: string; category: string; region: string }) {
+  for (let offset = 0; ; offset += PAGE) {
+    const page = await resultsPage(ctx.db, { board: board.id, ...scope }, offset, PAGE);
+    if (page.entries.length === 0) return;
+    yield page.entries;
+  }
 }
 
 /** World, plus every region either side knows for the category. */
@@ -72,7 +85,17 @@ async function regionsOf(ctx: AppContext, board: Board, period: string, category
   return [WORLD, ...new Set([...stored, ...cached])].sort();
 }
 
-async function compareScope(ctx: AppContext, board: Board, scope: { period: string; category: string; region: string }, out: Difference[]): Promise<void> {
+/**
+ * An open period's scope against its aggregates; a closed one's against its final results,
+ * which its reads answer when Redis lacks the scope (so a missing scope is no difference).
+ */
+async function compareScope(
+  ctx: AppContext,
+  board: Board,
+  scope: { period: string; category: string; region: string },
+  closed: boolean,
+  out: Difference[],
+): Promise<void> {
   const where = { board: board.id, ...scope };
   const ref = { board, ...scope };
   const show = (e: { rank: number; member: string; scaled: number } | undefined) => (e ? `#${e.rank} ${e.member} ${e.scaled}` : 'nothing');
@@ -94,12 +117,12 @@ async function compareScope(ctx: AppContext, board: Board, scope: { period: stri
   };
   const first = await nextCachePage();
   if (first === null) {
-    out.push({ ...where, problem: 'missing from Redis (category not complete)' });
+    if (!closed) out.push({ ...where, problem: 'missing from Redis (category not complete)' });
     return;
   }
   pending = first;
   let dbTotal = 0;
-  for await (const rows of streamScope(ctx.postgres.pool, ctx.db, board, scope, PAGE)) {
+  for await (const rows of closed ? finalRows(ctx, board, scope) : streamScope(ctx.postgres.pool, ctx.db, board, scope, PAGE)) {
     dbTotal += rows.length;
     for (const d of rows) {
       if (pending.length === 0) pending = (await nextCachePage()) ?? [];

@@ -231,7 +231,7 @@ describe('the console', () => {
     await expect.poll(() => fact(finder, 'Rank').textContent(), { timeout: 10_000 }).toBe('78');
   });
 
-  it('excludes a member with a reason and restores them, and the standings change each time', async () => {
+  it('excludes a member with a reason and restores them with one, and the standings change each time', async () => {
     const leader = ranked(MEMBERS)[0]!;
     const afterLeader = ranked(MEMBERS)[1]!;
     const placeOf = async (member: string) => (await h.api('GET', `/v1/boards/arena/standings/${member}`)).body.rank;
@@ -247,7 +247,6 @@ describe('the console', () => {
     const boards = page.getByRole('table', { name: 'Member standings' });
     await expect.poll(async () => (await rowsOf(boards))[0]?.[2]).toBe('not ranked');
     expect(await placeOf(leader.member)).toBeNull();
-    await shot('member');
 
     await go('/standings/arena');
     const standings = page.getByRole('table', { name: 'Standings' });
@@ -255,8 +254,15 @@ describe('the console', () => {
     await page.getByText('ranks 1–50 of 120').waitFor();
 
     await go(`/members/${leader.member}`);
+    await page.getByRole('form', { name: 'Restore' }).getByLabel('Reason (optional)').fill('cleared on appeal');
     await page.getByRole('button', { name: 'Restore' }).click();
     await expect.poll(() => fact(profile, 'Excluded').textContent()).toBe('no');
+    // The restore's reason is recorded with the exclusion it ended, and shown beside it.
+    const history = (await h.api('GET', `/v1/members/${leader.member}`)).body.exclusions;
+    expect(history).toMatchObject([{ reason: 'impossible times', restoredBy: 'admin (ADMIN_API_KEY)', restoreReason: 'cleared on appeal' }]);
+    const exclusions = await rowsOf(page.getByRole('table', { name: 'Exclusions' }));
+    expect([exclusions[0]![0], exclusions[0]![3], exclusions[0]![5]]).toEqual(['impossible times', 'admin (ADMIN_API_KEY)', 'cleared on appeal']);
+    await shot('member');
     await expect.poll(async () => (await rowsOf(boards))[0]?.[2]).toBe('2');
     await go('/standings/arena');
     await expect.poll(async () => (await rowsOf(standings)).slice(0, 2).map((r) => r[1])).toEqual(['newcomer', leader.member]);
@@ -288,18 +294,35 @@ describe('the console', () => {
     expect(await fact(card, 'Reason').textContent()).toBe('replayed packet');
     expect(await card.getByRole('button', { name: 'Void' }).count()).toBe(0);
 
-    // Erasure asks for the member id first; a mistyped one sends nothing.
-    const erase = page.getByRole('form', { name: 'Erase member' });
-    await erase.getByLabel(`Type ${member.member} to confirm`).fill('p01');
-    await erase.getByRole('button', { name: 'Erase member' }).click();
-    await expect.poll(() => erase.getByRole('alert').textContent()).toBe('type the member id exactly to confirm the erasure');
-    expect((await h.api('GET', `/v1/members/${member.member}`)).status).toBe(200);
-
     await lookup.getByLabel('Idempotency key').fill('no-such-event');
     await lookup.getByRole('button', { name: 'Look up' }).click();
     const missing = await h.api('GET', '/v1/events/no-such-event');
     expect(missing.status).toBe(404);
     await expect.poll(() => lookup.getByRole('alert').textContent()).toBe(`404 ${missing.body.message}`);
+  });
+
+  it("voids an event from the member's events list; the standings change and the row shows the void", async () => {
+    const member = MEMBERS[19]!;
+    await post([{ board: 'arena', member: member.member, value: 4800, idempotencyKey: 'arena-boost' }]);
+    await go(`/members/${member.member}`);
+    const boards = page.getByRole('table', { name: 'Member standings' });
+    await expect.poll(async () => (await rowsOf(boards))[0]?.slice(2, 4)).toEqual(['2', '4800']);
+    const events = page.getByRole('table', { name: 'Member events' });
+    const rowOf = async (key: string) => (await rowsOf(events)).find((r) => r[0] === key)?.slice(0, 7);
+    await expect.poll(() => rowOf('arena-boost')).toEqual(['arena-boost', 'arena', 'all', 'applied', '4800', expect.any(String), '—']);
+    expect((await rowOf(`arena-${member.member}`))?.[3]).toBe('applied');
+    const voidIt = page.getByRole('form', { name: 'Void arena-boost' });
+    await voidIt.getByLabel('Reason').fill('modified client');
+    await voidIt.getByRole('button', { name: 'Void' }).click();
+
+    const expectedRank = ranked([...MEMBERS, { member: 'newcomer', value: 5000 }]).findIndex((m) => m.member === member.member) + 1;
+    await expect.poll(async () => (await rowsOf(boards))[0]?.slice(2, 4)).toEqual([String(expectedRank), String(member.value)]);
+    await expect.poll(() => rowOf('arena-boost')).toEqual(['arena-boost', 'arena', 'all', 'voided', '4800', expect.any(String), 'modified client']);
+    expect((await rowOf(`arena-${member.member}`))?.[3]).toBe('applied');
+    expect(await page.getByRole('form', { name: 'Void arena-boost' }).count()).toBe(0);
+    expect((await h.api('GET', '/v1/events/arena-boost')).body).toMatchObject({ status: 'voided', voidReason: 'modified client' });
+    const standing = (await h.api('GET', `/v1/boards/arena/standings/${member.member}`)).body;
+    expect([standing.rank, standing.score]).toEqual([expectedRank, member.value]);
   });
 
   it('starts a rebuild and shows its progress until it finishes', async () => {
@@ -373,6 +396,47 @@ describe('the console', () => {
     await revokeById.getByRole('button', { name: 'Revoke' }).click();
     const unknown = await h.api('DELETE', '/v1/admin/keys/00000000-0000-4000-8000-000000000000');
     await expect.poll(() => revokeById.getByRole('alert').textContent()).toBe(`404 ${unknown.body.message}`);
+  });
+
+  it('erases a member after a confirmation dialog; the member is gone from the page, the API and the standings', async () => {
+    const member = ranked(MEMBERS)[4]!;
+    const rankBefore = (await h.api('GET', `/v1/boards/arena/standings/${member.member}`)).body.rank;
+    expect(rankBefore).toBe(6); // behind the newcomer
+    const totalBefore = (await h.api('GET', '/v1/boards/arena/standings?limit=1')).body.total;
+    await go(`/members/${member.member}`);
+    const profile = page.getByRole('region', { name: 'Profile' });
+    await expect.poll(() => fact(profile, 'Member').textContent()).toBe(member.member);
+
+    const dialog = page.getByRole('dialog', { name: `Erase member ${member.member}` });
+    const open = page.getByRole('button', { name: 'Erase member…' });
+    // Cancel closes the dialog and sends nothing.
+    await open.click();
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    // A mistyped id sends nothing either, and says why.
+    await open.click();
+    await dialog.getByLabel(`Type ${member.member} to confirm`).fill('p01');
+    await dialog.getByRole('button', { name: 'Erase member', exact: true }).click();
+    await expect.poll(() => dialog.getByRole('alert').textContent()).toBe('type the member id exactly to confirm the erasure');
+    expect((await h.api('GET', `/v1/members/${member.member}`)).status).toBe(200);
+    await shot('member-erase');
+
+    await dialog.getByLabel(`Type ${member.member} to confirm`).fill(member.member);
+    await dialog.getByRole('button', { name: 'Erase member', exact: true }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await expect.poll(() => page.getByRole('region', { name: 'Erasure' }).getByRole('status').textContent(), { timeout: 30_000 }).toMatch(/: done at /);
+    const gone = await h.api('GET', `/v1/members/${member.member}`);
+    expect(gone.status).toBe(404);
+    await expect.poll(() => profile.getByRole('alert').textContent()).toBe(`404 ${gone.body.message}`);
+
+    // The standings lost the member and everyone below moved up one.
+    expect((await h.api('GET', `/v1/boards/arena/standings/${member.member}`)).body.rank).toBeNull();
+    const expected = ranked([...MEMBERS, { member: 'newcomer', value: 5000 }]).filter((m) => m.member !== member.member);
+    await go('/standings/arena');
+    const standings = page.getByRole('table', { name: 'Standings' });
+    await expect.poll(async () => (await rowsOf(standings)).slice(0, 8).map((r) => [r[0], r[1]])).toEqual(expected.slice(0, 8).map((m, i) => [String(i + 1), m.member]));
+    await page.getByText(`ranks 1–50 of ${totalBefore - 1}`).waitFor();
   });
 
   it('links to Bull Board, and logging out forgets the key and everything the tab remembered', async () => {

@@ -124,16 +124,45 @@ describe('exclusion and restore', () => {
     expect(stored.value).toBe(200 * 50);
     const profile = await h.api('GET', '/v1/members/cheater');
     expect(profile.body.exclusions).toEqual([
-      { reason: 'speed hack', excludedBy: 'admin (ADMIN_API_KEY)', excludedAt: NOW.toISOString(), restoredBy: null, restoredAt: null },
+      { reason: 'speed hack', excludedBy: 'admin (ADMIN_API_KEY)', excludedAt: NOW.toISOString(), restoredBy: null, restoredAt: null, restoreReason: null },
     ]);
 
     const restored = await h.api('DELETE', '/v1/members/cheater/exclusion');
     expect(restored.body.excluded).toBe(false);
     expect(await standings('cheat')).toEqual(expectedOf([...honest, ...burst], board));
-    expect((await h.api('GET', '/v1/members/cheater')).body.exclusions[0]).toMatchObject({ restoredBy: 'admin (ADMIN_API_KEY)' });
+    expect((await h.api('GET', '/v1/members/cheater')).body.exclusions[0]).toMatchObject({ restoredBy: 'admin (ADMIN_API_KEY)', restoreReason: null });
     // Exclusion needs the admin role and an existing member.
     expect((await h.api('POST', '/v1/members/nobody/exclusion', { reason: 'x' })).status).toBe(404);
     expect((await h.api('POST', '/v1/members/cheater/exclusion', {})).status).toBe(400);
+  });
+});
+
+describe('restore with a reason', () => {
+  it('keeps the reason with the exclusion it ends; a bad reason is a 400 naming it and restores nothing', async () => {
+    await h.api('PUT', '/v1/members/appealed', { displayName: 'Appealed' });
+    expect((await h.api('POST', '/v1/members/appealed/exclusion', { reason: 'suspected bot' })).status).toBe(200);
+    for (const [body, path] of [
+      [{ reason: '' }, 'reason'],
+      [{ reason: 'x'.repeat(501) }, 'reason'],
+      [{ reason: 42 }, 'reason'],
+      [{ reason: 'fine', why: 'extra' }, ''],
+    ] as const) {
+      const refused = await h.api('DELETE', '/v1/members/appealed/exclusion', body);
+      expect(refused.status, JSON.stringify(body)).toBe(400);
+      expect(refused.body.error).toBe('validation_failed');
+      expect(refused.body.details.map((d: any) => d.path).join(' '), JSON.stringify(body)).toContain(path);
+      expect((await h.api('GET', '/v1/members/appealed')).body.excluded).toBe(true);
+    }
+    const restored = await h.api('DELETE', '/v1/members/appealed/exclusion', { reason: '  appeal upheld: a human player  ' });
+    expect(restored).toMatchObject({ status: 200, body: { member: 'appealed', excluded: false } });
+    // A second exclusion, restored without a reason (no body at all).
+    expect((await h.api('POST', '/v1/members/appealed/exclusion', { reason: 'again' })).status).toBe(200);
+    expect((await h.api('DELETE', '/v1/members/appealed/exclusion')).status).toBe(200);
+    const history = (await h.api('GET', '/v1/members/appealed')).body.exclusions;
+    expect(history.map((e: any) => [e.reason, e.restoreReason, e.restoredBy])).toEqual([
+      ['suspected bot', 'appeal upheld: a human player', 'admin (ADMIN_API_KEY)'],
+      ['again', null, 'admin (ADMIN_API_KEY)'],
+    ]);
   });
 });
 

@@ -211,6 +211,9 @@ describe('every route answers as the document says', () => {
     await call('POST /v1/members/:memberId/exclusion', '/v1/members/p3/exclusion', {});
     await call('GET /v1/members/:memberId', '/v1/members/p3');
     await call('DELETE /v1/members/:memberId/exclusion', '/v1/members/p3/exclusion');
+    await call('POST /v1/members/:memberId/exclusion', '/v1/members/p3/exclusion', { reason: 'again' });
+    await call('DELETE /v1/members/:memberId/exclusion', '/v1/members/p3/exclusion', { reason: '' });
+    await call('DELETE /v1/members/:memberId/exclusion', '/v1/members/p3/exclusion', { reason: 'appeal upheld' });
     await call('GET /v1/members/:memberId/standings', '/v1/members/p1/standings');
     await call('GET /v1/members/:memberId/standings', '/v1/members/p1/standings?period=2026-11');
 

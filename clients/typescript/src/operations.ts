@@ -64,7 +64,7 @@ export function operations(http: Client<paths>, send: Send) {
     /** Exclude a member from every standing */
     excludeMember: (init: Init<'/v1/members/{memberId}/exclusion', 'post'>) =>
       send<Ok<paths['/v1/members/{memberId}/exclusion']['post']>>(http.POST('/v1/members/{memberId}/exclusion', init as never)),
-    /** Restore an excluded member with all their points */
+    /** Restore an excluded member with all their points, optionally with a reason */
     restoreMember: (init: Init<'/v1/members/{memberId}/exclusion', 'delete'>) =>
       send<Ok<paths['/v1/members/{memberId}/exclusion']['delete']>>(http.DELETE('/v1/members/{memberId}/exclusion', init as never)),
     /** The member's (all, world) placement on every board */

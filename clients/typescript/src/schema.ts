@@ -527,7 +527,7 @@ export interface paths {
          */
         post: operations["excludeMember"];
         /**
-         * Restore an excluded member with all their points
+         * Restore an excluded member with all their points, optionally with a reason
          * @description Role: admin.
          */
         delete: operations["restoreMember"];
@@ -891,6 +891,8 @@ export interface components {
                 reason: string;
                 restoredAt: string | null;
                 restoredBy: string | null;
+                /** @description the reason given with the restore, if any */
+                restoreReason: string | null;
             }[];
             member: string;
             region: string | null;
@@ -1056,6 +1058,9 @@ export interface components {
             /** Format: date-time */
             startedAt: string;
             state: string;
+        };
+        RestoreReason: {
+            reason?: string;
         };
         ScoreEvent: {
             board: string;
@@ -2132,7 +2137,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RestoreReason"];
+            };
+        };
         responses: {
             /** @description the member */
             200: {
@@ -2147,6 +2156,8 @@ export interface operations {
             401: components["responses"]["E401"];
             403: components["responses"]["E403"];
             404: components["responses"]["E404"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             429: components["responses"]["E429"];
             503: components["responses"]["E503"];
         };

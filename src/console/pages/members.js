@@ -33,8 +33,10 @@ export function memberPage({ params, signal }) {
         ['Excluded', m.excluded ? 'yes' : 'no'],
       ]),
       m.excluded
-        ? form({ 'aria-label': 'Restore', class: 'inline' }, [], 'Restore', async () => {
-            await api('DELETE', `${path}/exclusion`);
+        ? form({ 'aria-label': 'Restore', class: 'inline' }, [field('Reason (optional)', input('reason', { size: 40 }))], 'Restore', async ({ reason }) => {
+            // No reason, no body: the API records the restore without one.
+            const text = String(reason ?? '').trim();
+            await api('DELETE', `${path}/exclusion`, text ? { body: { reason: text } } : {});
             refreshAll();
           })
         : form({ 'aria-label': 'Exclude', class: 'inline' }, [field('Reason', input('reason', { size: 40 }))], 'Exclude', async ({ reason }) => {
@@ -43,8 +45,8 @@ export function memberPage({ params, signal }) {
           }),
       m.exclusions?.length
         ? table(
-            ['Reason', 'Excluded by', 'Excluded at', 'Restored by', 'Restored at'],
-            m.exclusions.map((x) => [x.reason, x.excludedBy, time(x.excludedAt), x.restoredBy, x.restoredAt ? time(x.restoredAt) : null]),
+            ['Reason', 'Excluded by', 'Excluded at', 'Restored by', 'Restored at', 'Restore reason'],
+            m.exclusions.map((x) => [x.reason, x.excludedBy, time(x.excludedAt), x.restoredBy, x.restoredAt ? time(x.restoredAt) : null, x.restoreReason]),
             { label: 'Exclusions' },
           )
         : null,
@@ -138,17 +140,30 @@ export function memberPage({ params, signal }) {
   const erasure = panel('Erasure', async () => {
     const status = h('div', {});
     const confirm = input('confirm', { size: 30, autocomplete: 'off' });
-    return h(
-      'div',
-      {},
+    const dialog = h('dialog', { 'aria-label': `Erase member ${member}` });
+    const close = () => {
+      confirm.value = '';
+      dialog.close();
+    };
+    dialog.append(
+      h('h2', {}, `Erase ${member}?`),
       h('p', {}, 'Erasing removes the member, their events, awards and notifications everywhere (SPEC §9.4). It cannot be undone.'),
-      form({ 'aria-label': 'Erase member', class: 'inline danger' }, [field(`Type ${member} to confirm`, confirm)], 'Erase member', async ({ confirm: typed }) => {
+      form({ 'aria-label': 'Erase member', class: 'danger' }, [field(`Type ${member} to confirm`, confirm)], 'Erase member', async ({ confirm: typed }) => {
         if (typed !== member) throw Object.assign(new Error('type the member id exactly to confirm the erasure'), { details: [] });
         const { erasureId } = await api('DELETE', path);
+        close();
         await followErasure(erasureId, status, signal);
         // What is left to show of an erased member is the API's 404 in each part.
         refreshAll();
       }),
+      h('div', { class: 'actions' }, button('Cancel', close)),
+    );
+    return h(
+      'div',
+      {},
+      h('p', {}, 'Erasing removes the member everywhere (SPEC §9.4). It cannot be undone.'),
+      button('Erase member…', () => dialog.showModal(), { class: 'danger' }),
+      dialog,
       status,
     );
   });

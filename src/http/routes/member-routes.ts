@@ -37,7 +37,7 @@ export function memberRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router 
     res.json(await excludeMember(ctx, param(req, 'memberId'), req.body, principalOf(res)!.name));
   });
   router.delete('/v1/members/:memberId/exclusion', admin, async (req, res) => {
-    res.json(await restoreMember(ctx, param(req, 'memberId'), principalOf(res)!.name));
+    res.json(await restoreMember(ctx, param(req, 'memberId'), req.body, principalOf(res)!.name));
   });
   router.get('/v1/members/:memberId/awards', read, async (req, res) => {
     replyRead(res, cors, await awardsOf(ctx, param(req, 'memberId')));

@@ -241,6 +241,7 @@ export const memberViewSchema = z
           excludedAt: instant,
           restoredBy: z.string().nullable(),
           restoredAt: instant.nullable(),
+          restoreReason: z.string().nullable().meta({ description: 'the reason given with the restore, if any' }),
         }),
       )
       .optional()

@@ -5,6 +5,7 @@ import { streamMetrics, type StreamMetrics } from '../../observability/stream-me
 import { resolvePeriod } from '../period-resolution.js';
 import { header, memberStandingBody, ref, withNames, type Scope } from '../standings-service.js';
 import { readRetired, readWatched, type WatchedScope } from './watch-source.js';
+import { closedWatched } from '../closed-standings-source.js';
 
 /** SPEC §9.5: at most one message per second per stream. */
 export const STREAM_INTERVAL_MS = 1000;
@@ -238,6 +239,7 @@ export class StreamHub {
     }
     if (!watch.scope.periodStored) return { source: 'cache', total: 0, top: [], placed: new Map() };
     if (watch.scope.retired) return readRetired(this.ctx, ref(watch.scope), [...members], topN);
+    if (watch.scope.period.state === 'closed') return closedWatched(this.ctx, ref(watch.scope), [...members], topN);
     return readWatched(this.ctx, ref(watch.scope), [...members], topN);
   }
 

@@ -10,7 +10,8 @@ export interface ErasureRow {
   requestedAt: Date;
   finishedAt: Date | null;
   /** Null until the Postgres step has run. */
-  redisPeriods: Array<{ board: string; period: string }> | null;
+  /** `closed`: the period's Redis keys hold its final ranking (absent on records written before it was kept). */
+  redisPeriods: Array<{ board: string; period: string; closed?: boolean }> | null;
 }
 
 export async function insertErasure(db: Db, row: { id: string; memberHash: string; pseudonym: string; requestedAt: Date }): Promise<void> {
@@ -59,8 +60,8 @@ export async function memberExists(db: Db, member: string): Promise<boolean> {
 export async function eraseMemberRows(db: Db, erasureId: string, member: string, pseudonym: string) {
   return db.transaction().execute(async (trx) => {
     await sql`SELECT 1 FROM members WHERE id = ${member} FOR UPDATE`.execute(trx);
-    const { rows: periods } = await sql<{ board: string; period: string }>`
-      SELECT DISTINCT a.board_id AS board, a.period_key AS period
+    const { rows: periods } = await sql<{ board: string; period: string; closed: boolean }>`
+      SELECT DISTINCT a.board_id AS board, a.period_key AS period, p.state = 'closed' AS closed
         FROM member_aggregates a JOIN periods p ON p.board_id = a.board_id AND p.key = a.period_key
        WHERE a.member_id = ${member} AND p.cache_evicted_at IS NULL
        ORDER BY 1, 2`.execute(trx);

@@ -85,9 +85,14 @@ export async function recordExclusion(db: Db, memberId: string, reason: string, 
   await db.insertInto('member_exclusions').values({ member_id: memberId, reason, excluded_by: by, excluded_at: at }).execute();
 }
 
-export async function recordRestore(db: Db, memberId: string, by: string, at: Date): Promise<void> {
+export async function recordRestore(db: Db, memberId: string, reason: string | null, by: string, at: Date): Promise<void> {
   await db.updateTable('members').set({ excluded_at: null, updated_at: at }).where('id', '=', memberId).execute();
-  await db.updateTable('member_exclusions').set({ restored_by: by, restored_at: at }).where('member_id', '=', memberId).where('restored_at', 'is', null).execute();
+  await db
+    .updateTable('member_exclusions')
+    .set({ restored_by: by, restored_at: at, restore_reason: reason })
+    .where('member_id', '=', memberId)
+    .where('restored_at', 'is', null)
+    .execute();
 }
 
 export async function exclusionHistory(db: Db, memberId: string) {

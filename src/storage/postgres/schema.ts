@@ -163,6 +163,7 @@ export interface MemberExclusionsTable {
   excluded_at: Date;
   restored_by: string | null;
   restored_at: Date | null;
+  restore_reason: string | null;
 }
 
 export interface PeriodResultsTable {

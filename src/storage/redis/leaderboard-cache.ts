@@ -106,11 +106,15 @@ export class LeaderboardCache {
    * period, atomic there, all in one round trip (one per slot on a cluster), with a change
    * notice per period so event streams drop them too.
    */
-  async erase(periods: ReadonlyArray<{ board: Board; period: string }>, member: string): Promise<void> {
+  async erase(periods: ReadonlyArray<{ board: Board; period: string; closed?: boolean }>, member: string): Promise<void> {
     const notice = changedNotice(Date.now());
-    const commands: KeyedCommand[] = periods.flatMap(({ board, period }) => {
+    const commands: KeyedCommand[] = periods.flatMap(({ board, period, closed }) => {
       const base = this.keys.period(board.id, period);
+      // A closed period's keys would rank the others without the member, while its final
+      // results keep their ranks (the member renamed): without `ok`, its reads use those.
+      const final: KeyedCommand[] = closed ? [{ key: base, add: (pipeline: Pipeline) => pipeline.unlink(this.keys.ok(board.id, period)) }] : [];
       return [
+        ...final,
         { key: base, add: (pipeline: Pipeline) => (pipeline as ScriptPipeline).laurelErase(base, member, 'all', ...board.categories) },
         this.noticeCommand(board.id, period, notice),
       ];
