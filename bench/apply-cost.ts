@@ -5,6 +5,7 @@
  * same rows, on a database of its own; a call's fixed cost is what the small sizes show.
  * Postgres-side self times come from pg_stat_user_functions (track_functions = all).
  * Usage: npx tsx bench/apply-cost.ts [batches of 1000] [sizes, e.g. 1,10,100,1000]
+ * (APPLY_COST_EXPLAIN_SIZE: the size of the one call explained statement by statement)
  */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -101,7 +102,8 @@ try {
   const one = new Kysely<Database>({
     dialect: new PostgresDialect({ pool: { connect: async () => Object.assign(explained, { release: () => undefined }), end: async () => undefined } }),
   });
-  await applyBatch(one, batch(), [{ id: 'cost', revision: board.revision }], new Date());
+  // APPLY_COST_EXPLAIN_SIZE=1: where a small call's fixed cost goes instead.
+  await applyBatch(one, batch(Number(process.env.APPLY_COST_EXPLAIN_SIZE ?? 1000)), [{ id: 'cost', revision: board.revision }], new Date());
   await explained.end();
   const statements = plans
     .map((p) => ({
