@@ -4,7 +4,7 @@
  * queues them, then in-process workers (src/bin/worker.ts's startWorkers) run until the queue
  * is empty; "alone" swaps the score handler for one job per run, as before coalescing. Also
  * times one-event jobs queued at a fixed rate (open loop): received -> projected lag.
- * Usage: npx tsx bench/coalesce-drain.ts [jobs] [concurrencies, e.g. 1,4,16]
+ * Usage: npx tsx bench/coalesce-drain.ts [jobs, 0 for the lag only] [concurrencies, e.g. 1,4,16] [lag rate/s]
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -23,6 +23,7 @@ import { histogramQuantile, openLoop, parseHistogram, round, waitFor } from './s
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const jobs = Number(process.argv[2] ?? 3000);
 const concurrencies = (process.argv[3] ?? '1,4,16').split(',').map(Number);
+const lagRate = Number(process.argv[4] ?? 2000);
 const tag = `coalesce${Date.now().toString(36)}`;
 const url = new URL(ADMIN_URL);
 url.pathname = `/laurel_${tag}`;
@@ -53,7 +54,7 @@ try {
   await migrateDatabase(url.toString());
   await putBoard(ctx, 'drain', { aggregation: 'sum', period: 'all' });
   const lines: string[] = [];
-  for (const concurrency of concurrencies) {
+  for (const concurrency of jobs > 0 ? concurrencies : []) {
     for (const mode of ['alone', 'coalesced'] as const) {
       await ctx.scoreQueue.addBulk(Array.from({ length: jobs }, () => ({ name: 'apply', data: oneEventJob() })));
       const started = performance.now();
@@ -65,16 +66,16 @@ try {
       process.stdout.write(`${lines.at(-1)}\n`);
     }
   }
-  // Lag of one-event jobs arriving at 2000/s, coalesced, at the largest concurrency.
+  // Lag of one-event jobs arriving at a fixed rate, coalesced, at the largest concurrency.
   const workers = startWorkers(ctx, { concurrency: concurrencies.at(-1)!, schedulers: false });
   const before = parseHistogram(await ctx.metrics.registry.metrics(), 'laurel_event_visible_lag_seconds');
-  await openLoop(10, 2000, async () => void (await ctx.scoreQueue.add('apply', oneEventJob())));
+  await openLoop(10, lagRate, async () => void (await ctx.scoreQueue.add('apply', oneEventJob())));
   await waitFor(queueEmpty, 120_000, 'lag run to drain');
   const after = parseHistogram(await ctx.metrics.registry.metrics(), 'laurel_event_visible_lag_seconds');
   await workers.close();
   const delta = after.map((b, i) => ({ le: b.le, count: b.count - (before[i]?.count ?? 0) }));
   process.stdout.write(
-    `lag of one-event jobs at 2000/s, coalesced, concurrency ${concurrencies.at(-1)}: p50 ${round(histogramQuantile(delta, 0.5) * 1000, 1)} ms, p99 ${round(histogramQuantile(delta, 0.99) * 1000, 1)} ms\n`,
+    `lag of one-event jobs at ${lagRate}/s, coalesced, concurrency ${concurrencies.at(-1)}: p50 ${round(histogramQuantile(delta, 0.5) * 1000, 1)} ms, p99 ${round(histogramQuantile(delta, 0.99) * 1000, 1)} ms\n`,
   );
 } finally {
   await ctx.close();
