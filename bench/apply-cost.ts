@@ -1,9 +1,11 @@
 /**
- * What the ingest SQL costs per 1000 events, beside the raw insert of the same rows: times
- * laurel_apply_batch (through applyBatch, as the worker calls it) for batches of 1000 fresh
- * events over a 50,000-member pool, then a plain INSERT of 1000 rows, on a database of its
- * own. Postgres-side self times come from pg_stat_user_functions (track_functions = all).
- * Usage: npx tsx bench/apply-cost.ts [batches]
+ * What the ingest SQL costs per call and per event, beside the raw insert of the same rows:
+ * times laurel_apply_batch (through applyBatch, as the worker calls it) for batches of 1, 10,
+ * 100 and 1000 fresh events over a 50,000-member pool, each followed by a plain INSERT of the
+ * same rows, on a database of its own; a call's fixed cost is what the small sizes show.
+ * Postgres-side self times come from pg_stat_user_functions (track_functions = all).
+ * Usage: npx tsx bench/apply-cost.ts [batches of 1000] [sizes, e.g. 1,10,100,1000]
+ * (APPLY_COST_EXPLAIN_SIZE: the size of the one call explained statement by statement)
  */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -19,6 +21,7 @@ import { quantile, round } from './support.js';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const batches = Number(process.argv[2] ?? 20);
+const sizes = (process.argv[3] ?? '1,10,100,1000').split(',').map(Number);
 const tag = `applycost${Date.now().toString(36)}`;
 const url = new URL(ADMIN_URL);
 url.pathname = `/laurel_${tag}`;
@@ -42,8 +45,8 @@ try {
   await putBoard(ctx, 'cost', { aggregation: 'sum', period: 'all' });
   const board = (await ctx.boards.get('cost'))!;
   let seq = 0;
-  const batch = (): RoutedEvent[] =>
-    Array.from({ length: 1000 }, (_, ord) => {
+  const batch = (size = 1000): RoutedEvent[] =>
+    Array.from({ length: size }, (_, ord) => {
       seq += 1;
       const now = new Date();
       return {
@@ -65,21 +68,27 @@ try {
         preReason: null,
       };
     });
-  const apply: number[] = [];
-  const insert: number[] = [];
-  for (let i = 0; i < batches; i += 1) {
-    const events = batch();
-    let t = performance.now();
-    const out = await applyBatch(ctx.db, events, [{ id: 'cost', revision: board.revision }], new Date());
-    apply.push(performance.now() - t);
-    if (out.stale) throw new Error('stale board');
-    t = performance.now();
-    await raw.query('INSERT INTO raw_events SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])', [
-      events.map((e) => `${e.key}`),
-      events.map((e) => e.memberId),
-      events.map((e) => Number(e.value)),
-    ]);
-    insert.push(performance.now() - t);
+  const timings = new Map<number, { apply: number[]; insert: number[] }>();
+  for (const size of sizes) {
+    const apply: number[] = [];
+    const insert: number[] = [];
+    // As many events at every size, within bounds: small calls are many, and quick.
+    const count = Math.min(2000, Math.max(batches, Math.round((batches * 1000) / size / 10)));
+    for (let i = 0; i < count; i += 1) {
+      const events = batch(size);
+      let t = performance.now();
+      const out = await applyBatch(ctx.db, events, [{ id: 'cost', revision: board.revision }], new Date());
+      apply.push(performance.now() - t);
+      if (out.stale) throw new Error('stale board');
+      t = performance.now();
+      await raw.query('INSERT INTO raw_events SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])', [
+        events.map((e) => `${e.key}`),
+        events.map((e) => e.memberId),
+        events.map((e) => Number(e.value)),
+      ]);
+      insert.push(performance.now() - t);
+    }
+    timings.set(size, { apply: apply.sort((a, b) => a - b), insert: insert.sort((a, b) => a - b) });
   }
   // One more batch with auto_explain on one session: where the time goes inside the function.
   const explained = new pg.Client({ connectionString: dbUrl });
@@ -93,7 +102,8 @@ try {
   const one = new Kysely<Database>({
     dialect: new PostgresDialect({ pool: { connect: async () => Object.assign(explained, { release: () => undefined }), end: async () => undefined } }),
   });
-  await applyBatch(one, batch(), [{ id: 'cost', revision: board.revision }], new Date());
+  // APPLY_COST_EXPLAIN_SIZE=1: where a small call's fixed cost goes instead.
+  await applyBatch(one, batch(Number(process.env.APPLY_COST_EXPLAIN_SIZE ?? 1000)), [{ id: 'cost', revision: board.revision }], new Date());
   await explained.end();
   const statements = plans
     .map((p) => ({
@@ -106,11 +116,11 @@ try {
   const { rows } = await raw.query(
     'SELECT funcname, calls, round(total_time::numeric, 1) AS total_ms, round(self_time::numeric, 1) AS self_ms FROM pg_stat_user_functions ORDER BY self_time DESC',
   );
-  apply.sort((a, b) => a - b);
-  insert.sort((a, b) => a - b);
-  const line = (name: string, xs: number[]) =>
-    `${name}: median ${round(quantile(xs, 0.5), 1)} ms, p90 ${round(quantile(xs, 0.9), 1)} ms per 1000 events (${xs.length} batches)`;
-  process.stdout.write(`${line('laurel_apply_batch via applyBatch', apply)}\n${line('raw INSERT of the same 1000 rows', insert)}\n`);
+  const line = (name: string, size: number, xs: number[]) =>
+    `${name}: median ${round(quantile(xs, 0.5), 2)} ms, p90 ${round(quantile(xs, 0.9), 2)} ms per call of ${size}, ${round((quantile(xs, 0.5) * 1000) / size, 1)} µs per event (${xs.length} calls)`;
+  for (const [size, t] of timings) {
+    process.stdout.write(`${line('laurel_apply_batch via applyBatch', size, t.apply)}\n${line('  raw INSERT of the same rows', size, t.insert)}\n`);
+  }
   process.stdout.write(
     `Postgres function times (pg_stat_user_functions):\n${rows.map((r) => `  ${r.funcname}: ${r.calls} calls, total ${r.total_ms} ms, self ${r.self_ms} ms`).join('\n')}\n`,
   );

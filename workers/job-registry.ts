@@ -1,27 +1,31 @@
-import { UnrecoverableError, type Job, type Processor } from 'bullmq';
+import { UnrecoverableError, type Job, type Processor, type Worker } from 'bullmq';
 import type { z } from 'zod';
 import type { AppContext } from '../src/context.js';
 import { JOB_CONTRACTS, type JobData, type JobName, type QueueName } from '../src/queue/job-contracts.js';
 
-/** The handler of one job name of one queue; `data` has passed the name's schema. */
+/**
+ * The handler of one job name of one queue; `data` has passed the name's schema. `worker` is
+ * the worker running it (absent when a handler is called directly), for a handler that takes
+ * more waiting jobs itself (workers/score-coalescer.ts).
+ */
 export interface JobHandler<Q extends QueueName = QueueName, N extends JobName<Q> = JobName<Q>> {
   queue: Q;
   name: N;
-  handle: (ctx: AppContext, data: JobData<Q, N>, job: Job) => Promise<unknown>;
+  handle: (ctx: AppContext, data: JobData<Q, N>, job: Job, worker?: Worker) => Promise<unknown>;
 }
 
 /** Declares a handler, typed by its queue's contract. */
 export function handler<Q extends QueueName, N extends JobName<Q>>(
   queue: Q,
   name: N,
-  handle: (ctx: AppContext, data: JobData<Q, N>, job: Job) => Promise<unknown>,
+  handle: (ctx: AppContext, data: JobData<Q, N>, job: Job, worker?: Worker) => Promise<unknown>,
 ): JobHandler {
   return { queue, name, handle } as unknown as JobHandler;
 }
 
 interface Entry {
   schema: z.ZodType;
-  handle: (ctx: AppContext, data: unknown, job: Job) => Promise<unknown>;
+  handle: (ctx: AppContext, data: unknown, job: Job, worker?: Worker) => Promise<unknown>;
 }
 
 export type JobRegistry = ReadonlyMap<string, ReadonlyMap<string, Entry>>;
@@ -55,7 +59,7 @@ export function buildJobRegistry(handlers: readonly JobHandler[], contracts: Rea
  * parse. An unknown name or an invalid payload will never succeed, however often it is
  * retried, so it fails at once (UnrecoverableError) and no other handler ever sees it.
  */
-export function dispatcher(ctx: AppContext, queue: string, registry: JobRegistry): Processor {
+export function dispatcher(ctx: AppContext, queue: string, registry: JobRegistry, worker?: () => Worker): Processor {
   const entries = registry.get(queue);
   if (!entries) throw new Error(`no queue "${queue}" in the job registry`);
   return async (job: Job) => {
@@ -66,6 +70,6 @@ export function dispatcher(ctx: AppContext, queue: string, registry: JobRegistry
       const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
       throw new UnrecoverableError(`invalid payload for job "${job.name}" of queue "${queue}": ${issues.join('; ')}`);
     }
-    return entry.handle(ctx, parsed.data, job);
+    return entry.handle(ctx, parsed.data, job, worker?.());
   };
 }

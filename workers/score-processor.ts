@@ -6,7 +6,7 @@ import { ALL_CATEGORIES, WORLD } from '../src/domain/ids.js';
 import { outsideWindow, periodContaining } from '../src/domain/period.js';
 import { unscale } from '../src/domain/decimal.js';
 import { readPlaceMany } from '../src/services/standings-source.js';
-import { applyBatch, type RoutedEvent, type EventOutcome } from '../src/storage/postgres/events-repository.js';
+import { applyBatch, type ApplyBatchResult, type RoutedEvent, type EventOutcome } from '../src/storage/postgres/events-repository.js';
 import { clearPendingCommand } from '../src/storage/redis/pending-events.js';
 import { requestScopeRebuilds } from '../src/services/rebuild-service.js';
 import type { EventResult, ScoreJob, ScoreJobResult } from '../src/queue/score-events-queue.js';
@@ -14,6 +14,23 @@ import { isUnstorableText } from '../src/storage/postgres/pg-errors.js';
 import type { Placed, ScopeRef } from '../src/storage/redis/leaderboard-cache.js';
 
 const STALE_RETRIES = 3;
+
+/** One queued intake request: its job id (for logs and fault hooks) and its payload. */
+export interface HeldScoreJob {
+  id?: string;
+  data: ScoreJob;
+}
+
+/** Jobs applied together: their events in one batch, each job owning a range of its ords. */
+export interface AppliedScoreJobs {
+  jobs: readonly HeldScoreJob[];
+  /** Ord of each job's first event in the batch; the next job's first ord ends its range. */
+  firstOrd: number[];
+  routed: RoutedEvent[];
+  boards: Map<string, Board>;
+  outcome: Extract<ApplyBatchResult, { results: unknown }>;
+  before: Map<string, Placed>;
+}
 
 /**
  * Applies one intake batch: one Postgres round trip (laurel_apply_batch: ledger insert and
@@ -24,41 +41,85 @@ const STALE_RETRIES = 3;
  * racing on one member, end with Redis equal to Postgres.
  */
 export async function processScoreJob(ctx: AppContext, job: ScoreJob, jobId?: string): Promise<ScoreJobResult> {
-  const boardIds = job.events.map((e) => e.posted.board);
+  const applied = await applyScoreJobs(ctx, [{ id: jobId, data: job }]);
+  return (await publishScoreJobs(ctx, applied))[0]!;
+}
+
+/**
+ * Step 1 for several jobs at once (workers/score-coalescer.ts): their events as one batch in
+ * one laurel_apply_batch call. Throws before anything is committed, or commits all of it.
+ */
+export async function applyScoreJobs(ctx: AppContext, jobs: readonly HeldScoreJob[]): Promise<AppliedScoreJobs> {
+  const firstOrd: number[] = [];
+  const events: ScoreJob['events'] = [];
+  for (const job of jobs) {
+    firstOrd.push(events.length);
+    events.push(...job.data.events);
+  }
+  const boardIds = events.map((e) => e.posted.board);
+  const wanting = (ord: number) => jobs[jobOfOrd(firstOrd, ord)]!.data.wantResults === true;
 
   for (let attempt = 0; attempt < STALE_RETRIES; attempt += 1) {
     const boards = await ctx.boards.getMany(boardIds, { fresh: attempt > 0 });
-    const routed = job.events.map((event, ord) => routeEvent(event, ord, boards.get(event.posted.board)));
+    const routed = events.map((event, ord) => routeEvent(event, ord, boards.get(event.posted.board)));
     const revisions = [...boards.values()].map((b) => ({ id: b.id, revision: b.revision }));
     const missing = boardIds.filter((id) => !boards.has(id));
     if (missing.length > 0) throw new Error(`boards not found: ${[...new Set(missing)].join(', ')}`);
 
-    const before = job.wantResults ? await placementsBefore(ctx, routed, boards) : new Map<string, Placed>();
+    const asking = routed.filter((e) => wanting(e.ord));
+    const before = asking.length > 0 ? await placementsBefore(ctx, asking, boards) : new Map<string, Placed>();
     const outcome = await applyBatch(ctx.db, routed, revisions, ctx.clock.now()).catch((err: unknown) => {
       // Text Postgres cannot store never gets better with retries (intake refuses it anyway).
       if (isUnstorableText(err)) throw new UnrecoverableError(`batch holds text Postgres cannot store: ${(err as Error).message}`);
       throw err;
     });
     if (outcome.stale) continue;
-    // Duplicates count where their first copy was stored, possibly on a board this batch does not name.
-    const named = new Set(outcome.aggregates.map((a) => a.board));
-    if ([...named].some((id) => !boards.has(id))) {
-      for (const [id, board] of await ctx.boards.getMany(named)) boards.set(id, board);
-    }
-
-    await ctx.faults.afterCommit?.(jobId);
-    const pendingKeys = job.events.map((e) => e.posted.idempotencyKey);
-    const incomplete = await ctx.leaderboard.project(outcome.aggregates, boards, {
-      createdPeriods: outcome.createdPeriods,
-      extraWrite: clearPendingCommand(ctx.leaderboard, pendingKeys),
-    });
-    // Redis lost (part of) these periods: reads already fall back to Postgres; refill them.
-    requestScopeRebuilds(ctx, incomplete, 'projection');
-    recordOutcomes(ctx, outcome.results, routed);
-    ctx.log.debug({ jobId, events: routed.length, aggregates: outcome.aggregates.length }, 'batch applied');
-    return job.wantResults ? { results: await describeOutcomes(ctx, outcome.results, boards, before) } : {};
+    return { jobs, firstOrd, routed, boards, outcome, before };
   }
   throw new Error('board definitions kept changing while the batch was applied');
+}
+
+/**
+ * Step 2: the projection of what step 1 committed (one Redis round trip for all the jobs),
+ * then each job's own result, in job order.
+ */
+export async function publishScoreJobs(ctx: AppContext, applied: AppliedScoreJobs): Promise<ScoreJobResult[]> {
+  const { jobs, firstOrd, routed, boards, outcome, before } = applied;
+  // Duplicates count where their first copy was stored, possibly on a board this batch does not name.
+  const named = new Set(outcome.aggregates.map((a) => a.board));
+  if ([...named].some((id) => !boards.has(id))) {
+    for (const [id, board] of await ctx.boards.getMany(named)) boards.set(id, board);
+  }
+
+  await ctx.faults.afterCommit?.(jobs[0]!.id);
+  const pendingKeys = routed.map((e) => e.key);
+  const incomplete = await ctx.leaderboard.project(outcome.aggregates, boards, {
+    createdPeriods: outcome.createdPeriods,
+    extraWrite: clearPendingCommand(ctx.leaderboard, pendingKeys),
+  });
+  // Redis lost (part of) these periods: reads already fall back to Postgres; refill them.
+  requestScopeRebuilds(ctx, incomplete, 'projection');
+  recordOutcomes(ctx, outcome.results, routed);
+  ctx.log.debug({ jobId: jobs[0]!.id, jobs: jobs.length, events: routed.length, aggregates: outcome.aggregates.length }, 'batch applied');
+
+  const results: ScoreJobResult[] = jobs.map((job) => (job.data.wantResults ? { results: [] } : {}));
+  const asked = outcome.results.filter((o) => jobs[jobOfOrd(firstOrd, o.ord)]!.data.wantResults).sort((a, b) => a.ord - b.ord);
+  if (asked.length === 0) return results;
+  const described = await describeOutcomes(ctx, asked, boards, before);
+  asked.forEach((o, i) => results[jobOfOrd(firstOrd, o.ord)]!.results!.push(described[i]!));
+  return results;
+}
+
+/** The job whose range of ords holds `ord` (ranges are in order: a binary search). */
+function jobOfOrd(firstOrd: readonly number[], ord: number): number {
+  let lo = 0;
+  let hi = firstOrd.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (firstOrd[mid]! <= ord) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }
 
 function recordOutcomes(ctx: AppContext, results: readonly EventOutcome[], routed: readonly RoutedEvent[]): void {
@@ -123,16 +184,15 @@ async function placementsBefore(ctx: AppContext, routed: readonly RoutedEvent[],
 }
 
 /**
- * Per-event results for `?wait=true`: status, the member's score and rank on the board, and
+ * Per-event results for `?wait=true` (outcomes in ord order): status, the member's score and rank on the board, and
  * those before the batch (null when unranked then, or when the event counted elsewhere).
  */
 async function describeOutcomes(
   ctx: AppContext,
-  outcomes: readonly EventOutcome[],
+  sorted: readonly EventOutcome[],
   boards: ReadonlyMap<string, Board>,
   before: ReadonlyMap<string, Placed>,
 ): Promise<EventResult[]> {
-  const sorted = [...outcomes].sort((a, b) => a.ord - b.ord);
   const counted = sorted.filter((o) => o.outcome === 'applied' || o.outcome === 'duplicate');
   // A period not complete in Redis (lost, or being rebuilt) is ranked from Postgres.
   const placements = (

@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONSISTENT, createSumBoard, makeBatches, postSteadily, settleAndCheck, startDeployment, type Deployment } from '../support/deployment.js';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { ADMIN_KEY, CONSISTENT, createSumBoard, makeBatches, postSteadily, settleAndCheck, startDeployment, type Deployment } from '../support/deployment.js';
+import { referenceStandings } from '../support/reference.js';
+import { queuePrefix, SCORE_EVENTS_QUEUE, type ScoreJob, type ScoreJobResult } from '../../src/queue/score-events-queue.js';
 
 let d: Deployment;
 beforeAll(async () => {
@@ -38,5 +42,66 @@ describe('a worker process is SIGKILLed in the middle of a batch', () => {
     });
 
     expect(await settleAndCheck(d, 'crash-anywhere', batches)).toMatchObject(CONSISTENT);
+  });
+});
+
+describe('a worker process is SIGKILLed while it holds coalesced jobs', () => {
+  it('after their one commit: every job comes back, every event counts once, each job reports its own events', async () => {
+    await createSumBoard(d, 'crash-coalesced');
+    // No other worker takes jobs meanwhile: the queue fills with one-event requests.
+    for (const w of d.workers.splice(0)) await w.stop('SIGTERM');
+    const events = makeBatches('crash-coalesced', 240, 1, 13, 40).map(([e]) => e!);
+    // ?wait=true: each answers 202 with its job id once its 5 s are up, nothing having run it.
+    const answers = await Promise.all(
+      events.map(async (event) => {
+        const res = await fetch(`${d.baseUrl}/v1/events?wait=true`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+          body: JSON.stringify(event),
+        });
+        expect(res.status).toBe(202);
+        return (await res.json()) as { jobId: string };
+      }),
+    );
+
+    // The victim takes the waiting jobs in a few coalesced runs, commits each run, and holds them.
+    const victim = await d.startWorker({ LAUREL_FAULT_PAUSE_AFTER_COMMIT_MS: '600000' }, 'coalescing-victim');
+    const redis = new Redis(d.queueRedis.url);
+    const queue = new Queue<ScoreJob, ScoreJobResult>(SCORE_EVENTS_QUEUE, { connection: redis, prefix: queuePrefix(d.env.REDIS_PREFIX!, SCORE_EVENTS_QUEUE) });
+    try {
+      for (;;) {
+        const { rows } = await d.pg.query<{ n: number }>("SELECT count(*)::int AS n FROM score_events WHERE board_id = 'crash-coalesced'");
+        if (rows[0]!.n === events.length) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const held = await queue.getJobCounts('active', 'waiting');
+      // Four runs at most (WORKER_CONCURRENCY), so most jobs are held beside another.
+      expect(held).toEqual({ active: events.length, waiting: 0 });
+      expect((await victim.waitForLog((l) => l.fault === 'paused-after-commit')).jobId).toBeTruthy();
+      await victim.stop('SIGKILL');
+
+      await d.startWorker({}, 'after-coalesced-crash');
+      expect(await settleAndCheck(d, 'crash-coalesced', [events])).toMatchObject(CONSISTENT);
+
+      // Each job, run again, reports its own event: already in the ledger (a duplicate), with
+      // the member's score and rank now, as a lone retried job does.
+      const expected = new Map(
+        referenceStandings(
+          events.map((e, i) => ({ key: e.idempotencyKey, member: e.member, units: e.value, atMs: i })),
+          { aggregation: 'sum', order: 'desc', tieBreak: 'member' },
+        ).map((s) => [s.member, s]),
+      );
+      for (const [i, { jobId }] of answers.entries()) {
+        const job = await queue.getJob(jobId);
+        expect(await job?.getState(), jobId).toBe('completed');
+        const mine = expected.get(events[i]!.member)!;
+        expect(job!.returnvalue.results).toEqual([
+          expect.objectContaining({ idempotencyKey: events[i]!.idempotencyKey, status: 'duplicate', period: 'all', score: mine.units, rank: mine.rank }),
+        ]);
+      }
+    } finally {
+      await queue.close();
+      redis.disconnect();
+    }
   });
 });

@@ -58,7 +58,9 @@ type Step =
   | { kind: 'post'; items: Array<{ event: number; change: Change | null }>; receive: number }
   | { kind: 'void'; event: number; unknown: boolean }
   | { kind: 'exclude' | 'restore'; member: number }
-  | { kind: 'region'; member: number; region: string | null };
+  | { kind: 'region'; member: number; region: string | null }
+  /** The next `posts` requests wait in the queue, then the worker applies them in random groups. */
+  | { kind: 'hold'; posts: number };
 interface Scenario {
   board: BoardDef;
   members: Array<{ suffix: string; region: string | null }>;
@@ -118,6 +120,7 @@ function scenarioArb(): fc.Arbitrary<Scenario> {
       },
       { arbitrary: fc.record({ kind: fc.constantFrom('exclude' as const, 'restore' as const), member: fc.nat(6) }), weight: 2 },
       { arbitrary: fc.record({ kind: fc.constant('region' as const), member: fc.nat(6), region: fc.option(fc.constantFrom(...REGIONS), { nil: null }) }), weight: 1 },
+      { arbitrary: fc.record({ kind: fc.constant('hold' as const), posts: fc.integer({ min: 2, max: 5 }) }), weight: 2 },
     );
     return fc.record({
       board: fc.constant(board),
@@ -246,10 +249,28 @@ afterAll(async () => {
 });
 
 /**
+ * Coalescing boundaries: while the score queue is held, posted requests pile up; released,
+ * the worker's slots (3) each take a run of them and apply it in one call, so which requests
+ * share a call is up to the race. Standings must not depend on it.
+ */
+let heldFor = 0;
+async function hold(posts: number): Promise<void> {
+  if (heldFor === 0) await h.ctx.scoreQueue.pause();
+  heldFor = Math.max(heldFor, posts);
+  tally('coalescing-hold');
+}
+async function release(afterPost: boolean): Promise<void> {
+  if (heldFor === 0) return;
+  heldFor = afterPost ? heldFor - 1 : 0;
+  if (heldFor === 0) await h.ctx.scoreQueue.resume();
+}
+
+/**
  * Waits for applied batches and immediate rebuilds. Moderation also queues a member
  * re-projection 5 s ahead (a no-op when the inline projection worked): not waited for.
  */
 async function settle(): Promise<void> {
+  await release(false);
   const deadline = Date.now() + 60_000;
   for (;;) {
     const counts = [
@@ -320,7 +341,9 @@ async function runScenario(s: Scenario): Promise<void> {
     model.settled();
   };
   for (const step of s.steps) {
-    if (step.kind === 'post') {
+    if (step.kind === 'hold') {
+      await hold(step.posts);
+    } else if (step.kind === 'post') {
       const copies = step.items.map((it) => (it.change ? changed(eventOf(it.event), it.change) : eventOf(it.event)));
       // A different payload under a posted key is decided against whatever that key's first
       // copy became, so it goes alone between settled queues; plain copies race freely.
@@ -340,6 +363,7 @@ async function runScenario(s: Scenario): Promise<void> {
       };
       await ok('POST', '/v1/events', body, 202);
       model.post(copies, receivedMs);
+      await release(true);
       if (conflicting) await settleAll();
     } else if (step.kind === 'void') {
       // A void of an event known applied races the batches in flight (same member, maybe);
