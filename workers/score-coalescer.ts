@@ -110,16 +110,18 @@ function keepLocks(ctx: AppContext, worker: Worker, riders: readonly Rider[]): N
 }
 
 /**
- * Jobs sharing an idempotency key are applied one after the other, in queue order, never in
- * one call: inside a call a repeated key follows its first copy, and across requests it must
- * be judged against the ledger, as if each had come alone. So every job goes to the round
- * after the last one holding any of its keys; rounds are cut at COALESCE_MAX_EVENTS.
+ * Jobs sharing an idempotency key, or a member of a board, are applied one after the other,
+ * in queue order, never in one call: inside a call a repeated key follows its first copy and
+ * a member's events are judged together (a sum's range, the placement before the batch that
+ * `previousRank` reports), while across requests each must be judged as if it had come
+ * alone. So every job goes to the round after the last one holding any of its keys or
+ * members; rounds are cut at COALESCE_MAX_EVENTS.
  */
 async function applyInRounds(ctx: AppContext, held: readonly HeldScoreJob[]): Promise<Settled[]> {
   const roundOf = new Map<string, number>();
   const rounds: number[][] = [];
   held.forEach((job, index) => {
-    const keys = job.data.events.map((e) => e.posted.idempotencyKey);
+    const keys = job.data.events.flatMap((e) => [`key\n${e.posted.idempotencyKey}`, `member\n${e.posted.board}\n${e.posted.member}`]);
     const round = Math.max(0, ...keys.map((k) => (roundOf.get(k) ?? -1) + 1));
     for (const key of keys) roundOf.set(key, round);
     (rounds[round] ??= []).push(index);

@@ -111,6 +111,26 @@ describe('coalesced score jobs', () => {
     expect((await h.api('GET', '/v1/events/cr-1')).body).toMatchObject({ status: 'applied', value: 6 });
   });
 
+  it("judge a member's requests one after the other (a sum's range, the previous placement)", async () => {
+    const limit = 2 ** 40;
+    const answers = await postHeld(
+      [
+        { board: 'co-sum', member: 'big', value: limit - 10, idempotencyKey: 'cb-1' },
+        { board: 'co-sum', member: 'big', value: 20, idempotencyKey: 'cb-2' },
+        { board: 'co-sum', member: 'big', value: 5, idempotencyKey: 'cb-3' },
+      ],
+      [true, true, true],
+    );
+    // Alone, one after the other: the first fits, the second would leave ±2^40, the third fits.
+    expect(answers.map((a) => [a.body.results?.[0]?.status, a.body.results?.[0]?.reason ?? null])).toEqual([
+      ['applied', null],
+      ['rejected', 'out_of_range'],
+      ['applied', null],
+    ]);
+    expect(answers[0]!.body.results[0]).toMatchObject({ previousScore: null, score: limit - 10 });
+    expect(answers[2]!.body.results[0]).toMatchObject({ previousScore: limit - 10, score: limit - 5 });
+  });
+
   it('fail only the job at fault when a job fails the call (a missing board, text Postgres cannot store)', async () => {
     const job = (posted: ScoreEventInput): ScoreJob => ({ events: [{ posted, receivedAt: new Date().toISOString(), payloadHash: payloadHash(posted) }] });
     await h.ctx.scoreQueue.pause();
