@@ -1,4 +1,4 @@
-import { Router, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier, Principal, Role } from '../../services/api-keys.js';
 import { acceptEvents, type ResultListener } from '../../services/intake-service.js';
@@ -98,7 +98,7 @@ export const roleOptions = (ctx: AppContext, route: HotRoute) => ({ publicReads:
 export function hotRouter(ctx: AppContext, verifier: ApiKeyVerifier, routes: readonly HotRoute[], cors: CorsPolicy): Router {
   const router = Router();
   for (const route of routes) {
-    const handle = async (req: Parameters<Parameters<Router['get']>[1]>[0], res: Response) => {
+    const handle = async (req: Request, res: Response) => {
       const answer = await route.answer({ params: req.params as Record<string, string>, query: req.query, body: req.body, principal: principalOf(res) });
       if (answer.location) res.location(answer.location);
       if (answer.cache) setReadHeaders(res, answer.cache, cors);
