@@ -15,17 +15,34 @@ import { Queue, Worker } from 'bullmq';
 import { migrateDatabase } from '../src/storage/postgres/migrator.js';
 import { keysOfPrefix, unlinkMatching } from '../src/storage/redis/maintenance.js';
 import { realtimePart } from './realtime.js';
-import { ROOT, closedLoop, openLoopHttp, histogramQuantile, http, openLoop, parseHistogram, peakRssMiB, round, startProcess, stopProcess, waitFor } from './support.js';
+import {
+  ROOT,
+  closedLoop,
+  openLoopHttp,
+  histogramQuantile,
+  http,
+  httpPosts,
+  openLoop,
+  parseHistogram,
+  peakRssMiB,
+  round,
+  startProcess,
+  stopProcess,
+  waitFor,
+} from './support.js';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
 const QUICK = process.env.BENCH_QUICK === '1';
 /**
- * BENCH_ONLY=ingest or BENCH_ONLY=big (rebuild + queries): one part, printed, results not
- * written. BENCH_ONLY=realtime: the streams part, its section replaced in latest.json.
+ * BENCH_ONLY=ingest, BENCH_ONLY=single (one- and ten-event requests only), BENCH_ONLY=big
+ * (rebuild + queries) or BENCH_ONLY=queries (the queries on a board seeded through intake,
+ * no rebuild measured; BENCH_MEMBERS of a few ten thousand keeps the seed short): one part, printed, results not written. BENCH_ONLY=realtime: the
+ * streams part, its section replaced in latest.json.
  */
 const ONLY = process.env.BENCH_ONLY;
-const BIG = QUICK ? 100_000 : 1_000_000;
+/** Members of the big board (BENCH_MEMBERS: a smaller board for a check on a shared machine). */
+const BIG = Number(process.env.BENCH_MEMBERS ?? (QUICK ? 100_000 : 1_000_000));
 const ADMIN_KEY = randomBytes(24).toString('hex');
 const tag = `bench${Date.now().toString(36)}`;
 const dbUrl = (() => {
@@ -115,19 +132,83 @@ async function ingest(batch: number, concurrency: number) {
   return { batch, concurrency, events: requests * batch, seconds: round(seconds), eventsPerSec: round((requests * batch) / seconds, 0) };
 }
 
-/** Lag at a fixed arrival rate (open loop), from the worker's received -> projected histogram. */
+/** The worker's received -> projected histogram (laurel_event_visible_lag_seconds). */
+async function lagHistogram() {
+  const text = await (await fetch(`http://127.0.0.1:${WORKER_METRICS_PORT}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).text();
+  return parseHistogram(text, 'laurel_event_visible_lag_seconds');
+}
+
+/** p50 / p99 of the lag of the events made visible while `load` ran (and drained). */
+async function lagDuring(load: () => Promise<unknown>) {
+  const before = await lagHistogram();
+  await load();
+  await waitFor(drained, 300_000, 'lag run to drain');
+  const after = await lagHistogram();
+  const delta = after.map((b, i) => ({ le: b.le, count: b.count - (before[i]?.count ?? 0) }));
+  return { p50Ms: round(histogramQuantile(delta, 0.5) * 1000, 1), p99Ms: round(histogramQuantile(delta, 0.99) * 1000, 1) };
+}
+
+/** Lag at a fixed arrival rate of 100-event batches (open loop). */
 async function lagAtRate(rate: number, concurrency: number) {
   await startWorker(concurrency);
-  const metrics = async () => (await fetch(`http://127.0.0.1:${WORKER_METRICS_PORT}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).text();
-  const before = parseHistogram(await metrics(), 'laurel_event_visible_lag_seconds');
   const perRequest = 100;
-  await openLoop(10, rate / perRequest, async () => {
-    await postEvents({ events: events('lag', perRequest, 20_000) });
+  const lag = await lagDuring(() =>
+    openLoop(10, rate / perRequest, async () => {
+      await postEvents({ events: events('lag', perRequest, 20_000) });
+    }),
+  );
+  return { rate, ...lag };
+}
+
+/**
+ * One-event requests at a fixed rate (open loop, keep-alive clients, as many as the rate
+ * needs): the intake's answer times and the event-to-visible lag.
+ */
+async function singleLagAtRate(rate: number, concurrency: number) {
+  await startWorker(concurrency);
+  let answers = { p50Ms: 0, p99Ms: 0 };
+  const lag = await lagDuring(async () => {
+    answers = await openLoopHttp({
+      url: base,
+      paths: ['/v1/events'],
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+      seconds: 5,
+      rate,
+      body: () => JSON.stringify(events('lag', 1, 20_000)[0]),
+    });
   });
-  await waitFor(drained, 120_000, 'lag run to drain');
-  const after = parseHistogram(await metrics(), 'laurel_event_visible_lag_seconds');
-  const delta = after.map((b, i) => ({ le: b.le, count: b.count - (before[i]?.count ?? 0) }));
-  return { rate, p50Ms: round(histogramQuantile(delta, 0.5) * 1000, 1), p99Ms: round(histogramQuantile(delta, 0.99) * 1000, 1) };
+  return { rate, ...lag, answerP50Ms: answers.p50Ms, answerP99Ms: answers.p99Ms };
+}
+
+/**
+ * One- or ten-event requests from `clients` HTTP clients at once (autocannon), end to end
+ * until every event is visible: what game servers that post each score as it happens cost.
+ */
+async function ingestByClients(batch: number, clients: number, concurrency: number) {
+  await startWorker(concurrency);
+  const requests = QUICK ? 2000 : 6000;
+  const started = performance.now();
+  const answers = await httpPosts({
+    url: base,
+    path: '/v1/events',
+    headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    connections: clients,
+    amount: requests,
+    body: () => JSON.stringify(batch === 1 ? events('ingest', 1, 50_000)[0] : { events: events('ingest', batch, 50_000) }),
+  });
+  await waitFor(drained, 600_000, 'ingest to drain');
+  const seconds = (performance.now() - started) / 1000;
+  const accepted = (requests - answers.refused) * batch;
+  return {
+    batch,
+    clients,
+    concurrency,
+    events: accepted,
+    refused503: answers.refused,
+    seconds: round(seconds),
+    eventsPerSec: round(accepted / seconds, 0),
+    requestsPerSec: answers.rps,
+  };
 }
 
 /** The raw limit: the same writes straight into Postgres (1000 rows a statement) and Redis (1000 a pipeline). */
@@ -266,14 +347,16 @@ async function queries() {
       await stopProcess(server);
     }
   };
+  // Member rank between the two floors: on a shared machine the load moves within a minute.
   const floor = await floorOf('node');
+  const rank = await load(rankPaths, 32);
   const expressFloor = await floorOf('express');
   const out = {
     bareHttp: floor.closed,
     bareHttpAt2000: floor.at2000!,
     expressFloor: expressFloor.closed,
     top50: await load(['/v1/boards/big/standings?period=all&limit=50'], 32),
-    rank: await load(rankPaths, 32),
+    rank,
     bareRank: await closedLoop(5, 32, bare),
     around: await load(aroundPaths, 32),
     following200: await load([`/v1/boards/big/standings/${me}/following?period=all&limit=201`], 16),
@@ -321,8 +404,8 @@ async function fallbackReads(rankPaths: string[], aroundPaths: string[]) {
 
 async function ingestPart() {
   for (const boardId of ['ingest', 'lag']) await laurel.putBoard({ params: { path: { boardId } }, body: { aggregation: 'sum', period: 'all' } });
-  log('ingest: batch x worker concurrency');
-  const grid = [];
+  log('ingest: batch x worker concurrency (8 clients)');
+  const grid: Array<Awaited<ReturnType<typeof ingest>>> = [];
   for (const batch of [1, 100, 1000]) {
     for (const concurrency of [1, 4, 16]) {
       const r = await ingest(batch, concurrency);
@@ -330,14 +413,45 @@ async function ingestPart() {
       grid.push(r);
     }
   }
-  const best = grid.reduce((a, b) => (b.eventsPerSec > a.eventsPerSec ? b : a));
+  const bestOf = (rows: typeof grid) => rows.reduce((a, b) => (b.eventsPerSec > a.eventsPerSec ? b : a));
+  const best = bestOf(grid);
   const lag = await lagAtRate(2000, best.concurrency);
   log(`  lag at 2000 events/s: p50 ${lag.p50Ms} ms, p99 ${lag.p99Ms} ms`);
   const workerPeakRssMiB = peakRssMiB(worker!.pid!);
+  const single = await singlePart(bestOf(grid.filter((r) => r.batch === 1)).concurrency);
   const raw = await rawIngest(30_000);
   const naive = await naiveIngest(QUICK ? 2000 : 5000);
   log(`  raw limit ${raw} events/s, naive ${naive} events/s`);
-  return { grid, best, lag, raw, naive, workerPeakRssMiB };
+  return {
+    grid,
+    best,
+    batch1000: bestOf(grid.filter((r) => r.batch === 1000)),
+    batch100: bestOf(grid.filter((r) => r.batch === 100)),
+    lag,
+    single,
+    raw,
+    naive,
+    workerPeakRssMiB,
+  };
+}
+
+/** One- and ten-event requests by HTTP clients at once, then one-event requests at 2000/s. */
+async function singlePart(concurrency: number) {
+  await laurel.putBoard({ params: { path: { boardId: 'ingest' } }, body: { aggregation: 'sum', period: 'all' } });
+  await laurel.putBoard({ params: { path: { boardId: 'lag' } }, body: { aggregation: 'sum', period: 'all' } });
+  log(`ingest: one and ten events a request x HTTP clients (worker concurrency ${concurrency})`);
+  const clientsGrid: Array<Awaited<ReturnType<typeof ingestByClients>>> = [];
+  for (const batch of [1, 10]) {
+    for (const clients of [8, 64, 256]) {
+      const r = await ingestByClients(batch, clients, concurrency);
+      log(`  ${batch} event(s) x ${clients} clients: ${r.eventsPerSec} events/s (answers ${r.requestsPerSec} req/s, ${r.refused503} refused 503)`);
+      clientsGrid.push(r);
+    }
+  }
+  const best = clientsGrid.filter((r) => r.batch === 1).reduce((a, b) => (b.eventsPerSec > a.eventsPerSec ? b : a));
+  const lag = await singleLagAtRate(2000, concurrency);
+  log(`  one-event requests at 2000/s: lag p50 ${lag.p50Ms} ms, p99 ${lag.p99Ms} ms; answers p50 ${lag.answerP50Ms} ms, p99 ${lag.answerP99Ms} ms`);
+  return { clientsGrid, best, lag };
 }
 
 async function bigPart() {
@@ -369,6 +483,41 @@ async function bigPart() {
   return { small, rebuildSmall, rebuildBig, raw, q };
 }
 
+/** The queries alone, on a board seeded through intake first; the ratios the targets name. */
+async function queriesPart() {
+  await laurel.putBoard({ params: { path: { boardId: 'big' } }, body: { aggregation: 'best', tieBreak: 'first', period: 'all' } });
+  await startWorker(4);
+  // Through intake and the worker, 1000 events a request: the members the queries ask for.
+  for (let from = 1; from <= BIG; from += 1000) {
+    const list = Array.from({ length: Math.min(1000, BIG - from + 1) }, (_, i) => ({
+      board: 'big',
+      member: `u${from + i}`,
+      value: ((from + i) * 7919) % 1_000_000,
+      idempotencyKey: `${tag}-seed-${from + i}`,
+    }));
+    await postEvents({ events: list });
+  }
+  await waitFor(drained, 1_800_000, 'the seed to drain');
+  const ranked = await redis.zcard(`${tag}:lb:{big|all}:z:all:world`);
+  if (ranked !== BIG) throw new Error(`the rebuild left ${ranked} of ${BIG} members in Redis`);
+  const q = await queries();
+  const x = (a: number, b: number) => `${round(a / b, 2)}x`;
+  log(
+    `queries on ${BIG} members, load average ${os
+      .loadavg()
+      .map((l) => round(l, 2))
+      .join(' ')}`,
+  );
+  log(
+    `  rank ${q.rank.rps} req/s = ${x(q.rank.rps, q.bareHttp.rps)} of the node:http floor ${q.bareHttp.rps}, ${x(q.rank.rps, q.expressFloor.rps)} of the Express floor ${q.expressFloor.rps}`,
+  );
+  log(`  rank p99 at 2000 req/s ${q.rankAt2000.p99Ms} ms = ${x(q.rankAt2000.p99Ms, q.bareHttpAt2000.p99Ms)} of the floor's ${q.bareHttpAt2000.p99Ms} ms`);
+  log(
+    `  around ${q.around.rps} (${x(q.around.rps, q.rank.rps)} of rank), top-50 ${q.top50.rps} (${x(q.top50.rps, q.rank.rps)}), following (200) ${q.following200.rps} (${x(q.following200.rps, q.rank.rps)})`,
+  );
+  log(`  rank with WEB_PROCESSES=2 ${q.twoWebProcesses.rps} req/s`);
+}
+
 async function streamsPart() {
   await startWorker(4);
   await laurel.putBoard({ params: { path: { boardId: 'realtime' } }, body: { aggregation: 'sum', period: 'all' } });
@@ -391,7 +540,9 @@ async function main() {
   web = startProcess('src/bin/web.ts', env);
   await waitFor(async () => (await fetch(`${base}/readyz`)).ok, 30_000, 'web');
   if (ONLY === 'ingest') return void (await ingestPart());
+  if (ONLY === 'single') return void (await singlePart(Number(process.env.BENCH_WORKER_CONCURRENCY ?? 16)));
   if (ONLY === 'big') return void (await bigPart());
+  if (ONLY === 'queries') return void (await queriesPart());
   const resultsFile = path.join(ROOT, 'bench/results/latest.json');
   if (ONLY === 'realtime') {
     const realtime = await streamsPart();
@@ -402,7 +553,7 @@ async function main() {
   const ing = await ingestPart();
   const big = await bigPart();
   const realtime = await streamsPart();
-  const { grid, best, lag, raw, naive } = ing;
+  const { grid, best, lag, raw, naive, single } = ing;
   const { q } = big;
   const webPeakRssMiB = peakRssMiB(web.pid!);
 
@@ -421,9 +572,21 @@ async function main() {
     },
     processes: { web: WEB_PROCESSES, workerRebuildConcurrency: 4, logLevel: env.LOG_LEVEL },
     ingest: {
-      eventsPerSec: best.eventsPerSec,
+      // The best 1000-event figure; `best` names the best of the whole grid.
+      eventsPerSec: ing.batch1000.eventsPerSec,
       best: { batch: best.batch, concurrency: best.concurrency },
+      batch100EventsPerSec: ing.batch100.eventsPerSec,
       grid,
+      single: {
+        eventsPerSec: single.best.eventsPerSec,
+        best: { clients: single.best.clients, concurrency: single.best.concurrency },
+        clientsGrid: single.clientsGrid,
+        lagRateRequestsPerSec: single.lag.rate,
+        lagP50Ms: single.lag.p50Ms,
+        lagP99Ms: single.lag.p99Ms,
+        answerP50Ms: single.lag.answerP50Ms,
+        answerP99Ms: single.lag.answerP99Ms,
+      },
       rawLimitEventsPerSec: raw,
       naiveEventsPerSec: naive,
       lagP50Ms: lag.p50Ms,
@@ -485,6 +648,8 @@ async function main() {
     `| measure | Laurel | limit / naive | ratio | target |`,
     `|---|---|---|---|---|`,
     `| ingest, events/s (best: batch ${best.batch}, ${best.concurrency} jobs at once) | ${best.eventsPerSec} | raw ${raw} | ${ratio(best.eventsPerSec, raw)} of raw | >= 0.25x |`,
+    `| one-event requests, events/s (best: ${single.best.clients} clients) | ${single.best.eventsPerSec} | raw ${raw} | ${ratio(single.best.eventsPerSec, raw)} of raw | >= 4000 |`,
+    `| one-event requests at ${single.lag.rate}/s: event-to-visible lag p50 / p99 ms | ${single.lag.p50Ms} / ${single.lag.p99Ms} | | | |`,
     `| ingest vs naive (one job per event), events/s | ${best.eventsPerSec} | naive ${naive} | ${ratio(best.eventsPerSec, naive)} | >= 10x |`,
     `| event-to-visible lag at 2000 events/s, p50 / p99 ms | ${lag.p50Ms} / ${lag.p99Ms} | | | p99 <= 50 |`,
     `| member rank, req/s (32 clients, ${WEB_PROCESSES} web process${WEB_PROCESSES > 1 ? 'es' : ''}) | ${q.rank.rps} | bare ZRANK ${q.bareRank.rps} | ${ratio(q.rank.rps, q.bareRank.rps)} | >= 0.5x |`,
@@ -493,6 +658,8 @@ async function main() {
     `| HTTP floor: bare node:http + one ZRANK, req/s / p99 ms at 2000 req/s | ${q.bareHttp.rps} / ${q.bareHttpAt2000.p99Ms} | bare ZRANK ${q.bareRank.rps} / ${q.bareAt2000.p99Ms} | ${ratio(q.bareHttp.rps, q.bareRank.rps)} / ${ratio(q.bareHttpAt2000.p99Ms, q.bareAt2000.p99Ms)} | (reference) |`,
     `| Express floor: minimal Express 5 + one ZRANK, req/s | ${q.expressFloor.rps} | node:http floor ${q.bareHttp.rps} | ${ratio(q.expressFloor.rps, q.bareHttp.rps)} | (reference) |`,
     `| member rank vs the node:http floor, req/s | ${q.rank.rps} | ${q.bareHttp.rps} | ${ratio(q.rank.rps, q.bareHttp.rps)} | >= 0.5x |`,
+    `| member rank p99 at 2000 req/s vs the node:http floor's, ms | ${q.rankAt2000.p99Ms} | ${q.bareHttpAt2000.p99Ms} | ${ratio(q.rankAt2000.p99Ms, q.bareHttpAt2000.p99Ms)} | <= 3x |`,
+    `| around / top-50 / following (200) vs member rank, req/s | ${q.around.rps} / ${q.top50.rps} / ${q.following200.rps} | ${q.rank.rps} | ${ratio(q.around.rps, q.rank.rps)} / ${ratio(q.top50.rps, q.rank.rps)} / ${ratio(q.following200.rps, q.rank.rps)} | >= 0.8x / 0.8x / 0.4x |`,
     `| member rank with WEB_PROCESSES=2, req/s | ${q.twoWebProcesses.rps} | one process ${q.rank.rps} | ${ratio(q.twoWebProcesses.rps, q.rank.rps)} | |`,
     `| Postgres fallback p50 / p99 ms: rank, top-50, around (one client) | ${q.fallback.rank.p50Ms} / ${q.fallback.rank.p99Ms}, ${q.fallback.top50.p50Ms} / ${q.fallback.top50.p99Ms}, ${q.fallback.around.p50Ms} / ${q.fallback.around.p99Ms} | | | rank p50 <= 250, top-50 p50 <= 50 |`,
     `| around req/s / p99 ms (32 clients) | ${q.around.rps} / ${q.around.p99Ms} | | | |`,

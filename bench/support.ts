@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { Agent, get } from 'node:http';
+import { Agent, request } from 'node:http';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import path from 'node:path';
@@ -99,6 +99,33 @@ export async function http(options: { url: string; paths: string[]; headers: Rec
   return { rps: round(result.requests.average, 0), p50Ms: result.latency.p50, p99Ms: result.latency.p99 };
 }
 
+/**
+ * `amount` JSON POSTs from `connections` clients at once (autocannon, closed loop), each with
+ * its own body; resolves when the last is answered. A 503 (intake refusing while the queue is
+ * slow or full) is counted, not fatal; anything else but a 2xx fails the run.
+ */
+export async function httpPosts(options: {
+  url: string;
+  path: string;
+  headers: Record<string, string>;
+  connections: number;
+  amount: number;
+  body: (i: number) => string;
+}) {
+  let i = 0;
+  const result = await autocannon({
+    url: options.url,
+    connections: options.connections,
+    amount: options.amount,
+    method: 'POST',
+    headers: { ...options.headers, 'content-type': 'application/json' },
+    requests: [{ method: 'POST', setupRequest: (req: any) => ({ ...req, path: options.path, body: options.body(i++) }) }],
+  });
+  const unavailable = (result.statusCodeStats as Record<string, { count: number } | undefined>)['503']?.count ?? 0;
+  if (result.non2xx > unavailable || result.errors > 0) throw new Error(`POST run had ${result.non2xx} non-2xx answers and ${result.errors} errors`);
+  return { rps: round(result.requests.average, 0), p50Ms: result.latency.p50, p99Ms: result.latency.p99, refused: unavailable };
+}
+
 /** p-quantile of a Prometheus histogram given cumulative bucket counts (as histogram_quantile does). */
 export function histogramQuantile(buckets: Array<{ le: number; count: number }>, q: number): number {
   const total = buckets[buckets.length - 1]!.count;
@@ -131,12 +158,22 @@ export function parseHistogram(text: string, name: string): Array<{ le: number; 
  * waits for a free connection, so a saturated server would hide its queue). Keep-alive
  * connections, as many as needed.
  */
-export async function openLoopHttp(options: { url: string; paths: string[]; headers: Record<string, string>; seconds: number; rate: number }) {
+export async function openLoopHttp(options: {
+  url: string;
+  paths: string[];
+  headers: Record<string, string>;
+  seconds: number;
+  rate: number;
+  /** A JSON body per request: POSTs instead of GETs. */
+  body?: (i: number) => string;
+}) {
   const agent = new Agent({ keepAlive: true, maxSockets: 512 });
   let failures = 0;
+  const method = options.body ? 'POST' : 'GET';
+  const headers = options.body ? { ...options.headers, 'content-type': 'application/json' } : options.headers;
   const call = (i: number) =>
     new Promise<void>((resolve) => {
-      const req = get(`${options.url}${options.paths[i % options.paths.length]}`, { agent, headers: options.headers }, (res) => {
+      const req = request(`${options.url}${options.paths[i % options.paths.length]}`, { agent, method, headers }, (res) => {
         if ((res.statusCode ?? 500) >= 300) failures += 1;
         res.resume();
         res.on('end', () => resolve());
@@ -145,6 +182,7 @@ export async function openLoopHttp(options: { url: string; paths: string[]; head
         failures += 1;
         resolve();
       });
+      req.end(options.body?.(i));
     });
   const result = await openLoop(options.seconds, options.rate, call);
   agent.destroy();

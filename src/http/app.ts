@@ -5,9 +5,9 @@ import express, { type Express, type RequestHandler } from 'express';
 import type { AppContext } from '../context.js';
 import { ApiKeyVerifier } from '../services/api-keys.js';
 import { createResultListener } from '../services/intake-service.js';
-import { authenticate, declaresBody, takesBody } from './auth.js';
+import { authenticate } from './auth.js';
 import { accessLog } from './access-log.js';
-import { errorHandler, HttpError } from './errors.js';
+import { errorHandler } from './errors.js';
 import { createBudgets, type Budgets } from './rate-limit.js';
 import { startAnswer, type CorsPolicy } from './answer-headers.js';
 import { methodNotAllowed } from './method-not-allowed.js';
@@ -21,38 +21,19 @@ import { memberRoutes } from './routes/member-routes.js';
 import { adminRebuildRoutes } from './routes/admin-rebuild-routes.js';
 import { operationsRoutes } from './routes/operations-routes.js';
 import { consoleRoutes } from './routes/console-routes.js';
-import { withStreamDoor } from './stream-door.js';
+import { withDoor } from './door.js';
+import type { EtagOf } from './json-answer.js';
+import { readBody } from './request-body.js';
+import { hotRouter, hotRoutes } from './routes/hot-routes.js';
 import { StreamHub } from '../services/realtime/stream-hub.js';
 import { laurelReadiness } from '../health/laurel-checks.js';
 import type { Readiness } from '../health/readiness.js';
-
-/** Largest request body read; a larger one is a 413 before it is parsed. */
-export const MAX_BODY_BYTES = 1024 * 1024;
-const JSON_TYPES = ['application/json', 'application/*+json'];
-
-/**
- * Refuses, before anything reads the body: a declared length over the limit (413, answered
- * at once instead of after the upload), and a body that is not JSON (415, rather than
- * ignored and then reported as missing fields). A chunked body over the limit is stopped by
- * the JSON parser once it has read just past the limit.
- */
-const checkBody: RequestHandler = (req, _res, next) => {
-  if (!takesBody(req.method) || !declaresBody(req.headers)) return next();
-  const length = req.headers['content-length'];
-  if (length !== undefined && Number(length) > MAX_BODY_BYTES) {
-    throw new HttpError(413, 'payload_too_large', `request body is larger than ${MAX_BODY_BYTES / 1024 / 1024} MB`);
-  }
-  if (!req.is(JSON_TYPES)) {
-    throw new HttpError(415, 'unsupported_media_type', 'request body must be JSON: send Content-Type: application/json');
-  }
-  next();
-};
 
 /** Answers over this size are compressed when the client accepts it. */
 export const COMPRESS_ABOVE_BYTES = 4096;
 
 /** Event streams never get here (`stream-door.ts`), so nothing holds a message back to compress it. */
-const compress = compression({ threshold: COMPRESS_ABOVE_BYTES });
+export const compress = compression({ threshold: COMPRESS_ABOVE_BYTES });
 
 /** `startAnswer` for every Express route but the probes. */
 function answerHeaders(cors: CorsPolicy): RequestHandler {
@@ -62,7 +43,7 @@ function answerHeaders(cors: CorsPolicy): RequestHandler {
 }
 
 export interface WebApp {
-  /** What the HTTP server runs: the event streams (`stream-door.ts`), then the Express app. */
+  /** What the HTTP server runs: the door (`door.ts`: event streams and hot routes), then the Express app. */
   handler: RequestListener;
   app: Express;
   /** Ends the event streams, which would otherwise hold the server open (clients reconnect elsewhere). */
@@ -104,11 +85,12 @@ export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadi
     ctx.log,
   );
   app.use(authenticate(verifier, budgets));
-  app.use(checkBody);
-  const json = express.json({ limit: MAX_BODY_BYTES, strict: false, type: JSON_TYPES });
-  app.use((req, res, next) => (takesBody(req.method) ? json(req, res, next) : next()));
+  app.use(readBody);
+  const cors = { origins: ctx.env.CORS_ORIGINS };
+  const hot = hotRoutes(ctx, listener);
+  app.use(hotRouter(ctx, verifier, hot, cors));
   app.use(boardRoutes(ctx, verifier));
-  app.use(eventRoutes(ctx, verifier, listener));
+  app.use(eventRoutes(ctx, verifier));
   app.use(standingsRoutes(ctx, verifier));
   app.use(memberRoutes(ctx, verifier));
   app.use(adminKeyRoutes(ctx, verifier));
@@ -120,7 +102,10 @@ export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadi
 
   const streams = new StreamHub(ctx);
   const trustProxy = app.get('trust proxy fn') as Parameters<typeof proxyaddr>[1];
-  const handler = withStreamDoor({ ctx, verifier, budgets, hub: streams, cors: { origins: ctx.env.CORS_ORIGINS }, clientIp: (req) => proxyaddr(req, trustProxy) }, app);
+  const handler = withDoor(
+    { ctx, verifier, budgets, hub: streams, cors, clientIp: (req) => proxyaddr(req, trustProxy), etagOf: app.get('etag fn') as EtagOf, compress, app, routes: hot },
+    app,
+  );
 
   return {
     handler,

@@ -1,4 +1,4 @@
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import type { AppContext } from '../context.js';
 import type { ApiKeyVerifier, Principal } from '../services/api-keys.js';
@@ -10,6 +10,7 @@ import { trackRequest } from './access-log.js';
 import { startAnswer, type CorsPolicy } from './answer-headers.js';
 import { admitRequest, checkRole } from './auth.js';
 import { errorAnswer, HttpError } from './errors.js';
+import { sendJson, type EtagOf } from './json-answer.js';
 import { openEventStream } from './event-stream.js';
 import { notAllowed } from './method-not-allowed.js';
 import type { Budgets } from './rate-limit.js';
@@ -24,14 +25,15 @@ const ALLOWED = ['GET', 'HEAD'];
 const MEMBER_STREAM = /^\/v1\/boards\/([^/]+)\/standings\/([^/]+)\/stream\/?$/i;
 const TOP_STREAM = /^\/v1\/boards\/([^/]+)\/standings\/stream\/?$/i;
 
-interface Matched {
+export interface Matched {
   route: string;
   boardId: string;
   /** Absent for the top stream. */
   memberId?: string;
 }
 
-function match(path: string): Matched | null {
+/** The stream route a path names, if any (before the member route, which would take `stream` as a member id). */
+export function matchStream(path: string): Matched | null {
   const member = MEMBER_STREAM.exec(path);
   if (member) return { route: STREAM_ROUTES[0].slice(4), boardId: member[1]!, memberId: member[2]! };
   const top = TOP_STREAM.exec(path);
@@ -54,27 +56,28 @@ export interface StreamDoorDeps {
   cors: CorsPolicy;
   /** The client address as TRUST_PROXY resolves it (what Express calls `req.ip`). */
   clientIp(req: IncomingMessage): string | undefined;
+  /** Express' ETag generator, so that answers sent here are tagged as Express tags them. */
+  etagOf: EtagOf;
+}
+
+/** SPEC §5's error answer for whatever was thrown, sent as Express' error handler sends it. */
+export function answerError(deps: StreamDoorDeps, err: unknown, path: string, req: IncomingMessage, res: ServerResponse): void {
+  const { ctx } = deps;
+  const answer = errorAnswer(err, path, ctx.log, ctx.failures, ctx.failureOf);
+  for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+  sendJson(req, res, answer.status, answer.body, deps.etagOf);
 }
 
 /**
- * The event streams on node's request and response, in front of Express; every other
- * request goes on to `next` (the Express app). A stream lives as long as its client, so
- * what a request carries through Express (its own hidden classes for the request and
- * response, the router's continuation, compression's wrappers) would stay in memory for
- * each of 10,000 streams: about half of what a stream costs. The steps are Express' own,
- * called as plain functions: security headers, access log, CORS and preflight, admission
- * (key, budget, role), the scope's validation, and SPEC §5's error answers.
+ * The event streams on node's request and response, in front of Express (`door.ts` routes
+ * them here). A stream lives as long as its client, so what a request carries through
+ * Express (its own hidden classes for the request and response, the router's continuation,
+ * compression's wrappers) would stay in memory for each of 10,000 streams: about half of
+ * what a stream costs. The steps are Express' own, called as plain functions: security
+ * headers, access log, CORS and preflight, admission (key, budget, role), the scope's
+ * validation, and SPEC §5's error answers.
  */
-export function withStreamDoor(deps: StreamDoorDeps, next: RequestListener): RequestListener {
-  return (req, res) => {
-    const path = req.url!.split('?', 1)[0]!;
-    const matched = match(path);
-    if (!matched) return void next(req, res);
-    void serve(deps, matched, path, req, res);
-  };
-}
-
-async function serve(deps: StreamDoorDeps, matched: Matched, path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function serveStream(deps: StreamDoorDeps, matched: Matched, path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const { ctx, hub } = deps;
   let principal: Principal | undefined;
   apiHeaders(req, res, () => undefined);
@@ -106,10 +109,6 @@ async function serve(deps: StreamDoorDeps, matched: Matched, path: string, req: 
       ctx.log.warn({ err: (err as Error).message, path }, 'event stream failed after it began');
       return void res.destroy();
     }
-    const answer = errorAnswer(err, path, ctx.log, ctx.failures, ctx.failureOf);
-    for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
-    res.statusCode = answer.status;
-    res.setHeader('content-type', 'application/json; charset=utf-8');
-    res.end(JSON.stringify(answer.body));
+    answerError(deps, err, path, req, res);
   }
 }

@@ -3,9 +3,10 @@ import type { AppContext } from '../context.js';
 import { checkAgainstBoard, MAX_BATCH, payloadHash, scoreEventSchema, type ScoreEventInput } from '../domain/event.js';
 import type { ScoreJob, ScoreJobResult } from '../queue/score-events-queue.js';
 import { ScoreJobListener } from '../storage/redis/queue-events.js';
-import { markPending } from '../storage/redis/pending-events.js';
+import { markPending, markRidesWithJobAdd } from '../storage/redis/pending-events.js';
 import { InvalidInput, OutOfMemory, Unavailable, type ErrorDetail } from '../domain/errors.js';
 import { zodDetails } from '../domain/validation.js';
+import type { RedisClient } from '../storage/redis/connections.js';
 
 /** What `?wait=true` listens with: one per web app, closed with it. */
 export type ResultListener = Pick<ScoreJobListener, 'open' | 'close'>;
@@ -80,17 +81,21 @@ export async function acceptEvents(ctx: AppContext, body: unknown, options: { wa
   };
   // Keys are marked pending before the job exists, so a fast worker can never clear the
   // mark before it is set; the mark names the job, so a mark left by a failed add is ignored.
+  // On the queue's own connection the mark is run first without being waited for.
   const jobId = randomUUID();
   if (ctx.queueRedis.status !== 'ready')
     throw new Unavailable(`the queue is unavailable (Redis ${ctx.queueRedis.status}); nothing was accepted, retry later`, undefined, { dependency: 'queue-redis' });
   // The job's data is most of what it costs the queue Redis.
   await ctx.queueMemory.assertRoom(JSON.stringify(data).length);
-  await markPendingKeys(ctx, jobId, parsed);
+  const alongside = markRidesWithJobAdd(ctx.env, ctx.queueRedis);
+  const marked = markPendingKeys(ctx, jobId, parsed, alongside ?? undefined);
+  if (!alongside) await marked;
   const job = await withTimeout(ctx.scoreQueue.add('apply', data, { jobId }), ENQUEUE_TIMEOUT_MS).catch((err: Error) => {
     // Redis refuses a script outright over maxmemory (noeviction): nothing of the job was written.
     if (ctx.failureOf(err) instanceof OutOfMemory) throw ctx.queueMemory.full('the event queue is full (queue Redis out of memory); nothing was accepted, retry later');
     throw err;
   });
+  await marked;
 
   if (!options.wait || !options.listener) return { status: 202, body: { accepted: parsed.length } };
   // SPEC's 5 s covers opening the listener (the first ?wait=true of a process) too.
@@ -112,12 +117,13 @@ export async function acceptEvents(ctx: AppContext, body: unknown, options: { wa
  * Remembers which keys are queued so GET /v1/events/{key} can answer "pending". Best effort:
  * the leaderboard Redis may be volatile, and the answer falls back to the ledger once applied.
  */
-async function markPendingKeys(ctx: AppContext, jobId: string, events: readonly ScoreEventInput[]): Promise<void> {
+async function markPendingKeys(ctx: AppContext, jobId: string, events: readonly ScoreEventInput[], connection?: RedisClient): Promise<void> {
   try {
     await markPending(
       ctx.leaderboard,
       jobId,
       events.map((e) => e.idempotencyKey),
+      connection,
     );
   } catch (err) {
     ctx.log.warn({ jobId, err: (err as Error).message }, 'could not record pending keys');

@@ -3,30 +3,19 @@ import { z } from 'zod';
 import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { eventStatus } from '../../services/event-status.js';
-import { acceptEvents, type ResultListener } from '../../services/intake-service.js';
 import { param } from '../params.js';
 import { principalOf, requireRole } from '../auth.js';
 import { voidEvent } from '../../services/moderation-service.js';
-import { parseOrThrow } from '../../domain/validation.js';
 
 export const intakeQuerySchema = z.object({
   wait: z.enum(['true', 'false']).optional().meta({ description: 'true: answer once applied (at most 5 s), with per-event results' }),
 });
 
-export function eventRoutes(ctx: AppContext, verifier: ApiKeyVerifier, listener: ResultListener): Router {
+/** The event routes but intake itself, which is a hot route (`hot-routes.ts`). */
+export function eventRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router {
   const router = Router();
   const ingest = requireRole(verifier, 'ingest');
 
-  router.post('/v1/events', ingest, async (req, res) => {
-    const { wait } = parseOrThrow(intakeQuerySchema, req.query, 'query');
-    const answer = await acceptEvents(ctx, req.body, { wait: wait === 'true', listener });
-    // A single event has a status resource of its own; a batch has none.
-    const single = req.body as { idempotencyKey?: unknown };
-    if (answer.status === 202 && typeof single.idempotencyKey === 'string') {
-      res.location(`/v1/events/${encodeURIComponent(single.idempotencyKey)}`);
-    }
-    res.status(answer.status).json(answer.body);
-  });
   router.post('/v1/events/:idempotencyKey/void', requireRole(verifier, 'admin'), async (req, res) => {
     res.json(await voidEvent(ctx, param(req, 'idempotencyKey'), req.body, principalOf(res)!.name));
   });

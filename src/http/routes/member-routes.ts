@@ -6,7 +6,6 @@ import { memberProfile, putMember } from '../../services/member-profile-service.
 import { excludeMember, restoreMember } from '../../services/moderation-service.js';
 import { requestErasure } from '../../services/erasure-service.js';
 import { memberEventsPage } from '../../services/member-events-service.js';
-import { memberAcrossBoards } from '../../services/standings-service.js';
 import { awardsOf, notificationsOf } from '../../services/period-results-service.js';
 import { param } from '../params.js';
 import { principalOf, requireRole } from '../auth.js';
@@ -47,9 +46,6 @@ export function memberRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router 
   });
   router.get('/v1/members/:memberId/events', admin, async (req, res) => {
     res.json(await memberEventsPage(ctx, param(req, 'memberId'), req.query));
-  });
-  router.get('/v1/members/:memberId/standings', read, async (req, res) => {
-    replyRead(res, cors, await memberAcrossBoards(ctx, param(req, 'memberId'), req.query));
   });
   return router;
 }

@@ -1,14 +1,31 @@
+import type { Env } from '../../config/env.js';
+import type { RedisClient } from './connections.js';
+import { leaderboardTarget, queueTarget } from './connections.js';
 import type { LeaderboardCache } from './leaderboard-cache.js';
 import type { KeyedCommand } from './slots.js';
 
 /**
  * Idempotency keys accepted by intake and not yet applied, each naming its job, in one hash
- * of the leaderboard Redis (GET /v1/events/{key} answers "pending" from it).
+ * of the leaderboard Redis (GET /v1/events/{key} answers "pending" from it). Sent through
+ * `connection` (the leaderboard's own by default).
  */
-export async function markPending(cache: LeaderboardCache, jobId: string, idempotencyKeys: readonly string[]): Promise<void> {
+export async function markPending(cache: LeaderboardCache, jobId: string, idempotencyKeys: readonly string[], connection: RedisClient = cache.redis): Promise<void> {
   const fields: string[] = [];
   for (const key of idempotencyKeys) fields.push(key, jobId);
-  await cache.redis.hset(cache.keys.pending(), ...fields);
+  await connection.hset(cache.keys.pending(), ...fields);
+}
+
+/**
+ * The queue's connection when the leaderboard Redis is the queue Redis itself (no
+ * LEADERBOARD_REDIS_URL) and not a cluster: a mark sent there just before the job add is run
+ * before it (one connection's commands run in order), so the two share one round trip. Null
+ * otherwise: on two servers, or across a cluster's nodes, the mark must be answered first.
+ */
+export function markRidesWithJobAdd(env: Env, queueRedis: RedisClient): RedisClient | null {
+  const queue = queueTarget(env);
+  const leaderboard = leaderboardTarget(env);
+  const same = !queue.cluster && !leaderboard.cluster && queue.urls.join(',') === leaderboard.urls.join(',');
+  return same ? queueRedis : null;
 }
 
 /** The job a key was queued in, if intake marked it. */
