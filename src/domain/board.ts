@@ -25,6 +25,8 @@ export interface Board {
   window: BoardWindow | null;
   /** Per member and period, only the first maxAttempts events by (occurredAt, key) count. */
   maxAttempts: number | null;
+  /** Per period, only the first maxMembers members to enter may score; null: no cap. */
+  maxMembers: number | null;
   decimals: number;
   minValue: number | null;
   maxValue: number | null;
@@ -77,6 +79,14 @@ export const boardDefinitionSchema = z
       .default(null)
       .meta({ description: 'events whose occurredAt is outside [startsAt, endsAt) are rejected outside_window; an `all` board closes at endsAt + graceSeconds' }),
     maxAttempts: z.number().int().min(1).max(10_000).nullable().default(null),
+    maxMembers: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000_000)
+      .nullable()
+      .default(null)
+      .meta({ description: 'per period, the first maxMembers members to have an event applied are entrants; other members are rejected board_full' }),
     decimals: z.number().int().min(0).max(6).default(0),
     minValue: z.number().nullable().default(null),
     maxValue: z.number().nullable().default(null),

@@ -11,6 +11,7 @@ import { notificationsQuerySchema, periodsQuerySchema, resultsQuerySchema } from
 import { rebuildRequestSchema } from '../services/rebuild-service.js';
 import { topStreamQuerySchema } from '../services/realtime/stream-query.js';
 import { statsQuerySchema } from '../services/stats-service.js';
+import { entrantsQuerySchema } from '../services/entrants-service.js';
 import { aroundQuerySchema, followingQuerySchema, memberBoardsQuerySchema, scopeQuerySchema, standingsQuerySchema } from '../services/standings-service.js';
 import { createKeySchema } from './routes/admin-key-routes.js';
 import { intakeQuerySchema } from './routes/event-routes.js';
@@ -165,6 +166,23 @@ const OPERATIONS: Record<string, Operation> = {
     body: 'Reason',
     ok: { 200: json(answers.voidedEventSchema, 'voided') },
     errors: [400, 404, 409, 413, 415],
+  },
+  'post /v1/boards/{boardId}/entrants/{memberId}': {
+    operationId: 'enterMember',
+    tag: 'boards',
+    summary: 'Enter a member into the current period of a maxMembers board without a score (201; 200 if already entered)',
+    access: 'ingest',
+    ok: { 200: json(answers.entrantSchema, 'already an entrant'), 201: json(answers.entrantSchema, 'entered') },
+    errors: [400, 404, 409],
+  },
+  'get /v1/boards/{boardId}/entrants': {
+    operationId: 'listEntrants',
+    tag: 'boards',
+    summary: "A period's entrants of a maxMembers board, in the order they entered",
+    access: 'read',
+    query: entrantsQuerySchema,
+    ok: { 200: json(answers.entrantsPageSchema, 'a page of entrants') },
+    errors: [400, 404, 409],
   },
   'get /v1/boards/{boardId}/standings': {
     operationId: 'getStandings',

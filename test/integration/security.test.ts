@@ -40,6 +40,8 @@ const ACCESS: Record<string, Access> = {
   'GET /v1/boards/:boardId/standings/:memberId/stream': 'read',
   'GET /v1/boards/:boardId/standings/stream': 'read',
   'GET /v1/boards/:boardId/periods': 'read',
+  'POST /v1/boards/:boardId/entrants/:memberId': 'ingest',
+  'GET /v1/boards/:boardId/entrants': 'read',
   'GET /v1/boards/:boardId/periods/:periodKey/results': 'read',
   'PUT /v1/members/:memberId': 'ingest',
   'GET /v1/members/:memberId': 'read',

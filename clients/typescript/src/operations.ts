@@ -25,6 +25,12 @@ export function operations(http: Client<paths>, send: Send) {
     /** Void an event: its member's aggregates are recomputed from the rest */
     voidEvent: (init: Init<'/v1/events/{idempotencyKey}/void', 'post'>) =>
       send<Ok<paths['/v1/events/{idempotencyKey}/void']['post']>>(http.POST('/v1/events/{idempotencyKey}/void', init as never)),
+    /** Enter a member into the current period of a maxMembers board without a score (201; 200 if already entered) */
+    enterMember: (init: Init<'/v1/boards/{boardId}/entrants/{memberId}', 'post'>) =>
+      send<Ok<paths['/v1/boards/{boardId}/entrants/{memberId}']['post']>>(http.POST('/v1/boards/{boardId}/entrants/{memberId}', init as never)),
+    /** A period's entrants of a maxMembers board, in the order they entered */
+    listEntrants: (init: Init<'/v1/boards/{boardId}/entrants', 'get'>) =>
+      send<Ok<paths['/v1/boards/{boardId}/entrants']['get']>>(http.GET('/v1/boards/{boardId}/entrants', init as never)),
     /** A page of standings; or, with `members`, those members' entries; `member` adds `me` */
     getStandings: (init: Init<'/v1/boards/{boardId}/standings', 'get'>) =>
       send<Ok<paths['/v1/boards/{boardId}/standings']['get']>>(http.GET('/v1/boards/{boardId}/standings', init as never)),

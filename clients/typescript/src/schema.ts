@@ -224,6 +224,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/boards/{boardId}/entrants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A period's entrants of a maxMembers board, in the order they entered
+         * @description Role: read (none with PUBLIC_READS=true).
+         */
+        get: operations["listEntrants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/boards/{boardId}/entrants/{memberId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enter a member into the current period of a maxMembers board without a score (201; 200 if already entered)
+         * @description Role: ingest.
+         */
+        post: operations["enterMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/boards/{boardId}/periods": {
         parameters: {
             query?: never;
@@ -638,6 +678,7 @@ export interface components {
             graceSeconds: number;
             id: string;
             maxAttempts: number | null;
+            maxMembers: number | null;
             maxValue: number | null;
             minValue: number | null;
             /** @enum {string} */
@@ -707,6 +748,11 @@ export interface components {
             graceSeconds?: number;
             /** @default null */
             maxAttempts?: number | null;
+            /**
+             * @description per period, the first maxMembers members to have an event applied are entrants; other members are rejected board_full
+             * @default null
+             */
+            maxMembers?: number | null;
             /** @default null */
             maxValue?: number | null;
             /** @default null */
@@ -757,6 +803,27 @@ export interface components {
             name: string;
             /** @enum {string} */
             role: "ingest" | "read" | "admin";
+        };
+        /** @description a member's entry into a period of a maxMembers board */
+        Entrant: {
+            board: string;
+            /** Format: date-time */
+            enteredAt: string;
+            member: string;
+            period: string;
+        };
+        /** @description entrants in the order they entered */
+        EntrantsPage: {
+            board: string;
+            entrants: {
+                /** Format: date-time */
+                enteredAt: string;
+                member: string;
+            }[];
+            /** @description pass as `cursor` for the next page; null at the end */
+            nextCursor: string | null;
+            period: components["schemas"]["Period"];
+            total: number;
         };
         Erasure: {
             /** Format: uuid */
@@ -1560,6 +1627,78 @@ export interface operations {
             409: components["responses"]["E409"];
             413: components["responses"]["E413"];
             415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    listEntrants: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+                period?: string;
+            };
+            header?: never;
+            path: {
+                boardId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of entrants */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntrantsPage"];
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    enterMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                boardId: string;
+                memberId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description already an entrant */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Entrant"];
+                };
+            };
+            /** @description entered */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Entrant"];
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
             429: components["responses"]["E429"];
             503: components["responses"]["E503"];
         };

@@ -39,6 +39,7 @@ export const boardViewSchema = z
     timezone: z.string(),
     window: z.strictObject({ startsAt: instant.optional(), endsAt: instant.optional() }).nullable(),
     maxAttempts: z.number().int().nullable(),
+    maxMembers: z.number().int().nullable(),
     decimals: z.number().int(),
     minValue: z.number().nullable(),
     maxValue: z.number().nullable(),
@@ -352,3 +353,17 @@ export const readinessSchema = z
     checks: z.record(z.string(), z.string()).optional(),
   })
   .meta({ id: 'Readiness' });
+
+export const entrantSchema = z
+  .strictObject({ board: z.string(), period: z.string(), member: z.string(), enteredAt: instant })
+  .meta({ id: 'Entrant', description: "a member's entry into a period of a maxMembers board" });
+
+export const entrantsPageSchema = z
+  .strictObject({
+    board: z.string(),
+    period: periodViewSchema,
+    total: z.number().int(),
+    entrants: z.array(z.strictObject({ member: z.string(), enteredAt: instant })),
+    nextCursor: z.string().nullable().meta({ description: 'pass as `cursor` for the next page; null at the end' }),
+  })
+  .meta({ id: 'EntrantsPage', description: 'entrants in the order they entered' });

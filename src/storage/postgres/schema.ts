@@ -16,6 +16,7 @@ export interface BoardsTable {
   window_starts_at: Date | null;
   window_ends_at: Date | null;
   max_attempts: number | null;
+  max_members: number | null;
   decimals: number;
   /** numeric: pg returns it as a string to keep it exact. */
   min_value: string | null;
@@ -235,6 +236,15 @@ export interface LaurelFunctionsTable {
   catalog_hash: string | null;
 }
 
+/** maxMembers entrants of a period, numbered 1..n in the order they entered. */
+export interface BoardEntrantsTable {
+  board_id: string;
+  period_key: string;
+  position: number;
+  member_id: string;
+  entered_at: Date;
+}
+
 export interface RebuildLogTable {
   board_id: string;
   period_key: string;
@@ -265,4 +275,5 @@ export interface Database {
   rebuild_log: RebuildLogTable;
   duplicate_log: DuplicateLogTable;
   laurel_functions: LaurelFunctionsTable;
+  board_entrants: BoardEntrantsTable;
 }
