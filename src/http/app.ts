@@ -14,6 +14,7 @@ import { methodNotAllowed } from './method-not-allowed.js';
 import { apiHeaders } from './security-headers.js';
 import { adminKeyRoutes } from './routes/admin-key-routes.js';
 import { entrantRoutes } from './routes/entrant-routes.js';
+import { leagueRoutes } from './routes/league-routes.js';
 import { boardRoutes } from './routes/board-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
@@ -112,6 +113,7 @@ export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadi
   app.use(eventRoutes(ctx, verifier, listener));
   app.use(standingsRoutes(ctx, verifier));
   app.use(entrantRoutes(ctx, verifier));
+  app.use(leagueRoutes(ctx, verifier));
   app.use(memberRoutes(ctx, verifier));
   app.use(adminKeyRoutes(ctx, verifier));
   app.use(adminRebuildRoutes(ctx, verifier));

@@ -26,6 +26,7 @@ async function views(ctx: AppContext, boards: readonly Board[]): Promise<BoardVi
     window: board.window,
     maxAttempts: board.maxAttempts,
     maxMembers: board.maxMembers,
+    league: board.league,
     decimals: board.decimals,
     minValue: board.minValue,
     maxValue: board.maxValue,

@@ -198,6 +198,16 @@ describe('every route answers as the document says', () => {
     await call('GET /v1/boards/:boardId/entrants', '/v1/boards/cup/entrants?cursor=x');
     await call('GET /v1/boards/:boardId/entrants', '/v1/boards/cup/entrants?period=1999-01');
     await call('GET /v1/boards/:boardId/entrants', '/v1/boards/arena/entrants');
+    await call('PUT /v1/boards/:boardId', '/v1/boards/ladder', { aggregation: 'sum', league: { tiers: ['low', 'high'], bucketSize: 2, promote: 1, relegate: 1 } });
+    await call('POST /v1/events', '/v1/events?wait=true', { board: 'ladder', member: 'p1', value: 3, idempotencyKey: 'ladder-1' });
+    await call('GET /v1/boards/:boardId/standings/:memberId/league', '/v1/boards/ladder/standings/p1/league');
+    await call('GET /v1/boards/:boardId/standings/:memberId/league', '/v1/boards/ladder/standings/p2/league');
+    await call('GET /v1/boards/:boardId/standings/:memberId/league', '/v1/boards/arena/standings/p1/league');
+    await call('GET /v1/boards/:boardId/standings/:memberId/league', '/v1/boards/ladder/standings/p1/league?period=1999-01');
+    await call('GET /v1/boards/:boardId/league/:bucket', '/v1/boards/ladder/league/low-1');
+    await call('GET /v1/boards/:boardId/league/:bucket', '/v1/boards/ladder/league/nope-1');
+    await call('GET /v1/members/:memberId/leagues', '/v1/members/p1/leagues');
+    await call('GET /v1/members/:memberId/leagues', '/v1/members/bad%20id/leagues');
     // Streams on a board of their own, with scores known here: s1 7, s2 3.
     await call('PUT /v1/boards/:boardId', '/v1/boards/live', { aggregation: 'sum', graceSeconds: 0 });
     const scores = [

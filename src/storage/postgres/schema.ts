@@ -17,6 +17,7 @@ export interface BoardsTable {
   window_ends_at: Date | null;
   max_attempts: number | null;
   max_members: number | null;
+  league: ColumnType<unknown, string | null, string | null>;
   decimals: number;
   /** numeric: pg returns it as a string to keep it exact. */
   min_value: string | null;
@@ -245,6 +246,26 @@ export interface BoardEntrantsTable {
   entered_at: Date;
 }
 
+export interface LeagueTiersTable {
+  board_id: string;
+  member_id: string;
+  tier: string;
+}
+
+/** A member's bucket of a period; the close fills in the last three. */
+export interface LeaguePlacementsTable {
+  board_id: string;
+  period_key: string;
+  member_id: string;
+  tier: string;
+  slot: number;
+  bucket: string;
+  placed_at: Date;
+  bucket_rank: number | null;
+  outcome: 'promoted' | 'relegated' | 'kept' | null;
+  next_tier: string | null;
+}
+
 export interface RebuildLogTable {
   board_id: string;
   period_key: string;
@@ -276,4 +297,6 @@ export interface Database {
   duplicate_log: DuplicateLogTable;
   laurel_functions: LaurelFunctionsTable;
   board_entrants: BoardEntrantsTable;
+  league_tiers: LeagueTiersTable;
+  league_placements: LeaguePlacementsTable;
 }

@@ -1,6 +1,7 @@
 import { mergeAggregates, rankedEvents, scopesOf, winnerColumns } from './aggregate-rules.js';
 import { hashedKeySql } from './erased-keys.js';
 import { entrantCountSql, entrantsLockSql } from './entrant-rules.js';
+import { placeMembersSql, placementWaitsSql } from './league-rules.js';
 import type { StoredFunction } from './stored-function.js';
 
 /**
@@ -155,10 +156,10 @@ BEGIN
   FOR v_lock IN
     SELECT DISTINCT l.h
       FROM ${classified('c')}
-      JOIN boards b ON b.id = c.board_id AND (b.max_attempts IS NOT NULL OR b.max_members IS NOT NULL)
+      JOIN boards b ON b.id = c.board_id AND (b.max_attempts IS NOT NULL OR b.max_members IS NOT NULL OR b.league IS NOT NULL)
       CROSS JOIN LATERAL (VALUES
         (CASE WHEN b.max_attempts IS NOT NULL THEN hashtextextended(c.board_id || '|' || c.period_key || '|' || c.member_id, 0) END),
-        (CASE WHEN b.max_members IS NOT NULL THEN ${entrantsLockSql('c.board_id', 'c.period_key')} END)) AS l(h)
+        (CASE WHEN b.max_members IS NOT NULL OR b.league IS NOT NULL THEN ${entrantsLockSql('c.board_id', 'c.period_key')} END)) AS l(h)
      WHERE c.verdict = 'fresh' AND l.h IS NOT NULL
      ORDER BY 1
   LOOP
@@ -338,6 +339,18 @@ BEGIN
              ORDER BY c.board_id, c.period_key, c.member_id, c.occurred_at, c.key COLLATE "C") n
      WHERE NOT EXISTS (SELECT 1 FROM board_entrants e
                         WHERE e.board_id = n.board_id AND e.period_key = n.period_key AND e.member_id = n.member_id);
+    -- Leagues: a member is placed at their first stored event of the period, unless the previous
+    -- period's close, which decides their tier, is still to come (it places them then).
+    ${placeMembersSql(
+      `(SELECT w.* FROM (SELECT DISTINCT ON (c.board_id, c.period_key, c.member_id)
+                                c.board_id, c.period_key, c.member_id, c.occurred_at, c.key, c.starts_at
+                           FROM ${classified('c')}
+                           JOIN boards b ON b.id = c.board_id AND b.league IS NOT NULL
+                          WHERE c.verdict = 'fresh' AND v_claimed ? c.key
+                          ORDER BY c.board_id, c.period_key, c.member_id, c.occurred_at, c.key COLLATE "C") w
+         WHERE NOT ${placementWaitsSql('w.board_id', 'w.starts_at')})`,
+      'p_now',
+    )};
   END IF;
 
   IF jsonb_array_length(v_displaced) > 0 THEN
