@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../support/harness.js';
 import { postAndWait } from '../support/wait-results.js';
 import { runTick } from '../../workers/period-tick.js';
+import { until } from '../support/poll.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -105,5 +106,24 @@ describe('leagues (SPEC §9.2)', () => {
       [1, 'bob', 90, 'promote'],
       [2, 'ann', 50, null],
     ]);
+  });
+
+  it("on erasure drops the member's tier and keeps their slots under the pseudonym, so buckets do not shift", async () => {
+    const { erasureId } = (await h.api('DELETE', '/v1/members/bob')).body;
+    await until('erasure done', async () => ((await h.api('GET', `/v1/admin/erasures/${erasureId}`)).body.state === 'done' ? true : undefined));
+    await h.drain();
+    const rows = await h.ctx.db
+      .selectFrom('league_placements')
+      .select(['member_id', 'period_key', 'bucket'])
+      .where('board_id', '=', 'ladder')
+      .where('bucket', 'in', ['bronze-1', 'silver-1'])
+      .orderBy('period_key')
+      .orderBy('slot')
+      .execute();
+    expect(rows.some((r) => r.member_id === 'bob')).toBe(false);
+    expect(rows.filter((r) => r.member_id.startsWith('erased:')).map((r) => `${r.period_key} ${r.bucket}`)).toEqual(['2026-12-05 bronze-1', '2026-12-06 silver-1']);
+    expect(await h.ctx.db.selectFrom('league_tiers').select('tier').where('member_id', '=', 'bob').execute()).toEqual([]);
+    expect((await h.api('GET', '/v1/members/bob/leagues')).body.leagues).toEqual([{ board: 'ladder', tier: 'bronze' }]);
+    expect((await h.api('GET', '/v1/boards/ladder/standings/dan/league')).body).toMatchObject({ bucket: 'silver-1', rank: 1, total: 1 });
   });
 });
