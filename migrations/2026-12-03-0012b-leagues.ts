@@ -11,6 +11,10 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`ALTER TABLE boards ADD COLUMN league jsonb`.execute(db);
   await sql`CREATE INDEX periods_board_start_idx ON periods (board_id, starts_at)`.execute(db);
+  // Set by a league close, cleared once the members who waited for it are placed: a crash in
+  // between is finished by the next tick.
+  await sql`ALTER TABLE periods ADD COLUMN league_waiting boolean NOT NULL DEFAULT false`.execute(db);
+  await sql`CREATE INDEX periods_league_waiting_idx ON periods (board_id, key) WHERE league_waiting`.execute(db);
   await sql`
     CREATE TABLE league_tiers (
       board_id text COLLATE "C" NOT NULL REFERENCES boards (id),
@@ -42,6 +46,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`DROP TABLE league_placements`.execute(db);
   await sql`DROP TABLE league_tiers`.execute(db);
+  await sql`ALTER TABLE periods DROP COLUMN league_waiting`.execute(db);
   await sql`DROP INDEX periods_board_start_idx`.execute(db);
   await sql`ALTER TABLE boards DROP COLUMN league`.execute(db);
 }

@@ -16,7 +16,7 @@ import {
   writeReports,
 } from '../storage/postgres/closing-repository.js';
 import { findPeriod, type StoredPeriod } from '../storage/postgres/periods-repository.js';
-import { closeLeague, placeWaitingMembers } from '../storage/postgres/league-repository.js';
+import { closeLeague, periodsWithWaitingMembers, placeWaitingMembers } from '../storage/postgres/league-repository.js';
 import { deliveryId, webhookJobOptions, type WebhookJob } from '../queue/webhooks-queue.js';
 
 /**
@@ -129,4 +129,9 @@ export async function enqueueWebhooks(ctx: AppContext, board: Board, key: string
     after = page[page.length - 1]!.id;
   }
   await markWebhooksEnqueued(ctx.db, board.id, key, ctx.clock.now());
+}
+
+/** Places the members a league close left waiting when the process died right after it (SPEC §9.2). */
+export async function placeLeftWaiting(ctx: AppContext): Promise<void> {
+  for (const p of await periodsWithWaitingMembers(ctx.db)) await placeWaitingMembers(ctx.db, p.boardId, p.key, ctx.clock.now());
 }

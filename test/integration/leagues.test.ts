@@ -126,4 +126,15 @@ describe('leagues (SPEC §9.2)', () => {
     expect((await h.api('GET', '/v1/members/bob/leagues')).body.leagues).toEqual([{ board: 'ladder', tier: 'bronze' }]);
     expect((await h.api('GET', '/v1/boards/ladder/standings/dan/league')).body).toMatchObject({ bucket: 'silver-1', rank: 1, total: 1 });
   });
+
+  it('lets the next tick place the members a close left waiting when the process died right after it', async () => {
+    // As if the close committed and the process died before placing ann (she played during the grace).
+    await h.ctx.db.deleteFrom('league_placements').where('board_id', '=', 'ladder').where('period_key', '=', '2026-12-06').where('member_id', '=', 'ann').execute();
+    await h.ctx.db.updateTable('periods').set({ league_waiting: true }).where('board_id', '=', 'ladder').where('key', '=', '2026-12-05').execute();
+    expect((await h.api('GET', '/v1/boards/ladder/standings/ann/league')).body).toMatchObject({ bucket: null });
+    await runTick(h.ctx);
+    expect((await h.api('GET', '/v1/boards/ladder/standings/ann/league')).body).toMatchObject({ tier: 'bronze', bucket: 'bronze-1' });
+    const flag = await h.ctx.db.selectFrom('periods').select('league_waiting').where('board_id', '=', 'ladder').where('key', '=', '2026-12-05').executeTakeFirstOrThrow();
+    expect(flag.league_waiting).toBe(false);
+  });
 });

@@ -17,6 +17,7 @@ const literal = (text: string): string => `'${text.replace(/'/g, "''")}'`;
  */
 export async function closeLeague(db: Db, board: Board & { league: League }, key: string, now: Date): Promise<void> {
   const { tiers, promote, relegate } = board.league;
+  await db.updateTable('periods').set({ league_waiting: true }).where('board_id', '=', board.id).where('key', '=', key).execute();
   await sql`
     WITH ranked AS (
       SELECT lp.member_id, lp.tier,
@@ -91,6 +92,7 @@ export async function placeWaitingMembers(db: Db, boardId: string, closedKey: st
       const result = await sql.raw(placeMembersSql(firsts, `${literal(now.toISOString())}::timestamptz`)).execute(trx);
       placed += Number(result.numAffectedRows ?? 0);
     }
+    await trx.updateTable('periods').set({ league_waiting: false }).where('board_id', '=', boardId).where('key', '=', closedKey).execute();
     return placed;
   });
 }
@@ -126,4 +128,10 @@ export async function bucketMembers(db: Db, boardId: string, periodKey: string, 
 export async function memberTiers(db: Db, memberId: string): Promise<Map<string, string>> {
   const rows = await db.selectFrom('league_tiers').select(['board_id', 'tier']).where('member_id', '=', memberId).execute();
   return new Map(rows.map((r) => [r.board_id, r.tier]));
+}
+
+/** Closed league periods whose waiting members a crash left unplaced. */
+export async function periodsWithWaitingMembers(db: Db): Promise<Array<{ boardId: string; key: string }>> {
+  const rows = await db.selectFrom('periods').select(['board_id', 'key']).where('league_waiting', '=', true).where('state', '=', 'closed').execute();
+  return rows.map((r) => ({ boardId: r.board_id, key: r.key }));
 }

@@ -42,6 +42,8 @@ export interface PeriodsTable {
   closing_started_at: Date | null;
   webhooks_enqueued_at: Date | null;
   cache_evicted_at: Date | null;
+  /** A league close whose waiting members are not placed yet. */
+  league_waiting: Generated<boolean>;
 }
 
 export interface MembersTable {
