@@ -3,6 +3,7 @@ import { createHarness, type Harness } from '../support/harness.js';
 import { postAndWait } from '../support/wait-results.js';
 import { aggregate, prng, rankAll, shuffle, type RefEvent } from '../support/reference.js';
 import { referenceEntrants } from '../support/entrants-reference.js';
+import { until } from '../support/poll.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -146,5 +147,16 @@ describe('maxMembers and entrants (SPEC §9.1)', () => {
     ).toBe(true);
     expect(answers.filter((a) => a.status !== 201).every((a) => a.status === 409 && a.body.error === 'board_full')).toBe(true);
     expect((await h.api('GET', '/v1/boards/race/standings')).body.total).toBe(applied.length);
+  });
+
+  it("keeps an erased entrant's place under the pseudonym: the board stays as full as it was", async () => {
+    const { erasureId } = (await h.api('DELETE', '/v1/members/ann')).body;
+    await until('erasure done', async () => ((await h.api('GET', `/v1/admin/erasures/${erasureId}`)).body.state === 'done' ? true : undefined));
+    await h.drain();
+    const page = (await h.api('GET', '/v1/boards/cup/entrants')).body;
+    expect(page.total).toBe(2);
+    expect(page.entrants.map((e: { member: string }) => e.member)).toEqual([expect.stringMatching(/^erased:[0-9a-f]{12}$/), 'bob']);
+    // A new event for the same id is a new member, and the board is still full.
+    expect((await postAndWait(h, [ev('cup', 'c-ann-again', 'ann', 3)])).map((r) => r.reason)).toEqual(['board_full']);
   });
 });
