@@ -7,7 +7,8 @@ import type { StoredFunction } from './stored-function.js';
 /**
  * laurel_apply_batch applies one intake batch in one round trip and one transaction:
  * classify each event (duplicate, conflict, refused by the worker's routing, closed period, fresh), refuse sums that would
- * leave ±2^40, insert the fresh events, fold them into the member aggregates (bumping each
+ * leave ±2^40, enter newcomers of maxMembers boards (refusing board_full), insert the fresh
+ * events, place league members, fold them into the member aggregates (bumping each
  * aggregate's version), record rejections, and return the resulting aggregates for the
  * Redis projection. Called by storage/postgres/events-repository.ts (applyBatch).
  *
