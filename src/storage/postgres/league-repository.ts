@@ -77,7 +77,7 @@ export async function placeWaitingMembers(db: Db, boardId: string, closedKey: st
         JOIN LATERAL (SELECT p.key, p.starts_at, p.ends_at, p.state FROM periods p
                        WHERE p.board_id = c.board_id AND p.starts_at > c.starts_at
                        ORDER BY p.starts_at LIMIT 1) n ON n.state = 'open'
-       WHERE c.board_id = ${boardId} AND c.key = ${closedKey}`.execute(trx);
+       WHERE c.board_id = ${boardId} AND c.key = ${closedKey} AND c.state = 'closed'`.execute(trx);
     let placed = 0;
     for (const period of next) {
       await sql`SELECT pg_advisory_xact_lock(${sql.raw(entrantsLockSql('t.board', 't.period'))})
