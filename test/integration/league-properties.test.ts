@@ -76,6 +76,32 @@ describe('entrants, attempts and league placement against the reference, for any
       expect((await h.api('GET', `/v1/boards/${board}/league/mid-${expected.buckets.size + 1}`)).body.total, board).toBe(0);
     }
 
+    // The next day: its first batches arrive inside the 5th's grace, so placement waits for the close.
+    const nextDay: RefEvent[] = Array.from({ length: 30 }, (_, i) => ({
+      key: `n${String.fromCharCode(97 + (i % 5))}${i}`,
+      member: members[Math.floor(rand() * members.length)]!,
+      units: Math.floor(rand() * 30),
+      atMs: Date.parse('2026-12-06T00:00:00Z') + Math.floor(rand() * 4) * 30_000,
+    }));
+    const splits = runs.map(() => {
+      const order = shuffle(nextDay, rand);
+      const batches: RefEvent[][] = [];
+      for (let i = 0; i < order.length;) {
+        const size = 1 + Math.floor(rand() * 4);
+        batches.push(order.slice(i, i + size));
+        i += size;
+      }
+      // Most batches wait, so the close's order (first events) differs from the batches' order.
+      return { batches, waiting: Math.ceil(batches.length * (0.4 + rand() * 0.5)) };
+    });
+    const post = (board: string, batch: readonly RefEvent[]) =>
+      postAndWait(
+        h,
+        batch.map((e) => ({ board, member: e.member, value: e.units, idempotencyKey: `${board}.${e.key}`, occurredAt: new Date(e.atMs).toISOString() })),
+      );
+    h.clock.set('2026-12-06T00:02:00Z');
+    for (const [i, { board }] of runs.entries()) for (const batch of splits[i]!.batches.slice(0, splits[i]!.waiting)) await post(board, batch);
+
     h.clock.set('2026-12-06T00:06:00Z');
     await runTick(h.ctx);
     for (const { board, expected } of runs) {
@@ -85,6 +111,21 @@ describe('entrants, attempts and league placement against the reference, for any
           leagues.find((l: { board: string }) => l.board === board),
           `${board} ${member}`,
         ).toEqual({ board, tier: expected.nextTier.get(member) });
+      }
+    }
+
+    for (const [i, { board, expected }] of runs.entries()) {
+      const { batches, waiting } = splits[i]!;
+      for (const batch of batches.slice(waiting)) await post(board, batch);
+      const next = referenceLeague(batches, MAX_MEMBERS, MAX_ATTEMPTS, league, { tierOf: expected.nextTier, waiting });
+      const entrants = (await h.api('GET', `/v1/boards/${board}/entrants?limit=100`)).body.entrants.map((e: { member: string }) => e.member);
+      expect(entrants, `${board} next day`).toEqual(next.entrants);
+      for (const [bucket, standings] of next.buckets) {
+        const body = (await h.api('GET', `/v1/boards/${board}/league/${bucket}`)).body;
+        expect(
+          body.entries.map((e: { rank: number; member: string; score: number }) => [e.rank, e.member, e.score]),
+          `${board} next day ${bucket} (${waiting} of ${batches.length} batches waited)`,
+        ).toEqual(standings.map((s) => [s.rank, s.member, s.units]));
       }
     }
   });
