@@ -5,7 +5,7 @@ import { listBoards } from '../src/storage/postgres/boards-repository.js';
 import { duePeriods, periodsAwaitingWebhooks } from '../src/storage/postgres/closing-repository.js';
 import { createPeriods } from '../src/storage/postgres/periods-repository.js';
 import { ensureLedgerPartitions } from '../src/services/ledger-partitions.js';
-import { closeDueEmptyPeriods, closePeriod, enqueueWebhooks } from '../src/services/period-closing.js';
+import { closeDueEmptyPeriods, closePeriod, enqueueWebhooks, placeLeftWaiting } from '../src/services/period-closing.js';
 import { evictRetiredPeriods } from '../src/services/closed-period-retention.js';
 
 /**
@@ -37,6 +37,7 @@ export async function runTick(ctx: AppContext): Promise<{ created: number; close
       failures.push(`${due.boardId}/${due.key}: ${(err as Error).message}`);
     }
   }
+  await placeLeftWaiting(ctx).catch((err: Error) => failures.push(`league placement: ${err.message}`));
   // Like partition upkeep, retention must never hold up closing; what is left, a later tick removes.
   const evicted = await evictRetiredPeriods(ctx, now).catch((err: Error) => {
     ctx.log.warn({ err: err.message }, 'closed-period retention failed; retried next tick');

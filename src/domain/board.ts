@@ -13,6 +13,16 @@ export interface Awards {
   followingTop1: boolean;
 }
 
+/** SPEC §9.2: tiers lowest first; buckets of a tier hold up to bucketSize members. */
+export interface League {
+  tiers: string[];
+  bucketSize: number;
+  promote: number;
+  relegate: number;
+  /** Where a member new to the board starts (stored filled in: the lowest tier by default). */
+  startTier: string;
+}
+
 export interface Board {
   id: string;
   displayName: string;
@@ -25,6 +35,10 @@ export interface Board {
   window: BoardWindow | null;
   /** Per member and period, only the first maxAttempts events by (occurredAt, key) count. */
   maxAttempts: number | null;
+  /** Per period, only the first maxMembers members to enter may score; null: no cap. */
+  maxMembers: number | null;
+  /** Tiers and buckets (SPEC §9.2); null: no league. */
+  league: League | null;
   decimals: number;
   minValue: number | null;
   maxValue: number | null;
@@ -45,9 +59,25 @@ export interface Board {
  * which scopes the stored aggregates belong to, so they are fixed as well; so is maxAttempts,
  * which decides which stored events count.
  */
-export const FIXED_FIELDS = ['aggregation', 'order', 'tieBreak', 'period', 'timezone', 'decimals', 'regions', 'maxAttempts'] as const;
+export const FIXED_FIELDS = ['aggregation', 'order', 'tieBreak', 'period', 'timezone', 'decimals', 'regions', 'maxAttempts', 'league'] as const;
 
 const tier = z.number().int().min(1).max(1_000_000);
+
+const leagueSchema = z
+  .strictObject({
+    tiers: z
+      .array(z.string().regex(CATEGORY_ID, 'must match ^[A-Za-z0-9_-]{1,64}$'))
+      .min(2)
+      .max(20)
+      .refine((list) => new Set(list).size === list.length, 'must not repeat a tier'),
+    bucketSize: z.number().int().min(2).max(1000),
+    promote: z.number().int().min(0).max(1000),
+    relegate: z.number().int().min(0).max(1000),
+    startTier: z.string().optional().meta({ description: 'the tier of a member new to the board; default the lowest' }),
+  })
+  .nullable()
+  .default(null)
+  .meta({ description: 'tiers (lowest first) and buckets; only on boards whose periods close; fixed once the board has events' });
 
 const everySchema = z
   .strictObject({
@@ -77,6 +107,15 @@ export const boardDefinitionSchema = z
       .default(null)
       .meta({ description: 'events whose occurredAt is outside [startsAt, endsAt) are rejected outside_window; an `all` board closes at endsAt + graceSeconds' }),
     maxAttempts: z.number().int().min(1).max(10_000).nullable().default(null),
+    league: leagueSchema,
+    maxMembers: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000_000)
+      .nullable()
+      .default(null)
+      .meta({ description: 'per period, the first maxMembers members to have an event applied are entrants; other members are rejected board_full' }),
     decimals: z.number().int().min(0).max(6).default(0),
     minValue: z.number().nullable().default(null),
     maxValue: z.number().nullable().default(null),
@@ -111,6 +150,13 @@ export const boardDefinitionSchema = z
     if (startsAt && endsAt && Date.parse(startsAt) >= Date.parse(endsAt)) {
       ctx.addIssue({ code: 'custom', path: ['window', 'endsAt'], message: 'must be after startsAt' });
     }
+    if (def.league) {
+      const { startTier, tiers } = def.league;
+      if (startTier !== undefined && !tiers.includes(startTier)) ctx.addIssue({ code: 'custom', path: ['league', 'startTier'], message: 'must be one of tiers' });
+      if (def.period === 'all' && !def.window?.endsAt) {
+        ctx.addIssue({ code: 'custom', path: ['league'], message: 'needs periods that close (an `all` period closes only with window.endsAt)' });
+      }
+    }
     for (const field of ['minValue', 'maxValue'] as const) {
       const v = def[field];
       if (v === null) continue;
@@ -130,5 +176,16 @@ export function isValidBoardId(id: string): boolean {
 
 /** The fixed fields whose value differs between a stored board and a new definition. */
 export function changedFixedFields(current: Board, next: BoardDefinition): string[] {
-  return FIXED_FIELDS.filter((field) => (field === 'period' ? specId(current.period) !== specId(next.period) : current[field] !== next[field]));
+  return FIXED_FIELDS.filter((field) => {
+    if (field === 'period') return specId(current.period) !== specId(next.period);
+    if (field === 'league') return JSON.stringify(current.league && leagueOf({ league: current.league })) !== JSON.stringify(leagueOf(next));
+    return current[field] !== next[field];
+  });
+}
+
+/** The league as stored: startTier filled in, keys in one order (the fixed-field check compares it). */
+export function leagueOf(def: Pick<BoardDefinition, 'league'>): League | null {
+  if (!def.league) return null;
+  const { tiers, bucketSize, promote, relegate, startTier } = def.league;
+  return { tiers, bucketSize, promote, relegate, startTier: startTier ?? tiers[0]! };
 }

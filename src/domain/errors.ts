@@ -25,7 +25,14 @@ export abstract class LaurelError extends Error {
 export class NotFound extends LaurelError {}
 
 /** The request is valid but contradicts the current state (a closed period, a changed definition). */
-export class Conflict extends LaurelError {}
+export class Conflict extends LaurelError {
+  /** SPEC's error code: `conflict`, or a named state such as `board_full`. */
+  readonly code: string;
+  constructor(message: string, details?: ErrorDetail[], options: { cause?: unknown; code?: string } = {}) {
+    super(message, details, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = options.code ?? 'conflict';
+  }
+}
 
 /** The input is malformed; `details` name every field at fault. */
 export class InvalidInput extends LaurelError {

@@ -13,6 +13,8 @@ import { startAnswer, type CorsPolicy } from './answer-headers.js';
 import { methodNotAllowed } from './method-not-allowed.js';
 import { apiHeaders } from './security-headers.js';
 import { adminKeyRoutes } from './routes/admin-key-routes.js';
+import { entrantRoutes } from './routes/entrant-routes.js';
+import { leagueRoutes } from './routes/league-routes.js';
 import { boardRoutes } from './routes/board-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
@@ -92,6 +94,8 @@ export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadi
   app.use(boardRoutes(ctx, verifier));
   app.use(eventRoutes(ctx, verifier));
   app.use(standingsRoutes(ctx, verifier));
+  app.use(entrantRoutes(ctx, verifier));
+  app.use(leagueRoutes(ctx, verifier));
   app.use(memberRoutes(ctx, verifier));
   app.use(adminKeyRoutes(ctx, verifier));
   app.use(adminRebuildRoutes(ctx, verifier));

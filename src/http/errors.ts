@@ -20,7 +20,7 @@ export class HttpError extends Error {
 function statusOf(err: LaurelError): { status: number; code: string } {
   if (err instanceof InvalidInput) return { status: 400, code: err.code };
   if (err instanceof NotFound) return { status: 404, code: 'not_found' };
-  if (err instanceof Conflict) return { status: 409, code: 'conflict' };
+  if (err instanceof Conflict) return { status: 409, code: err.code };
   if (err instanceof Unavailable) return { status: 503, code: 'unavailable' };
   return { status: 500, code: 'internal' };
 }

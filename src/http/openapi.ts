@@ -11,6 +11,8 @@ import { notificationsQuerySchema, periodsQuerySchema, resultsQuerySchema } from
 import { rebuildRequestSchema } from '../services/rebuild-service.js';
 import { topStreamQuerySchema } from '../services/realtime/stream-query.js';
 import { statsQuerySchema } from '../services/stats-service.js';
+import { entrantsQuerySchema } from '../services/entrants-service.js';
+import { leagueQuerySchema } from '../services/league-service.js';
 import { aroundQuerySchema, followingQuerySchema, memberBoardsQuerySchema, scopeQuerySchema, standingsQuerySchema } from '../services/standings-service.js';
 import { createKeySchema } from './routes/admin-key-routes.js';
 import { intakeQuerySchema } from './routes/event-routes.js';
@@ -59,6 +61,7 @@ const pathParams = {
   memberId: z.string().regex(MEMBER_ID),
   idempotencyKey: z.string().regex(IDEMPOTENCY_KEY),
   periodKey: z.string().max(32),
+  bucket: z.string().max(80).meta({ description: 'a league bucket, `<tier>-<n>`' }),
   rebuildId: z.uuid(),
   erasureId: z.uuid(),
   keyId: z.uuid(),
@@ -168,6 +171,41 @@ const OPERATIONS: Record<string, Operation> = {
     body: 'Reason',
     ok: { 200: json(answers.voidedEventSchema, 'voided') },
     errors: [400, 404, 409, 413, 415],
+  },
+  'post /v1/boards/{boardId}/entrants/{memberId}': {
+    operationId: 'enterMember',
+    tag: 'boards',
+    summary: 'Enter a member into the current period of a maxMembers board without a score (201; 200 if already entered)',
+    access: 'ingest',
+    ok: { 200: json(answers.entrantSchema, 'already an entrant'), 201: json(answers.entrantSchema, 'entered') },
+    errors: [400, 404, 409],
+  },
+  'get /v1/boards/{boardId}/entrants': {
+    operationId: 'listEntrants',
+    tag: 'boards',
+    summary: "A period's entrants of a maxMembers board, in the order they entered",
+    access: 'read',
+    query: entrantsQuerySchema,
+    ok: { 200: json(answers.entrantsPageSchema, 'a page of entrants') },
+    errors: [400, 404, 409],
+  },
+  'get /v1/boards/{boardId}/standings/{memberId}/league': {
+    operationId: 'getMemberLeague',
+    tag: 'standings',
+    summary: "The member's league bucket ranked, with zones; bucket and rank null before their first event",
+    access: 'read',
+    query: leagueQuerySchema,
+    ok: { 200: json(answers.leagueStandingsSchema, 'the bucket') },
+    errors: [400, 404],
+  },
+  'get /v1/boards/{boardId}/league/{bucket}': {
+    operationId: 'getLeagueBucket',
+    tag: 'standings',
+    summary: 'A league bucket (`<tier>-<n>`) ranked, with zones',
+    access: 'read',
+    query: leagueQuerySchema,
+    ok: { 200: json(answers.leagueStandingsSchema, 'the bucket') },
+    errors: [400, 404],
   },
   'get /v1/boards/{boardId}/standings': {
     operationId: 'getStandings',
@@ -295,6 +333,14 @@ const OPERATIONS: Record<string, Operation> = {
     bodyOptional: true,
     ok: { 200: json(answers.memberViewSchema, 'the member') },
     errors: [400, 404, 413, 415],
+  },
+  'get /v1/members/{memberId}/leagues': {
+    operationId: 'getMemberLeagues',
+    tag: 'members',
+    summary: 'Per league board, the tier the member plays in next',
+    access: 'read',
+    ok: { 200: json(answers.memberLeaguesSchema, 'the tiers') },
+    errors: [400],
   },
   'get /v1/members/{memberId}/standings': {
     operationId: 'getMemberStandings',

@@ -25,6 +25,8 @@ async function views(ctx: AppContext, boards: readonly Board[]): Promise<BoardVi
     timezone: board.timezone,
     window: board.window,
     maxAttempts: board.maxAttempts,
+    maxMembers: board.maxMembers,
+    league: board.league,
     decimals: board.decimals,
     minValue: board.minValue,
     maxValue: board.maxValue,

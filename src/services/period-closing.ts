@@ -16,6 +16,7 @@ import {
   writeReports,
 } from '../storage/postgres/closing-repository.js';
 import { findPeriod, type StoredPeriod } from '../storage/postgres/periods-repository.js';
+import { closeLeague, periodsWithWaitingMembers, placeWaitingMembers } from '../storage/postgres/league-repository.js';
 import { deliveryId, webhookJobOptions, type WebhookJob } from '../queue/webhooks-queue.js';
 
 /**
@@ -41,6 +42,7 @@ export async function closePeriod(ctx: AppContext, board: Board, key: string): P
     .execute(async (trx) => {
       if (!(await lockClosing(trx, board.id, key))) return false;
       await writeFinalStandings(trx, board, key);
+      if (board.league) await closeLeague(trx, { ...board, league: board.league }, key, now);
       await grantAwards(trx, board, key, now);
       await writeReports(trx, board, key, label, now);
       await markClosed(trx, board.id, key, now);
@@ -49,6 +51,8 @@ export async function closePeriod(ctx: AppContext, board: Board, key: string): P
       return true;
     });
   ctx.periods.forget(board.id, key);
+  // Members who played on while this close was pending take their places now (SPEC §9.2).
+  if (board.league) await placeWaitingMembers(ctx.db, board.id, key, now);
   if (!finished) return false;
   ctx.metrics.closeDuration.observe((Date.now() - started) / 1000);
   ctx.log.info({ board: board.id, period: key, durationMs: Date.now() - started }, 'period closed');
@@ -125,4 +129,9 @@ export async function enqueueWebhooks(ctx: AppContext, board: Board, key: string
     after = page[page.length - 1]!.id;
   }
   await markWebhooksEnqueued(ctx.db, board.id, key, ctx.clock.now());
+}
+
+/** Places the members a league close left waiting when the process died right after it (SPEC §9.2). */
+export async function placeLeftWaiting(ctx: AppContext): Promise<void> {
+  for (const p of await periodsWithWaitingMembers(ctx.db)) await placeWaitingMembers(ctx.db, p.boardId, p.key, ctx.clock.now());
 }

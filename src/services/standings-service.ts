@@ -116,6 +116,11 @@ function readsOf(scope: Scope) {
   return scope.period.state === 'closed' ? closedReads : liveReads;
 }
 
+/** Given members' places in a resolved scope, in one read; league buckets rank on it. */
+export function placesIn(ctx: AppContext, scope: Scope, members: readonly string[]) {
+  return readsOf(scope).places(ctx, ref(scope), members);
+}
+
 export function header(scope: Scope, total: number, source: Source): ScopeHeader {
   return { board: scope.board.id, period: scope.period, category: scope.category, region: scope.region, total, source };
 }

@@ -186,6 +186,28 @@ describe('every route answers as the document says', () => {
     await call('GET /v1/boards/:boardId/standings/:memberId/around', '/v1/boards/arena/standings/p2/around?radius=1');
     await call('GET /v1/boards/:boardId/standings/:memberId/around', '/v1/boards/arena/standings/p2/around?radius=99');
     await call('GET /v1/boards/:boardId/standings/:memberId/following', '/v1/boards/arena/standings/p1/following?limit=10');
+    await call('PUT /v1/boards/:boardId', '/v1/boards/cup', { aggregation: 'best', maxMembers: 2 });
+    await call('POST /v1/boards/:boardId/entrants/:memberId', '/v1/boards/cup/entrants/p1');
+    await call('POST /v1/boards/:boardId/entrants/:memberId', '/v1/boards/cup/entrants/p1');
+    await call('POST /v1/boards/:boardId/entrants/:memberId', '/v1/boards/cup/entrants/p2');
+    await call('POST /v1/boards/:boardId/entrants/:memberId', '/v1/boards/cup/entrants/p3').then((r) => expect(r.body.error).toBe('board_full'));
+    await call('POST /v1/boards/:boardId/entrants/:memberId', '/v1/boards/none/entrants/p3');
+    await call('POST /v1/boards/:boardId/entrants/:memberId', '/v1/boards/cup/entrants/bad%20id');
+    const entrants = await call('GET /v1/boards/:boardId/entrants', '/v1/boards/cup/entrants?limit=1');
+    await call('GET /v1/boards/:boardId/entrants', `/v1/boards/cup/entrants?limit=1&cursor=${entrants.body.nextCursor}`);
+    await call('GET /v1/boards/:boardId/entrants', '/v1/boards/cup/entrants?cursor=x');
+    await call('GET /v1/boards/:boardId/entrants', '/v1/boards/cup/entrants?period=1999-01');
+    await call('GET /v1/boards/:boardId/entrants', '/v1/boards/arena/entrants');
+    await call('PUT /v1/boards/:boardId', '/v1/boards/ladder', { aggregation: 'sum', league: { tiers: ['low', 'high'], bucketSize: 2, promote: 1, relegate: 1 } });
+    await call('POST /v1/events', '/v1/events?wait=true', { board: 'ladder', member: 'p1', value: 3, idempotencyKey: 'ladder-1' });
+    await call('GET /v1/boards/:boardId/standings/:memberId/league', '/v1/boards/ladder/standings/p1/league');
+    await call('GET /v1/boards/:boardId/standings/:memberId/league', '/v1/boards/ladder/standings/p2/league');
+    await call('GET /v1/boards/:boardId/standings/:memberId/league', '/v1/boards/arena/standings/p1/league');
+    await call('GET /v1/boards/:boardId/standings/:memberId/league', '/v1/boards/ladder/standings/p1/league?period=1999-01');
+    await call('GET /v1/boards/:boardId/league/:bucket', '/v1/boards/ladder/league/low-1');
+    await call('GET /v1/boards/:boardId/league/:bucket', '/v1/boards/ladder/league/nope-1');
+    await call('GET /v1/members/:memberId/leagues', '/v1/members/p1/leagues');
+    await call('GET /v1/members/:memberId/leagues', '/v1/members/bad%20id/leagues');
     // Streams on a board of their own, with scores known here: s1 7, s2 3.
     await call('PUT /v1/boards/:boardId', '/v1/boards/live', { aggregation: 'sum', graceSeconds: 0 });
     const scores = [

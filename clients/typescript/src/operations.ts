@@ -25,6 +25,18 @@ export function operations(http: Client<paths>, send: Send) {
     /** Void an event: its member's aggregates are recomputed from the rest */
     voidEvent: (init: Init<'/v1/events/{idempotencyKey}/void', 'post'>) =>
       send<Ok<paths['/v1/events/{idempotencyKey}/void']['post']>>(http.POST('/v1/events/{idempotencyKey}/void', init as never)),
+    /** Enter a member into the current period of a maxMembers board without a score (201; 200 if already entered) */
+    enterMember: (init: Init<'/v1/boards/{boardId}/entrants/{memberId}', 'post'>) =>
+      send<Ok<paths['/v1/boards/{boardId}/entrants/{memberId}']['post']>>(http.POST('/v1/boards/{boardId}/entrants/{memberId}', init as never)),
+    /** A period's entrants of a maxMembers board, in the order they entered */
+    listEntrants: (init: Init<'/v1/boards/{boardId}/entrants', 'get'>) =>
+      send<Ok<paths['/v1/boards/{boardId}/entrants']['get']>>(http.GET('/v1/boards/{boardId}/entrants', init as never)),
+    /** The member's league bucket ranked, with zones; bucket and rank null before their first event */
+    getMemberLeague: (init: Init<'/v1/boards/{boardId}/standings/{memberId}/league', 'get'>) =>
+      send<Ok<paths['/v1/boards/{boardId}/standings/{memberId}/league']['get']>>(http.GET('/v1/boards/{boardId}/standings/{memberId}/league', init as never)),
+    /** A league bucket (`<tier>-<n>`) ranked, with zones */
+    getLeagueBucket: (init: Init<'/v1/boards/{boardId}/league/{bucket}', 'get'>) =>
+      send<Ok<paths['/v1/boards/{boardId}/league/{bucket}']['get']>>(http.GET('/v1/boards/{boardId}/league/{bucket}', init as never)),
     /** A page of standings; or, with `members`, those members' entries; `member` adds `me` */
     getStandings: (init: Init<'/v1/boards/{boardId}/standings', 'get'>) =>
       send<Ok<paths['/v1/boards/{boardId}/standings']['get']>>(http.GET('/v1/boards/{boardId}/standings', init as never)),
@@ -67,6 +79,9 @@ export function operations(http: Client<paths>, send: Send) {
     /** Restore an excluded member with all their points, optionally with a reason */
     restoreMember: (init: Init<'/v1/members/{memberId}/exclusion', 'delete'>) =>
       send<Ok<paths['/v1/members/{memberId}/exclusion']['delete']>>(http.DELETE('/v1/members/{memberId}/exclusion', init as never)),
+    /** Per league board, the tier the member plays in next */
+    getMemberLeagues: (init: Init<'/v1/members/{memberId}/leagues', 'get'>) =>
+      send<Ok<paths['/v1/members/{memberId}/leagues']['get']>>(http.GET('/v1/members/{memberId}/leagues', init as never)),
     /** The member's (all, world) placement on every board */
     getMemberStandings: (init: Init<'/v1/members/{memberId}/standings', 'get'>) =>
       send<Ok<paths['/v1/members/{memberId}/standings']['get']>>(http.GET('/v1/members/{memberId}/standings', init as never)),

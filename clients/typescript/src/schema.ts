@@ -224,6 +224,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/boards/{boardId}/entrants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A period's entrants of a maxMembers board, in the order they entered
+         * @description Role: read (none with PUBLIC_READS=true).
+         */
+        get: operations["listEntrants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/boards/{boardId}/entrants/{memberId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enter a member into the current period of a maxMembers board without a score (201; 200 if already entered)
+         * @description Role: ingest.
+         */
+        post: operations["enterMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/boards/{boardId}/league/{bucket}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A league bucket (`<tier>-<n>`) ranked, with zones
+         * @description Role: read (none with PUBLIC_READS=true).
+         */
+        get: operations["getLeagueBucket"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/boards/{boardId}/periods": {
         parameters: {
             query?: never;
@@ -336,6 +396,26 @@ export interface paths {
          * @description Role: read (none with PUBLIC_READS=true).
          */
         get: operations["getFollowingStandings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/boards/{boardId}/standings/{memberId}/league": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The member's league bucket ranked, with zones; bucket and rank null before their first event
+         * @description Role: read (none with PUBLIC_READS=true).
+         */
+        get: operations["getMemberLeague"];
         put?: never;
         post?: never;
         delete?: never;
@@ -556,6 +636,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/members/{memberId}/leagues": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Per league board, the tier the member plays in next
+         * @description Role: read (none with PUBLIC_READS=true).
+         */
+        get: operations["getMemberLeagues"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/members/{memberId}/notifications": {
         parameters: {
             query?: never;
@@ -637,7 +737,15 @@ export interface components {
             displayName: string;
             graceSeconds: number;
             id: string;
+            league: {
+                bucketSize: number;
+                promote: number;
+                relegate: number;
+                startTier: string;
+                tiers: string[];
+            } | null;
             maxAttempts: number | null;
+            maxMembers: number | null;
             maxValue: number | null;
             minValue: number | null;
             /** @enum {string} */
@@ -705,8 +813,25 @@ export interface components {
             displayName?: string;
             /** @default 300 */
             graceSeconds?: number;
+            /**
+             * @description tiers (lowest first) and buckets; only on boards whose periods close; fixed once the board has events
+             * @default null
+             */
+            league?: {
+                bucketSize: number;
+                promote: number;
+                relegate: number;
+                /** @description the tier of a member new to the board; default the lowest */
+                startTier?: string;
+                tiers: string[];
+            } | null;
             /** @default null */
             maxAttempts?: number | null;
+            /**
+             * @description per period, the first maxMembers members to have an event applied are entrants; other members are rejected board_full
+             * @default null
+             */
+            maxMembers?: number | null;
             /** @default null */
             maxValue?: number | null;
             /** @default null */
@@ -757,6 +882,27 @@ export interface components {
             name: string;
             /** @enum {string} */
             role: "ingest" | "read" | "admin";
+        };
+        /** @description a member's entry into a period of a maxMembers board */
+        Entrant: {
+            board: string;
+            /** Format: date-time */
+            enteredAt: string;
+            member: string;
+            period: string;
+        };
+        /** @description entrants in the order they entered */
+        EntrantsPage: {
+            board: string;
+            entrants: {
+                /** Format: date-time */
+                enteredAt: string;
+                member: string;
+            }[];
+            /** @description pass as `cursor` for the next page; null at the end */
+            nextCursor: string | null;
+            period: components["schemas"]["Period"];
+            total: number;
         };
         Erasure: {
             /** Format: uuid */
@@ -880,6 +1026,25 @@ export interface components {
             /** @enum {string} */
             role: "ingest" | "read" | "admin";
         };
+        /** @description a league bucket ranked with the board's tie rule */
+        LeagueStandings: {
+            board: string;
+            /** @description null before the member is placed (their first event of the period) */
+            bucket: string | null;
+            entries: {
+                displayName: string | null;
+                member: string;
+                rank: number;
+                score: number;
+                zone: ("promote" | "relegate") | null;
+            }[];
+            period: components["schemas"]["Period"];
+            promote: number;
+            rank: number | null;
+            relegate: number;
+            tier: string;
+            total: number;
+        };
         Member: {
             displayName: string | null;
             excluded: boolean;
@@ -931,6 +1096,14 @@ export interface components {
             member: string;
             /** @description pass as `cursor` for the next page; null at the end */
             nextCursor: string | null;
+        };
+        /** @description per league board, the tier the member plays in next */
+        MemberLeagues: {
+            leagues: {
+                board: string;
+                tier: string;
+            }[];
+            member: string;
         };
         MemberStanding: {
             board: string;
@@ -1569,6 +1742,109 @@ export interface operations {
             503: components["responses"]["E503"];
         };
     };
+    listEntrants: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+                period?: string;
+            };
+            header?: never;
+            path: {
+                boardId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of entrants */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntrantsPage"];
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    enterMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                boardId: string;
+                memberId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description already an entrant */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Entrant"];
+                };
+            };
+            /** @description entered */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Entrant"];
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    getLeagueBucket: {
+        parameters: {
+            query?: {
+                period?: string;
+            };
+            header?: never;
+            path: {
+                boardId: string;
+                bucket: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the bucket */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeagueStandings"];
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
     listPeriods: {
         parameters: {
             query?: {
@@ -1761,6 +2037,37 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FollowingStandings"];
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    getMemberLeague: {
+        parameters: {
+            query?: {
+                period?: string;
+            };
+            header?: never;
+            path: {
+                boardId: string;
+                memberId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the bucket */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeagueStandings"];
                 };
             };
             400: components["responses"]["E400"];
@@ -2191,6 +2498,33 @@ export interface operations {
             403: components["responses"]["E403"];
             413: components["responses"]["E413"];
             415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    getMemberLeagues: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                memberId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the tiers */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberLeagues"];
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
             429: components["responses"]["E429"];
             503: components["responses"]["E503"];
         };

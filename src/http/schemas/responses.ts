@@ -39,6 +39,10 @@ export const boardViewSchema = z
     timezone: z.string(),
     window: z.strictObject({ startsAt: instant.optional(), endsAt: instant.optional() }).nullable(),
     maxAttempts: z.number().int().nullable(),
+    maxMembers: z.number().int().nullable(),
+    league: z
+      .strictObject({ tiers: z.array(z.string()), bucketSize: z.number().int(), promote: z.number().int(), relegate: z.number().int(), startTier: z.string() })
+      .nullable(),
     decimals: z.number().int(),
     minValue: z.number().nullable(),
     maxValue: z.number().nullable(),
@@ -353,3 +357,43 @@ export const readinessSchema = z
     checks: z.record(z.string(), z.string()).optional(),
   })
   .meta({ id: 'Readiness' });
+
+export const entrantSchema = z
+  .strictObject({ board: z.string(), period: z.string(), member: z.string(), enteredAt: instant })
+  .meta({ id: 'Entrant', description: "a member's entry into a period of a maxMembers board" });
+
+export const entrantsPageSchema = z
+  .strictObject({
+    board: z.string(),
+    period: periodViewSchema,
+    total: z.number().int(),
+    entrants: z.array(z.strictObject({ member: z.string(), enteredAt: instant })),
+    nextCursor: z.string().nullable().meta({ description: 'pass as `cursor` for the next page; null at the end' }),
+  })
+  .meta({ id: 'EntrantsPage', description: 'entrants in the order they entered' });
+
+export const leagueStandingsSchema = z
+  .strictObject({
+    board: z.string(),
+    period: periodViewSchema,
+    tier: z.string(),
+    bucket: z.string().nullable().meta({ description: 'null before the member is placed (their first event of the period)' }),
+    rank: z.number().int().nullable(),
+    total: z.number().int(),
+    promote: z.number().int(),
+    relegate: z.number().int(),
+    entries: z.array(
+      z.strictObject({
+        rank: z.number().int(),
+        member: z.string(),
+        displayName: z.string().nullable(),
+        score: z.number(),
+        zone: z.enum(['promote', 'relegate']).nullable(),
+      }),
+    ),
+  })
+  .meta({ id: 'LeagueStandings', description: "a league bucket ranked with the board's tie rule" });
+
+export const memberLeaguesSchema = z
+  .strictObject({ member: z.string(), leagues: z.array(z.strictObject({ board: z.string(), tier: z.string() })) })
+  .meta({ id: 'MemberLeagues', description: 'per league board, the tier the member plays in next' });

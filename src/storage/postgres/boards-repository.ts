@@ -1,7 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from './database.js';
 import type { BoardsTable } from './schema.js';
-import type { Aggregation, Awards, Board, BoardDefinition } from '../../domain/board.js';
+import { leagueOf, type Aggregation, type Awards, type Board, type BoardDefinition, type League } from '../../domain/board.js';
 import type { PeriodKind, PeriodSpec } from '../../domain/period.js';
 import type { SortOrder, TieBreak } from '../../domain/ranking.js';
 
@@ -22,6 +22,8 @@ function toBoard(row: Selectable<BoardsTable>): Board {
           }
         : null,
     maxAttempts: row.max_attempts,
+    maxMembers: row.max_members,
+    league: (row.league as League | null) ?? null,
     decimals: row.decimals,
     minValue: row.min_value === null ? null : Number(row.min_value),
     maxValue: row.max_value === null ? null : Number(row.max_value),
@@ -47,6 +49,8 @@ function toColumns(id: string, def: BoardDefinition) {
     window_starts_at: def.window?.startsAt ? new Date(def.window.startsAt) : null,
     window_ends_at: def.window?.endsAt ? new Date(def.window.endsAt) : null,
     max_attempts: def.maxAttempts,
+    max_members: def.maxMembers,
+    league: def.league ? JSON.stringify(leagueOf(def)) : null,
     decimals: def.decimals,
     min_value: def.minValue === null ? null : String(def.minValue),
     max_value: def.maxValue === null ? null : String(def.maxValue),

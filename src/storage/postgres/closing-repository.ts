@@ -172,7 +172,9 @@ export async function writeReports(db: Db, board: Board, key: string, label: str
            'You finished ' || r.rank ||
              CASE WHEN r.rank % 100 BETWEEN 11 AND 13 THEN 'th'
                   WHEN r.rank % 10 = 1 THEN 'st' WHEN r.rank % 10 = 2 THEN 'nd' WHEN r.rank % 10 = 3 THEN 'rd'
-                  ELSE 'th' END,
+                  ELSE 'th' END
+             -- A league board names the tier the member plays in next (SPEC §9.2).
+             || coalesce('; next tier: ' || lp.next_tier, ''),
            (SELECT w.award FROM awards w
              WHERE w.board_id = r.board_id AND w.period_key = r.period_key AND w.member_id = r.member_id
                AND (w.category = 'all' OR w.award = 'following_top1')
@@ -181,6 +183,7 @@ export async function writeReports(db: Db, board: Board, key: string, label: str
              LIMIT 1),
            ${now}
       FROM period_results r
+      LEFT JOIN league_placements lp ON lp.board_id = r.board_id AND lp.period_key = r.period_key AND lp.member_id = r.member_id
      WHERE r.board_id = ${board.id} AND r.period_key = ${key} AND r.category = 'all' AND r.region = 'world'
      ORDER BY r.position
     ON CONFLICT DO NOTHING`.execute(db);

@@ -66,6 +66,10 @@ export async function eraseMemberRows(db: Db, erasureId: string, member: string,
        WHERE a.member_id = ${member} AND p.cache_evicted_at IS NULL
        ORDER BY 1, 2`.execute(trx);
     await sql`UPDATE period_results SET member_id = ${pseudonym} WHERE member_id = ${member}`.execute(trx);
+    // An entry is never undone (SPEC §9.1): the place stays taken, under the pseudonym.
+    await sql`UPDATE board_entrants SET member_id = ${pseudonym} WHERE member_id = ${member}`.execute(trx);
+    // League slots stay taken too (buckets do not shift); the member's tier goes.
+    await sql`UPDATE league_placements SET member_id = ${pseudonym} WHERE member_id = ${member}`.execute(trx);
     await sql`
       UPDATE score_event_keys k SET idempotency_key = ${sql.raw(hashedKeySql('k.idempotency_key'))}, member_id = ${pseudonym}
        WHERE k.idempotency_key IN (SELECT e.idempotency_key FROM score_events e WHERE e.member_id = ${member})
@@ -75,6 +79,7 @@ export async function eraseMemberRows(db: Db, erasureId: string, member: string,
       sql`DELETE FROM member_aggregates WHERE member_id = ${member}`,
       sql`DELETE FROM rejections WHERE member_id = ${member}`,
       sql`DELETE FROM awards WHERE member_id = ${member}`,
+      sql`DELETE FROM league_tiers WHERE member_id = ${member}`,
       sql`DELETE FROM notifications WHERE member_id = ${member}`,
       sql`DELETE FROM member_follows WHERE member_id = ${member} OR followed_id = ${member}`,
       sql`DELETE FROM member_exclusions WHERE member_id = ${member}`,

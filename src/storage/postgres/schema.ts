@@ -16,6 +16,8 @@ export interface BoardsTable {
   window_starts_at: Date | null;
   window_ends_at: Date | null;
   max_attempts: number | null;
+  max_members: number | null;
+  league: ColumnType<unknown, string | null, string | null>;
   decimals: number;
   /** numeric: pg returns it as a string to keep it exact. */
   min_value: string | null;
@@ -40,6 +42,8 @@ export interface PeriodsTable {
   closing_started_at: Date | null;
   webhooks_enqueued_at: Date | null;
   cache_evicted_at: Date | null;
+  /** A league close whose waiting members are not placed yet. */
+  league_waiting: Generated<boolean>;
 }
 
 export interface MembersTable {
@@ -236,6 +240,35 @@ export interface LaurelFunctionsTable {
   catalog_hash: string | null;
 }
 
+/** maxMembers entrants of a period, numbered 1..n in the order they entered. */
+export interface BoardEntrantsTable {
+  board_id: string;
+  period_key: string;
+  position: number;
+  member_id: string;
+  entered_at: Date;
+}
+
+export interface LeagueTiersTable {
+  board_id: string;
+  member_id: string;
+  tier: string;
+}
+
+/** A member's bucket of a period; the close fills in the last three. */
+export interface LeaguePlacementsTable {
+  board_id: string;
+  period_key: string;
+  member_id: string;
+  tier: string;
+  slot: number;
+  bucket: string;
+  placed_at: Date;
+  bucket_rank: number | null;
+  outcome: 'promoted' | 'relegated' | 'kept' | null;
+  next_tier: string | null;
+}
+
 export interface RebuildLogTable {
   board_id: string;
   period_key: string;
@@ -266,4 +299,7 @@ export interface Database {
   rebuild_log: RebuildLogTable;
   duplicate_log: DuplicateLogTable;
   laurel_functions: LaurelFunctionsTable;
+  board_entrants: BoardEntrantsTable;
+  league_tiers: LeagueTiersTable;
+  league_placements: LeaguePlacementsTable;
 }

@@ -1,11 +1,14 @@
 import { mergeAggregates, rankedEvents, scopesOf, winnerColumns } from './aggregate-rules.js';
 import { hashedKeySql } from './erased-keys.js';
+import { entrantCountSql, entrantsLockSql } from './entrant-rules.js';
+import { placeMembersSql, placementWaitsSql } from './league-rules.js';
 import type { StoredFunction } from './stored-function.js';
 
 /**
  * laurel_apply_batch applies one intake batch in one round trip and one transaction:
  * classify each event (duplicate, conflict, refused by the worker's routing, closed period, fresh), refuse sums that would
- * leave ±2^40, insert the fresh events, fold them into the member aggregates (bumping each
+ * leave ±2^40, enter newcomers of maxMembers boards (refusing board_full), insert the fresh
+ * events, place league members, fold them into the member aggregates (bumping each
  * aggregate's version), record rejections, and return the resulting aggregates for the
  * Redis projection. Called by storage/postgres/events-repository.ts (applyBatch).
  *
@@ -63,6 +66,8 @@ DECLARE
   v_capped boolean;
   v_exhausted jsonb := '{}'::jsonb;
   v_displaced jsonb := '[]'::jsonb;
+  -- maxMembers: 'board|period|member' of members this batch cannot enter.
+  v_full jsonb := '{}'::jsonb;
 BEGIN
   -- Routing (period, scale) was computed from a board revision: lock the boards so it
   -- cannot change under the batch, and ask for a redo if it already has.
@@ -145,14 +150,18 @@ BEGIN
     FROM ${classified('c')}
     LEFT JOIN periods p ON p.board_id = c.board_id AND p.key = c.period_key;
 
-  -- Attempts are counted per (board, period, member) over the ledger: one batch at a time
-  -- per such triple, so each sees every earlier batch's events. Every batch takes these
-  -- locks after its member and period locks and in one order, so none waits in a circle.
+  -- Attempts are counted per (board, period, member) over the ledger, entrants per (board,
+  -- period): one batch at a time per such key, so each sees every earlier batch's events and
+  -- entries. Every batch takes these locks after its member and period locks and in one
+  -- order, so none waits in a circle.
   FOR v_lock IN
-    SELECT DISTINCT hashtextextended(c.board_id || '|' || c.period_key || '|' || c.member_id, 0)
+    SELECT DISTINCT l.h
       FROM ${classified('c')}
-      JOIN boards b ON b.id = c.board_id AND b.max_attempts IS NOT NULL
-     WHERE c.verdict = 'fresh'
+      JOIN boards b ON b.id = c.board_id AND (b.max_attempts IS NOT NULL OR b.max_members IS NOT NULL OR b.league IS NOT NULL)
+      CROSS JOIN LATERAL (VALUES
+        (CASE WHEN b.max_attempts IS NOT NULL THEN hashtextextended(c.board_id || '|' || c.period_key || '|' || c.member_id, 0) END),
+        (CASE WHEN b.max_members IS NOT NULL OR b.league IS NOT NULL THEN ${entrantsLockSql('c.board_id', 'c.period_key')} END)) AS l(h)
+     WHERE c.verdict = 'fresh' AND l.h IS NOT NULL
      ORDER BY 1
   LOOP
     PERFORM pg_advisory_xact_lock(v_lock);
@@ -198,6 +207,41 @@ BEGIN
                   ELSE c.verdict END ORDER BY c.i)
       INTO v_verdict
       FROM ${classified('c')};
+  END IF;
+
+  -- maxMembers: a member not yet entered enters with their first counting event; within the
+  -- batch newcomers take the free places in the order of their first events by
+  -- (occurredAt, key). The events of a newcomer who finds no place are board_full.
+  IF v_capped THEN
+    WITH firsts AS (
+      SELECT DISTINCT ON (c.board_id, c.period_key, c.member_id) c.board_id, c.period_key, c.member_id, c.occurred_at, c.key, b.max_members
+        FROM ${classified('c')}
+        JOIN boards b ON b.id = c.board_id AND b.max_members IS NOT NULL
+       WHERE c.verdict = 'fresh'
+       ORDER BY c.board_id, c.period_key, c.member_id, c.occurred_at, c.key COLLATE "C"
+    ),
+    newcomers AS (
+      SELECT f.*, row_number() OVER (PARTITION BY f.board_id, f.period_key ORDER BY f.occurred_at, f.key COLLATE "C") AS r
+        FROM firsts f
+       WHERE NOT EXISTS (SELECT 1 FROM board_entrants e
+                          WHERE e.board_id = f.board_id AND e.period_key = f.period_key AND e.member_id = f.member_id)
+    ),
+    entered AS (
+      SELECT DISTINCT n.board_id, n.period_key, ${entrantCountSql('n.board_id', 'n.period_key')} AS n
+        FROM newcomers n
+    )
+    SELECT coalesce(jsonb_object_agg(n.board_id || '|' || n.period_key || '|' || n.member_id, true), '{}'::jsonb) INTO v_full
+      FROM newcomers n
+      JOIN entered t ON t.board_id = n.board_id AND t.period_key = n.period_key
+     WHERE t.n + n.r > n.max_members;
+    IF v_full <> '{}'::jsonb THEN
+      SELECT array_agg(
+               CASE WHEN c.verdict = 'fresh' AND v_full ? (c.board_id || '|' || c.period_key || '|' || c.member_id)
+                    THEN 'board_full'
+                    ELSE c.verdict END ORDER BY c.i)
+        INTO v_verdict
+        FROM ${classified('c')};
+    END IF;
   END IF;
 
   -- The key table is the one global arbiter of idempotency: a key is claimed here (a
@@ -281,6 +325,35 @@ BEGIN
   ${mergeAggregates('contrib', 'p_now')}
   SELECT count(*) INTO v_inserted FROM ins;
 
+  -- The entries, numbered on from the period's last one. Only members whose events this batch
+  -- stored enter (one that lost every key to a concurrent batch does not).
+  IF v_capped THEN
+    INSERT INTO board_entrants (board_id, period_key, position, member_id, entered_at)
+    SELECT n.board_id, n.period_key,
+           ${entrantCountSql('n.board_id', 'n.period_key')}
+             + row_number() OVER (PARTITION BY n.board_id, n.period_key ORDER BY n.occurred_at, n.key COLLATE "C"),
+           n.member_id, p_now
+      FROM (SELECT DISTINCT ON (c.board_id, c.period_key, c.member_id) c.board_id, c.period_key, c.member_id, c.occurred_at, c.key
+              FROM ${classified('c')}
+              JOIN boards b ON b.id = c.board_id AND b.max_members IS NOT NULL
+             WHERE c.verdict = 'fresh' AND v_claimed ? c.key
+             ORDER BY c.board_id, c.period_key, c.member_id, c.occurred_at, c.key COLLATE "C") n
+     WHERE NOT EXISTS (SELECT 1 FROM board_entrants e
+                        WHERE e.board_id = n.board_id AND e.period_key = n.period_key AND e.member_id = n.member_id);
+    -- Leagues: a member is placed at their first stored event of the period, unless the previous
+    -- period's close, which decides their tier, is still to come (it places them then).
+    ${placeMembersSql(
+      `(SELECT w.* FROM (SELECT DISTINCT ON (c.board_id, c.period_key, c.member_id)
+                                c.board_id, c.period_key, c.member_id, c.occurred_at, c.key, c.starts_at
+                           FROM ${classified('c')}
+                           JOIN boards b ON b.id = c.board_id AND b.league IS NOT NULL
+                          WHERE c.verdict = 'fresh' AND v_claimed ? c.key
+                          ORDER BY c.board_id, c.period_key, c.member_id, c.occurred_at, c.key COLLATE "C") w
+         WHERE NOT ${placementWaitsSql('w.board_id', 'w.starts_at')})`,
+      'p_now',
+    )};
+  END IF;
+
   IF jsonb_array_length(v_displaced) > 0 THEN
     UPDATE score_events e SET status = 'exhausted'
       FROM jsonb_to_recordset(v_displaced) AS d(key text, at timestamptz)
@@ -349,7 +422,7 @@ BEGIN
   INSERT INTO rejections (idempotency_key, reason, board_id, period_key, member_id, payload, payload_hash, source, received_at, rejected_at, occurred_at)
   SELECT f.key, f.outcome, f.board_id, f.period_key, f.member_id, f.payload, f.payload_hash, f.source, f.received_at, p_now, f.occurred_at
     FROM ${decided('f')}
-   WHERE f.outcome IN ('conflict', 'period_closed', 'out_of_range', 'outside_window')
+   WHERE f.outcome IN ('conflict', 'period_closed', 'out_of_range', 'outside_window', 'board_full')
   ON CONFLICT DO NOTHING;
 
   -- Duplicates are not rejections, but rollups count them (insert-only: no hot row).
