@@ -1,15 +1,18 @@
 import type { Board } from '../domain/board.js';
 import { BOARD_ID } from '../domain/ids.js';
 import type { Db } from './postgres/database.js';
-import { findBoards } from './postgres/boards-repository.js';
+import { findBoards, listBoards } from './postgres/boards-repository.js';
 
 /**
  * Board definitions, cached briefly per process. Only found boards are cached, so a board
  * created a moment ago is never reported missing; a change made through another process
  * is seen within `ttlMs`, and workers detect a stale revision in the apply function itself.
+ * The list of every board is cached the same way (a read across boards then costs no
+ * Postgres round trip); a board this process creates or changes is in it at once.
  */
 export class BoardCatalog {
   private readonly cache = new Map<string, { board: Board; until: number }>();
+  private all: { boards: Board[]; until: number } | undefined;
 
   constructor(
     private readonly db: Db,
@@ -43,11 +46,22 @@ export class BoardCatalog {
     return (await this.getMany([id])).get(id);
   }
 
+  /** Every board, in id order. */
+  async list(): Promise<Board[]> {
+    if (this.all && this.all.until > Date.now()) return this.all.boards;
+    const boards = await listBoards(this.db);
+    for (const board of boards) this.cache.set(board.id, { board, until: Date.now() + this.ttlMs });
+    this.all = { boards, until: Date.now() + this.ttlMs };
+    return boards;
+  }
+
   remember(board: Board): void {
     this.cache.set(board.id, { board, until: Date.now() + this.ttlMs });
+    this.all = undefined;
   }
 
   forget(id: string): void {
     this.cache.delete(id);
+    this.all = undefined;
   }
 }
