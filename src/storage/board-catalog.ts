@@ -13,6 +13,9 @@ import { findBoards, listBoards } from './postgres/boards-repository.js';
 export class BoardCatalog {
   private readonly cache = new Map<string, { board: Board; until: number }>();
   private all: { boards: Board[]; until: number } | undefined;
+  /** Lookups in flight: concurrent misses of a board share one, so an expiry costs one round trip. */
+  private readonly loading = new Map<string, Promise<Board | undefined>>();
+  private listing: Promise<Board[]> | undefined;
 
   constructor(
     private readonly db: Db,
@@ -43,16 +46,25 @@ export class BoardCatalog {
     // Every standings read starts here: a cache hit allocates nothing.
     const hit = this.cache.get(id);
     if (hit && hit.until > Date.now()) return hit.board;
-    return (await this.getMany([id])).get(id);
+    const pending = this.loading.get(id);
+    if (pending) return pending;
+    const lookup = this.getMany([id]).then((found) => found.get(id));
+    this.loading.set(id, lookup);
+    void lookup.finally(() => this.loading.delete(id)).catch(() => undefined);
+    return lookup;
   }
 
   /** Every board, in id order. */
   async list(): Promise<Board[]> {
     if (this.all && this.all.until > Date.now()) return this.all.boards;
-    const boards = await listBoards(this.db);
-    for (const board of boards) this.cache.set(board.id, { board, until: Date.now() + this.ttlMs });
-    this.all = { boards, until: Date.now() + this.ttlMs };
-    return boards;
+    this.listing ??= listBoards(this.db)
+      .then((boards) => {
+        for (const board of boards) this.cache.set(board.id, { board, until: Date.now() + this.ttlMs });
+        this.all = { boards, until: Date.now() + this.ttlMs };
+        return boards;
+      })
+      .finally(() => (this.listing = undefined));
+    return this.listing;
   }
 
   remember(board: Board): void {
