@@ -5,6 +5,9 @@
  *
  *   npx tsx bench/fallback-reads.ts            (FALLBACK_BENCH_MEMBERS=n for another size)
  *
+ * FALLBACK_BENCH_EXPLAIN=1 also prints each read's EXPLAIN (ANALYZE, BUFFERS), planned with
+ * the fallback pool's session settings.
+ *
  * Exported for bench/run.ts. The board is written with SQL (generate_series), members,
  * aggregates and the matching ledger rows, in a database of its own that is dropped after.
  */
@@ -12,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
+import { Kysely, PostgresDialect, type CompiledQuery } from 'kysely';
 import { parseEnv } from '../src/config/env.js';
 import { createContext, type AppContext } from '../src/context.js';
 import { createLogger } from '../src/logger.js';
@@ -19,6 +23,10 @@ import { migrateDatabase } from '../src/storage/postgres/migrator.js';
 import { keysOfPrefix, unlinkMatching } from '../src/storage/redis/maintenance.js';
 import { putBoard } from '../src/services/boards-service.js';
 import { aroundMember, memberStanding, standingsPage } from '../src/services/standings-service.js';
+import { FALLBACK_SESSION_SETTINGS } from '../src/storage/postgres/fallback-reads.js';
+import type { Database } from '../src/storage/postgres/schema.js';
+import { aroundInScope, placeInScope, rankScope } from '../src/storage/postgres/standings-repository.js';
+import type { Board } from '../src/domain/board.js';
 import { quantile, round } from './support.js';
 
 export interface FallbackReadsResult {
@@ -92,6 +100,35 @@ async function measure(ctx: AppContext, n: number, samples: number): Promise<Fal
   return { rankP50Ms: rank.p50, rankP99Ms: rank.p99, top50P50Ms: top50.p50, top50P99Ms: top50.p99, aroundP50Ms: around.p50, aroundP99Ms: around.p99 };
 }
 
+/** Each fallback statement run once more under EXPLAIN (ANALYZE, BUFFERS), printed. */
+async function explainReads(url: string, board: Board, n: number): Promise<void> {
+  const options = Object.entries(FALLBACK_SESSION_SETTINGS)
+    .map(([name, value]) => `-c ${name}=${value}`)
+    .join(' ');
+  const pool = new pg.Pool({ connectionString: url, max: 1, options });
+  pool.on('error', () => undefined);
+  let last: CompiledQuery | undefined;
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: (e) => void (e.level === 'query' && (last = e.query)) });
+  const scope = { period: 'all', category: 'all', region: 'world' };
+  const middle = `m${Math.floor(n / 2) + 1}`;
+  const reads: Array<[string, () => Promise<unknown>]> = [
+    [`rank of ${middle}`, () => placeInScope(db, board, scope, middle)],
+    ['top-50', () => rankScope(db, board, scope, { offset: 0, limit: 50 })],
+    [`around ${middle}, radius 5`, () => aroundInScope(db, board, scope, middle, 5)],
+    [`page at offset ${Math.floor(n / 2)}`, () => rankScope(db, board, scope, { offset: Math.floor(n / 2), limit: 50 })],
+    ['page past the end', () => rankScope(db, board, scope, { offset: n + 10, limit: 50 })],
+  ];
+  try {
+    for (const [label, read] of reads) {
+      await read();
+      const { rows } = await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${last!.sql}`, [...last!.parameters]);
+      process.stdout.write(`\n== ${label}\n${rows.map((r) => r['QUERY PLAN']).join('\n')}\n`);
+    }
+  } finally {
+    await db.destroy();
+  }
+}
+
 export async function fallbackReadsBench(options: FallbackBenchOptions = {}): Promise<FallbackReadsResult> {
   const adminUrl = options.adminDatabaseUrl ?? process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
   const redisUrl = options.redisUrl ?? process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
@@ -113,7 +150,9 @@ export async function fallbackReadsBench(options: FallbackBenchOptions = {}): Pr
     await db.query("INSERT INTO periods (board_id, key, starts_at) VALUES ($1, 'all', '2000-01-01') ON CONFLICT DO NOTHING", [BOARD]);
     await seed(db, n);
     // No leaderboard key was ever written: every read is a miss, answered from Postgres.
-    return await measure(ctx, n, options.samples ?? 200);
+    const result = await measure(ctx, n, options.samples ?? 200);
+    if (process.env.FALLBACK_BENCH_EXPLAIN === '1') await explainReads(url.toString(), (await ctx.boards.get(BOARD))!, n);
+    return result;
   } finally {
     await ctx?.close();
     await db.end();
