@@ -17,7 +17,7 @@ import { Metrics } from './observability/metrics.js';
 import type { LaurelError } from './domain/errors.js';
 import { storageFailure } from './storage/failures.js';
 import { RepeatLimitedLog } from './observability/repeat-limited-log.js';
-import { FallbackReads } from './storage/postgres/fallback-reads.js';
+import { FALLBACK_SESSION_SETTINGS, FallbackReads } from './storage/postgres/fallback-reads.js';
 import { MemberDirectory } from './services/member-directory.js';
 import { MemberChanges } from './storage/redis/member-changes.js';
 import { QueueMemoryGuard } from './services/intake-backpressure.js';
@@ -80,6 +80,7 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
     applicationName: `${name}-fallback`,
     max: env.FALLBACK_MAX_CONCURRENT,
     statementTimeoutMs: env.FALLBACK_STATEMENT_TIMEOUT_MS,
+    sessionSettings: FALLBACK_SESSION_SETTINGS,
   });
   const queueRedis = createFailFastRedis(queueTarget(env), `${name}-queue`);
   const leaderboardRedis = withLeaderboardScripts(createFailFastRedis(leaderboardTarget(env), `${name}-leaderboard`));

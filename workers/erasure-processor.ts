@@ -35,7 +35,7 @@ export async function processErasure(ctx: AppContext, { erasureId, member }: Era
       return board ? [{ board, period: p.period, closed: p.closed === true }] : [];
     });
     await ctx.leaderboard.erase(inRedis, member);
-    await ctx.members.changed(member);
+    await ctx.members.erased(member);
     await removeQueuedCopies(ctx, member);
     await sleep(SETTLE_MS);
     await ctx.leaderboard.erase(inRedis, member);

@@ -39,7 +39,7 @@ export class MemberDirectory {
 
   private start(): void {
     this.changes.listen({
-      onChange: (member) => this.forget(member),
+      onChange: (member, erased) => this.forget(member, erased),
       onReset: (live) => {
         this.generation++;
         this.names.clear();
@@ -49,10 +49,20 @@ export class MemberDirectory {
     });
   }
 
-  private forget(member: string): void {
+  /** An erased member leaves no trace either in the follow lists of those who followed them. */
+  private forget(member: string, erased = false): void {
     this.generation++;
     this.names.delete(member);
     this.follows.delete(member);
+    if (!erased) return;
+    const naming = [...this.follows.entries()].filter(([, ids]) => ids.includes(member)).map(([id]) => id);
+    for (const id of naming) this.follows.delete(id);
+  }
+
+  /** Whether anything cached here names the member (a name, a follow list of theirs or one that follows them). */
+  mentions(member: string): boolean {
+    if (this.names.has(member) || this.follows.has(member)) return true;
+    return [...this.follows.values()].some((ids) => ids.includes(member));
   }
 
   /** Display names of the given members (those without one are left out). */
@@ -95,5 +105,14 @@ export class MemberDirectory {
   async changed(memberId: string): Promise<void> {
     this.forget(memberId);
     await this.changes.publish(memberId).catch(() => undefined);
+  }
+
+  /**
+   * After an erasure's commit: as `changed`, and every process also drops the follow lists
+   * naming the member. A notice Redis refuses fails the erasure job, whose retry sends it again.
+   */
+  async erased(memberId: string): Promise<void> {
+    this.forget(memberId, true);
+    await this.changes.publish(memberId, true);
   }
 }

@@ -11,7 +11,6 @@ import { finalAround, finalPick, finalPlace, finalPlaceMany, finalSlice, finalSl
 import { closedAround, closedPick, closedPlace, closedPlaceMany, closedSlice, closedSliceAndPlace, closedWatched } from './closed-standings-source.js';
 import { readRetired, readWatched } from './realtime/watch-source.js';
 import type { Placed, ScopeRef, SliceEntry } from '../storage/redis/leaderboard-cache.js';
-import { listBoards } from '../storage/postgres/boards-repository.js';
 import { NotFound } from '../domain/errors.js';
 import { parseOrThrow } from '../domain/validation.js';
 
@@ -279,13 +278,14 @@ export function placementOf(board: Board, memberId: string, placed: Placed) {
 export const memberBoardsQuerySchema = z.object({ period: z.string().max(32).default('current') });
 
 /**
- * The member's (all, world) placement on every board: one Postgres query for the periods
- * and one Redis pipeline for all placements, whatever the number of boards.
+ * The member's (all, world) placement on every board: one Redis pipeline for all
+ * placements, whatever the number of boards; the boards and their periods come from the
+ * per-process caches (Postgres at most once per cache lifetime, never per request).
  */
 export async function memberAcrossBoards(ctx: AppContext, memberId: string, query: Record<string, unknown>) {
   const { period } = parseOrThrow(memberBoardsQuerySchema, query, 'query');
   assertMember(memberId);
-  const boards = await listBoards(ctx.db);
+  const boards = await ctx.boards.list();
   const resolved = await resolvePeriods(ctx, boards, period);
   const placeQuery = (r: (typeof resolved)[number]) => ({ board: r.board, period: r.view.key, category: ALL_CATEGORIES, region: WORLD, member: memberId });
   const live = resolved.filter((r) => r.stored && !r.retired && r.view.state !== 'closed');

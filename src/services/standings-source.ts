@@ -2,7 +2,7 @@ import type { AppContext } from '../context.js';
 import type { Board } from '../domain/board.js';
 import type { Db } from '../storage/postgres/database.js';
 import { isMiss, type Miss, type Placed, type ScopeRef, type SliceEntry } from '../storage/redis/leaderboard-cache.js';
-import { pickInScope, placeInScope, placeManyInScope, rankScope, type DbScope } from '../storage/postgres/standings-repository.js';
+import { aroundInScope, pickInScope, placeInScope, placeManyInScope, rankScope, type DbScope } from '../storage/postgres/standings-repository.js';
 import { requestScopeRebuilds } from './rebuild-service.js';
 import { Unavailable } from '../domain/errors.js';
 
@@ -124,13 +124,7 @@ export async function readAround(ctx: AppContext, s: ScopeRef, member: string, r
   const cached = await fromCache(ctx, () => ctx.leaderboard.around(s, member, radius));
   if (!isMiss(cached)) return { source: 'cache' as Source, ...cached };
   const source = fellBack(ctx, s, cached);
-  const around = await ctx.fallback.run(async (pg) => {
-    const { total, position } = await placeInScope(pg, s.board, dbScope(s), member);
-    if (position === null) return { total, entries: [] as SliceEntry[] };
-    const offset = Math.max(0, position - 1 - radius);
-    const page = await rankScope(pg, s.board, dbScope(s), { offset, limit: position - 1 - offset + radius + 1 });
-    return { total, entries: page.entries };
-  });
+  const around = await ctx.fallback.run((pg) => aroundInScope(pg, s.board, dbScope(s), member, radius));
   return { source: source as Source, ...around };
 }
 

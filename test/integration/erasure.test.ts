@@ -6,15 +6,24 @@ import { testRedis } from '../support/databases.js';
 import { keysOfPrefix, scanMatching } from '../../src/storage/redis/maintenance.js';
 import { runTick } from '../../workers/period-tick.js';
 import { prng, referenceStandings, type RefEvent } from '../support/reference.js';
+import { createContext, type AppContext } from '../../src/context.js';
+import { createLogger } from '../../src/logger.js';
+import { until } from '../support/poll.js';
 
 /** SPEC 9.4: DELETE /v1/members/{id} leaves nothing of the member, and no other rank moves. */
 
 let h: Harness;
+/** Another web process's view: its own caches of names and follow lists, told by Redis pub/sub. */
+let other: AppContext;
 beforeAll(async () => {
   h = await createHarness({ concurrency: 2 });
   h.clock.set('2026-12-01T12:00:00Z');
+  other = createContext(h.env, { log: createLogger('silent'), name: 'laurel-test-other' });
 });
-afterAll(() => h.close());
+afterAll(async () => {
+  await other.close();
+  await h.close();
+});
 
 const tag = randomBytes(4).toString('hex');
 const TARGET = `forget.me-${tag}`;
@@ -124,6 +133,15 @@ describe('erasure', () => {
     expect((await h.api('GET', `/v1/members/${TARGET}/notifications`)).body.notifications.length).toBe(1);
     expect(await foundInPostgres(TARGET)).not.toEqual([]);
     expect(await foundInRedis(TARGET)).not.toEqual([]);
+    // Both processes hold the name, the member's follow list and one naming the member.
+    await until('the other process caching', async () => other.members.caching || undefined);
+    expect((await h.api('GET', '/v1/boards/er-open/standings/o02/following')).body.following).toBe(1);
+    expect((await h.api('GET', `/v1/boards/er-open/standings/${TARGET}/following`)).body.following).toBe(2);
+    expect((await h.api('GET', '/v1/boards/er-open/standings?limit=200')).body.entries.map((e: any) => e.displayName)).toContain(NAME);
+    expect(Object.fromEntries(await other.members.displayNames([TARGET]))).toEqual({ [TARGET]: NAME });
+    expect(await other.members.followedBy('o02')).toEqual([TARGET]);
+    expect(await other.members.followedBy(TARGET)).toEqual(['o01', 'o02']);
+    for (const ctx of [h.ctx, other]) expect(ctx.members.mentions(TARGET)).toBe(true);
 
     const erased = await h.api('DELETE', `/v1/members/${TARGET}`);
     expect(erased.status).toBe(202);
@@ -143,6 +161,10 @@ describe('erasure', () => {
     expect(await foundInRedis(TARGET)).toEqual([]);
     expect(await foundInRedis(NAME)).toEqual([]);
     expect((await h.api('GET', `/v1/members/${TARGET}`)).status).toBe(404);
+    // Nor in the memory of either process (the other one as soon as the notice reaches it).
+    expect(h.ctx.members.mentions(TARGET)).toBe(false);
+    await until('the other process forgetting the member', async () => !other.members.mentions(TARGET) || undefined);
+    expect(await other.members.followedBy('o02')).toEqual([]);
 
     // Open standings: everyone else, as the reference ranks them without the member.
     const rest = open.filter((e) => e.member !== TARGET);

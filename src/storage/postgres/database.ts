@@ -19,7 +19,11 @@ export interface PostgresHandle {
   pool: pg.Pool;
 }
 
-export function createPostgres(connectionString: string, options: { max?: number; applicationName?: string; statementTimeoutMs?: number } = {}): PostgresHandle {
+export function createPostgres(
+  connectionString: string,
+  options: { max?: number; applicationName?: string; statementTimeoutMs?: number; sessionSettings?: Readonly<Record<string, string>> } = {},
+): PostgresHandle {
+  const settings = Object.entries(options.sessionSettings ?? {}).map(([name, value]) => `-c ${name}=${value}`);
   const pool = new pg.Pool({
     connectionString,
     max: options.max ?? 10,
@@ -27,6 +31,7 @@ export function createPostgres(connectionString: string, options: { max?: number
     connectionTimeoutMillis: 5000,
     idleTimeoutMillis: 30_000,
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    ...(settings.length > 0 ? { options: settings.join(' ') } : {}),
   });
   // An idle client that loses its connection emits here; without a listener it would crash the process.
   pool.on('error', () => undefined);

@@ -6,6 +6,15 @@ import { hasPgCode, PG_ERROR } from './pg-errors.js';
 const unavailable = (message: string) => new Unavailable(message, undefined, { dependency: 'postgres' });
 
 /**
+ * Planner settings of the fallback pool's sessions. Its reads are ranges of hot indexes,
+ * whose pages are cached: a random read costs about a sequential one, so a count over a
+ * board that is most of member_aggregates still takes its index-only range rather than a
+ * scan of the table. No parallel workers: FALLBACK_MAX_CONCURRENT reads at once would each
+ * take more cores from the rest of the service.
+ */
+export const FALLBACK_SESSION_SETTINGS = { random_page_cost: '1.1', max_parallel_workers_per_gather: '0' } as const;
+
+/**
  * The Postgres side of standings reads Redis cannot answer, bounded: at most `max` at once
  * in this process (one more is a 503 at once, never a queue), on a pool of its own whose
  * statements time out, so a burst of them during a Redis loss leaves intake, admin and

@@ -28,18 +28,18 @@ export interface DbScope {
 /**
  * The ranking order of a board over member_aggregates `a`, written once for every ranked
  * read, the final standings and the rebuild checks: `full` orders every member (value,
- * then the reached second for first/last, then member id bytes); `value` orders by value
- * alone, for `shared` competition ranks.
+ * then the reached second for first/last, then member id bytes); `reversed` is `full`
+ * backwards (read from a member towards the top); `value` orders by value alone, for
+ * `shared` competition ranks.
  */
-export function scopeOrder(board: Board): { full: RawBuilder<unknown>; value: RawBuilder<unknown> } {
-  const value = sql.raw(board.order === 'desc' ? 'a.value DESC' : 'a.value ASC');
-  const time =
-    board.tieBreak === 'first'
-      ? sql.raw('floor(extract(epoch FROM a.reached_at)) ASC,')
-      : board.tieBreak === 'last'
-        ? sql.raw('floor(extract(epoch FROM a.reached_at)) DESC,')
-        : sql.raw('');
-  return { full: sql`${value}, ${time} a.member_id COLLATE "C"`, value };
+export function scopeOrder(board: Board): { full: RawBuilder<unknown>; reversed: RawBuilder<unknown>; value: RawBuilder<unknown> } {
+  const keys = (backwards: boolean) => {
+    const way = (ascending: boolean) => (ascending !== backwards ? 'ASC' : 'DESC');
+    const value = `a.value ${way(board.order === 'asc')}`;
+    const time = board.tieBreak === 'first' || board.tieBreak === 'last' ? `floor(extract(epoch FROM a.reached_at)) ${way(board.tieBreak === 'first')}, ` : '';
+    return sql.raw(`${value}, ${time}a.member_id COLLATE "C" ${way(true)}`);
+  };
+  return { full: keys(false), reversed: keys(true), value: sql.raw(board.order === 'desc' ? 'a.value DESC' : 'a.value ASC') };
 }
 
 function ranked(board: Board, scope: DbScope): RawBuilder<unknown> {
@@ -70,12 +70,13 @@ function toStanding(board: Board, r: RankedRow): DbStanding {
 
 /**
  * The scope's ranked rows (excluded members left out), written once for the index-backed
- * reads below: the range on member_aggregates_rank_idx, and an anti-join on the few
- * excluded members through their partial index.
+ * reads below: the range on member_aggregates_rank_idx, less the few excluded members,
+ * read once through their partial index into a hashed set (NOT IN over a non-null key),
+ * so a scan probes a hash per entry instead of an index.
  */
 function inScope(board: Board, scope: DbScope): RawBuilder<unknown> {
   return sql`${scopeRows(board, scope)}
-       AND NOT EXISTS (SELECT 1 FROM members x WHERE x.id = a.member_id AND x.excluded_at IS NOT NULL)`;
+       AND a.member_id NOT IN (SELECT x.id FROM members x WHERE x.excluded_at IS NOT NULL)`;
 }
 
 /** The scope's rows of member_aggregates `a`, excluded members included. */
@@ -86,15 +87,25 @@ function scopeRows(board: Board, scope: DbScope): RawBuilder<unknown> {
 }
 
 /**
- * How many ranked rows of the scope satisfy `condition`: an index-only count of all of
- * them, less the few excluded members' (found through their partial index), which is
+ * Counts of the scope's ranked rows, in one pass: `where` bounds the rows read (an index
+ * range: a count is index-only on member_aggregates_count_idx when it reads only value),
+ * and each of `filters` is counted among them (`c0`, `c1`, ...). Each count is that of all
+ * the rows, less the few excluded members' (found through their partial index), which is
  * cheaper than an anti-join on every row counted.
  */
+function countRows(board: Board, scope: DbScope, filters: ReadonlyArray<RawBuilder<unknown>>, where: RawBuilder<unknown> = sql`true`): RawBuilder<unknown> {
+  const counts = sql.join(filters.map((f, i) => sql`count(*) FILTER (WHERE ${f}) AS ${sql.raw(`c${i}`)}`));
+  const less = sql.join(filters.map((_, i) => sql.raw(`(t.c${i} - x.c${i})::int AS c${i}`)));
+  return sql`(SELECT ${less} FROM
+      (SELECT ${counts} FROM member_aggregates a WHERE ${scopeRows(board, scope)} AND ${where}) t,
+      (SELECT ${counts} FROM members x JOIN member_aggregates a
+          ON a.board_id = ${board.id} AND a.period_key = ${scope.period} AND a.category = ${scope.category} AND a.member_id = x.id
+        WHERE x.excluded_at IS NOT NULL AND ${scopeRows(board, scope)} AND ${where}) x)`;
+}
+
+/** How many ranked rows of the scope satisfy `condition` (read as an index range). */
 function countWhere(board: Board, scope: DbScope, condition: RawBuilder<unknown> = sql`true`): RawBuilder<number> {
-  return sql<number>`((SELECT count(*) FROM member_aggregates a WHERE ${scopeRows(board, scope)} AND ${condition})
-    - (SELECT count(*) FROM members x JOIN member_aggregates a
-         ON a.board_id = ${board.id} AND a.period_key = ${scope.period} AND a.category = ${scope.category} AND a.member_id = x.id
-        WHERE x.excluded_at IS NOT NULL AND ${scopeRows(board, scope)} AND ${condition}))::int`;
+  return sql<number>`(SELECT c0 FROM ${countRows(board, scope, [sql`true`], condition)} n)`;
 }
 
 /** `a.value` strictly better than `v` (or `v` and better with `orEqual`), in the board's order. */
@@ -113,29 +124,74 @@ function tieAhead(board: Board): RawBuilder<unknown> {
 }
 
 /**
- * One page in ranking order, with the scope's total, in one statement and one count: the
- * (offset + limit)-th entry's value bounds the rows read (an index range in value order),
- * and only that prefix is sorted fully. A page past the end reads nothing beyond the count.
+ * The rows at positions (after, upTo] of the scope order, read from the first position of
+ * the value `first` on, `ahead` rows being strictly better than it: only that value's ties
+ * before the page and the page itself are read and ordered fully (an incremental sort of
+ * equal values over the rank index's value order).
+ */
+function positionsFrom(board: Board, scope: DbScope, first: RawBuilder<unknown>, ahead: RawBuilder<unknown>, after: RawBuilder<unknown>, upTo: RawBuilder<unknown>) {
+  const order = scopeOrder(board);
+  return sql`SELECT * FROM (
+          SELECT a.member_id, a.value,
+                 ${ahead} + row_number() OVER (ORDER BY ${order.full}) AS position,
+                 ${ahead} + rank() OVER (ORDER BY ${order.value}) AS shared_rank
+            FROM member_aggregates a
+           WHERE ${first} IS NOT NULL AND ${inScope(board, scope)} AND NOT ${better(board, first)}
+           ORDER BY ${order.full}
+           LIMIT greatest(${upTo} - ${ahead}, 0)) p
+         WHERE p.position > ${after}`;
+}
+
+/**
+ * One page in ranking order, with the scope's total, in one statement: the total is one
+ * count (a page past it reads nothing more); the value at the page's first position is an
+ * offset on the rank index in value order (index-only, no sort: positions hold the same
+ * values whatever the tie rule); the members ahead of that value are one count; then the
+ * page is read from that value's first position (positionsFrom). So a page costs the count
+ * plus O(offset) index entries, and sorts only its own rows and their ties.
  */
 export async function rankScope(db: Db, board: Board, scope: DbScope, page: { offset: number; limit: number }): Promise<{ total: number; entries: DbStanding[] }> {
-  const order = scopeOrder(board);
   const direction = sql.raw(board.order === 'desc' ? 'DESC' : 'ASC');
+  const first = sql`(SELECT value FROM first)`;
   const { rows } = await sql<RankedRow>`
     WITH total AS (SELECT ${countWhere(board, scope)} AS n),
-    boundary AS (
+    first AS (
       SELECT a.value FROM member_aggregates a
        WHERE ${inScope(board, scope)} AND ${page.offset} < (SELECT n FROM total)
-       ORDER BY a.value ${direction}
-      OFFSET greatest(least(${page.offset + page.limit}::bigint, (SELECT n FROM total)), 1) - 1 LIMIT 1)
+       ORDER BY a.value ${direction}, a.member_id ${direction}
+      OFFSET ${page.offset} LIMIT 1),
+    ahead AS (SELECT ${countWhere(board, scope, better(board, first))} AS n)
     SELECT total.n AS total, t.member_id, t.value, t.position, t.shared_rank
-      FROM total LEFT JOIN LATERAL (
-        SELECT * FROM (
-          SELECT a.member_id, a.value,
-                 row_number() OVER (ORDER BY ${order.full}) AS position,
-                 rank() OVER (ORDER BY ${order.value}) AS shared_rank
-            FROM member_aggregates a
-           WHERE ${inScope(board, scope)} AND ${better(board, sql`(SELECT value FROM boundary)`, true)}) p
-         ORDER BY p.position OFFSET ${page.offset} LIMIT ${page.limit}) t ON true
+      FROM total LEFT JOIN LATERAL (${positionsFrom(board, scope, first, sql`(SELECT n FROM ahead)`, sql`${page.offset}`, sql`${page.offset + page.limit}`)}) t ON true
+     ORDER BY t.position`.execute(db);
+  const total = rows[0]?.total ?? 0;
+  return { total, entries: rows.filter((r) => r.member_id !== null).map((r) => toStanding(board, r)) };
+}
+
+/**
+ * The member and up to `radius` rows on each side, with the scope's total, in one
+ * statement and without an offset: the member's position is counted as for a rank (one
+ * pass); the `radius` rows ahead of them are read backwards from them, which gives the
+ * page's first value; the rows ahead of that value are the member's count less the few
+ * between; then the page is read as any page (positionsFrom).
+ */
+export async function aroundInScope(db: Db, board: Board, scope: DbScope, member: string, radius: number): Promise<{ total: number; entries: DbStanding[] }> {
+  const meValue = sql`(SELECT value FROM me)`;
+  const first = sql`(SELECT value FROM first)`;
+  const position = sql`(SELECT n FROM place)`;
+  const best = sql.raw(board.order === 'desc' ? 'max' : 'min');
+  const { rows } = await sql<RankedRow>`
+    WITH me AS (SELECT a.member_id, a.value, a.reached_at FROM member_aggregates a WHERE ${inScope(board, scope)} AND a.member_id = ${member}),
+    counted AS (SELECT c0 AS total, c1 AS better FROM ${countRows(board, scope, [sql`true`, better(board, meValue)])} n),
+    place AS (SELECT counted.better + ${countWhere(board, scope, sql`a.value = me.value AND ${tieAhead(board)}`)} + 1 AS n FROM counted, me),
+    lead AS (
+      SELECT a.value FROM member_aggregates a, me
+       WHERE ${inScope(board, scope)} AND ${better(board, meValue, true)} AND (a.value <> me.value OR ${tieAhead(board)})
+       ORDER BY ${scopeOrder(board).reversed} LIMIT ${radius}),
+    first AS (SELECT coalesce((SELECT ${best}(value) FROM lead), me.value) AS value FROM me),
+    ahead AS (SELECT counted.better - ${countWhere(board, scope, sql`${better(board, meValue)} AND NOT ${better(board, first)}`)} AS n FROM counted)
+    SELECT counted.total, t.member_id, t.value, t.position, t.shared_rank
+      FROM counted LEFT JOIN LATERAL (${positionsFrom(board, scope, first, sql`(SELECT n FROM ahead)`, sql`${position} - 1 - ${radius}`, sql`${position} + ${radius}`)}) t ON true
      ORDER BY t.position`.execute(db);
   const total = rows[0]?.total ?? 0;
   return { total, entries: rows.filter((r) => r.member_id !== null).map((r) => toStanding(board, r)) };
@@ -166,15 +222,20 @@ export async function placeManyInScope(
   scope: DbScope,
   members: readonly string[],
 ): Promise<{ total: number; placed: Array<{ standing: DbStanding; position: number }> }> {
+  // One member (a rank, around, `me`): the total and the members ahead in one pass over the
+  // scope. More (the streams, `members=`): the total once, then a count up to each member.
+  const one = members.length === 1;
+  const meValue = sql`(SELECT value FROM me)`;
   const { rows } = await sql<{ total: number; member_id: string | null; value: number | null; better: number | null; ties: number | null }>`
-    SELECT ${countWhere(board, scope)} AS total,
+    WITH me AS (SELECT a.member_id, a.value, a.reached_at FROM member_aggregates a
+                 WHERE ${inScope(board, scope)} AND a.member_id = ANY(${[...members]}::text[])),
+    counted AS (SELECT c0 AS total, c1 AS better FROM ${countRows(board, scope, [sql`true`, one ? better(board, meValue) : sql`false`])} n)
+    SELECT counted.total,
            me.member_id,
            me.value,
-           ${countWhere(board, scope, better(board, sql`me.value`))} AS better,
+           ${one ? sql`counted.better` : countWhere(board, scope, better(board, sql`me.value`))} AS better,
            ${countWhere(board, scope, sql`a.value = me.value AND ${tieAhead(board)}`)} AS ties
-      FROM (SELECT 1) one
-      LEFT JOIN (SELECT a.member_id, a.value, a.reached_at FROM member_aggregates a
-                  WHERE ${inScope(board, scope)} AND a.member_id = ANY(${[...members]}::text[])) me ON true`.execute(db);
+      FROM counted LEFT JOIN me ON true`.execute(db);
   const placed = rows.flatMap((row) => {
     if (row.member_id === null || row.value === null || row.better === null || row.ties === null) return [];
     const position = row.better + row.ties + 1;
