@@ -25,6 +25,8 @@ export interface Board {
   window: BoardWindow | null;
   /** Per member and period, only the first maxAttempts events by (occurredAt, key) count. */
   maxAttempts: number | null;
+  /** Orders equal scores before the tie rule (SPEC 9.3); null: the board has none. */
+  subscore: { order: SortOrder } | null;
   decimals: number;
   minValue: number | null;
   maxValue: number | null;
@@ -43,9 +45,9 @@ export interface Board {
  * tieBreak and period once a board has events; timezone (period boundaries) and decimals
  * (the scale of stored values) would silently reinterpret the ledger too, and `regions` decides
  * which scopes the stored aggregates belong to, so they are fixed as well; so is maxAttempts,
- * which decides which stored events count.
+ * which decides which stored events count, and subscore, which decides their order.
  */
-export const FIXED_FIELDS = ['aggregation', 'order', 'tieBreak', 'period', 'timezone', 'decimals', 'regions', 'maxAttempts'] as const;
+export const FIXED_FIELDS = ['aggregation', 'order', 'tieBreak', 'period', 'timezone', 'decimals', 'regions', 'maxAttempts', 'subscore'] as const;
 
 const tier = z.number().int().min(1).max(1_000_000);
 
@@ -77,6 +79,11 @@ export const boardDefinitionSchema = z
       .default(null)
       .meta({ description: 'events whose occurredAt is outside [startsAt, endsAt) are rejected outside_window; an `all` board closes at endsAt + graceSeconds' }),
     maxAttempts: z.number().int().min(1).max(10_000).nullable().default(null),
+    subscore: z
+      .strictObject({ order: z.enum(SORT_ORDERS) })
+      .nullable()
+      .default(null)
+      .meta({ description: 'equal scores are ordered by the aggregated subscore (desc: higher first), then by tieBreak' }),
     decimals: z.number().int().min(0).max(6).default(0),
     minValue: z.number().nullable().default(null),
     maxValue: z.number().nullable().default(null),
@@ -130,5 +137,11 @@ export function isValidBoardId(id: string): boolean {
 
 /** The fixed fields whose value differs between a stored board and a new definition. */
 export function changedFixedFields(current: Board, next: BoardDefinition): string[] {
-  return FIXED_FIELDS.filter((field) => (field === 'period' ? specId(current.period) !== specId(next.period) : current[field] !== next[field]));
+  return FIXED_FIELDS.filter((field) =>
+    field === 'period'
+      ? specId(current.period) !== specId(next.period)
+      : field === 'subscore'
+        ? current.subscore?.order !== next.subscore?.order
+        : current[field] !== next[field],
+  );
 }

@@ -25,6 +25,7 @@ async function views(ctx: AppContext, boards: readonly Board[]): Promise<BoardVi
     timezone: board.timezone,
     window: board.window,
     maxAttempts: board.maxAttempts,
+    subscore: board.subscore,
     decimals: board.decimals,
     minValue: board.minValue,
     maxValue: board.maxValue,

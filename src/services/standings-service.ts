@@ -115,6 +115,7 @@ export interface StandingEntry {
   member: string;
   displayName: string | null;
   score: number;
+  subscore?: number;
 }
 
 export type MemberPlacement = ReturnType<typeof placementOf>;
@@ -141,7 +142,7 @@ export async function standingsPage(
     const { source, total, placed } = await reads.places(ctx, ref(scope), q.member === undefined ? asked : [...asked, q.member]);
     const entries = asked.flatMap((member) => {
       const p = placed.get(member);
-      return p?.rank != null && p.scaled !== null ? [{ rank: p.rank, member, scaled: p.scaled }] : [];
+      return p?.rank != null && p.scaled !== null ? [{ rank: p.rank, member, scaled: p.scaled, subscore: p.subscore }] : [];
     });
     // Scope order: by rank, equal (shared) ranks by member id bytes (ids are ASCII).
     entries.sort((a, b) => a.rank - b.rank || (a.member < b.member ? -1 : a.member > b.member ? 1 : 0));
@@ -166,7 +167,7 @@ export function assertMember(memberId: string): void {
   if (!MEMBER_ID.test(memberId)) throw new NotFound(`member "${memberId}" is not a valid member id`);
 }
 
-export async function withNames<T extends { member: string; scaled: number; rank: number }>(
+export async function withNames<T extends { member: string; scaled: number; rank: number; subscore?: number | undefined }>(
   ctx: AppContext,
   board: Board,
   entries: readonly T[],
@@ -177,7 +178,13 @@ export async function withNames<T extends { member: string; scaled: number; rank
     member: e.member,
     displayName: names.get(e.member) ?? null,
     score: unscale(e.scaled, board.decimals),
+    ...entrySubscore(board, e.subscore),
   }));
+}
+
+/** `{ subscore }` of an entry as clients see it, on a board that has one (SPEC §9.3). */
+export function entrySubscore(board: Board, scaled: number | undefined): { subscore?: number } {
+  return board.subscore && scaled !== undefined ? { subscore: unscale(scaled, board.decimals) } : {};
 }
 
 export const aroundQuerySchema = scopeQuerySchema.extend({ radius: z.coerce.number().int().min(0).max(50).default(5) });
@@ -221,7 +228,8 @@ export async function followingStandings(ctx: AppContext, boardId: string, membe
   const ranked = picked.map((p, i) => ({ ...p, rank: i + 1 }));
   if (scope.board.tieBreak === 'shared') {
     ranked.forEach((p, i) => {
-      if (i > 0 && p.scaled === ranked[i - 1]!.scaled) p.rank = ranked[i - 1]!.rank;
+      const before = ranked[i - 1];
+      if (before && p.scaled === before.scaled && p.subscore === before.subscore) p.rank = before.rank;
     });
   }
   const own = ranked.find((p) => p.member === memberId);

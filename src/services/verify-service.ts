@@ -75,10 +75,11 @@ async function regionsOf(ctx: AppContext, board: Board, period: string, category
 async function compareScope(ctx: AppContext, board: Board, scope: { period: string; category: string; region: string }, out: Difference[]): Promise<void> {
   const where = { board: board.id, ...scope };
   const ref = { board, ...scope };
-  const show = (e: { rank: number; member: string; scaled: number } | undefined) => (e ? `#${e.rank} ${e.member} ${e.scaled}` : 'nothing');
+  const show = (e: { rank: number; member: string; scaled: number; subscore?: number } | undefined) =>
+    e ? `#${e.rank} ${e.member} ${e.scaled}${e.subscore === undefined ? '' : `/${e.subscore}`}` : 'nothing';
   // One pass: Postgres streams the scope through a cursor, Redis is read page by page alongside.
   let position = 0;
-  let pending: Array<{ rank: number; member: string; scaled: number }> = [];
+  let pending: Array<{ rank: number; member: string; scaled: number; subscore?: number }> = [];
   let cacheTotal: number | null = null;
   const nextCachePage = async () => {
     const page = await ctx.leaderboard.slice(ref, position + pending.length, PAGE);
@@ -88,7 +89,7 @@ async function compareScope(ctx: AppContext, board: Board, scope: { period: stri
   };
   const compare = (d: (typeof pending)[number] | undefined, c: (typeof pending)[number] | undefined) => {
     position += 1;
-    if (d?.member !== c?.member || d?.rank !== c?.rank || d?.scaled !== c?.scaled) {
+    if (d?.member !== c?.member || d?.rank !== c?.rank || d?.scaled !== c?.scaled || d?.subscore !== c?.subscore) {
       out.push({ ...where, problem: `position ${position}: Postgres ${show(d)}, Redis ${show(c)}` });
     }
   };

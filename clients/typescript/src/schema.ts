@@ -650,6 +650,10 @@ export interface components {
                 cron: string;
             };
             regions: boolean;
+            subscore: {
+                /** @enum {string} */
+                order: "desc" | "asc";
+            } | null;
             /** @enum {string} */
             tieBreak: "first" | "last" | "member" | "shared";
             timezone: string;
@@ -726,6 +730,14 @@ export interface components {
             };
             /** @default false */
             regions?: boolean;
+            /**
+             * @description equal scores are ordered by the aggregated subscore (desc: higher first), then by tieBreak
+             * @default null
+             */
+            subscore?: {
+                /** @enum {string} */
+                order: "desc" | "asc";
+            } | null;
             /**
              * @default first
              * @enum {string}
@@ -1066,6 +1078,8 @@ export interface components {
             /** Format: date-time */
             occurredAt?: string;
             source?: string;
+            /** @description only on a board with a subscore; the board's decimals, within ±2^40 after scaling */
+            subscore?: number;
             value: number;
         };
         ScoreEvents: components["schemas"]["ScoreEvent"] | components["schemas"]["EventBatch"];
@@ -1074,6 +1088,8 @@ export interface components {
             member: string;
             rank: number;
             score: number;
+            /** @description on a board with a subscore: the aggregated subscore, ordering equal scores */
+            subscore?: number;
         };
         StandingsPage: {
             board: string;

@@ -39,6 +39,7 @@ export const boardViewSchema = z
     timezone: z.string(),
     window: z.strictObject({ startsAt: instant.optional(), endsAt: instant.optional() }).nullable(),
     maxAttempts: z.number().int().nullable(),
+    subscore: z.strictObject({ order: z.enum(SORT_ORDERS) }).nullable(),
     decimals: z.number().int(),
     minValue: z.number().nullable(),
     maxValue: z.number().nullable(),
@@ -133,7 +134,13 @@ const scopeHeader = {
 };
 
 export const standingEntrySchema = z
-  .strictObject({ rank: z.number().int(), member: z.string(), displayName: z.string().nullable(), score: z.number() })
+  .strictObject({
+    rank: z.number().int(),
+    member: z.string(),
+    displayName: z.string().nullable(),
+    score: z.number(),
+    subscore: z.number().optional().meta({ description: 'on a board with a subscore: the aggregated subscore, ordering equal scores' }),
+  })
   .meta({ id: 'StandingEntry' });
 
 const placement = {

@@ -22,6 +22,7 @@ function toBoard(row: Selectable<BoardsTable>): Board {
           }
         : null,
     maxAttempts: row.max_attempts,
+    subscore: row.subscore_order ? { order: row.subscore_order as SortOrder } : null,
     decimals: row.decimals,
     minValue: row.min_value === null ? null : Number(row.min_value),
     maxValue: row.max_value === null ? null : Number(row.max_value),
@@ -47,6 +48,7 @@ function toColumns(id: string, def: BoardDefinition) {
     window_starts_at: def.window?.startsAt ? new Date(def.window.startsAt) : null,
     window_ends_at: def.window?.endsAt ? new Date(def.window.endsAt) : null,
     max_attempts: def.maxAttempts,
+    subscore_order: def.subscore?.order ?? null,
     decimals: def.decimals,
     min_value: def.minValue === null ? null : String(def.minValue),
     max_value: def.maxValue === null ? null : String(def.maxValue),

@@ -16,6 +16,8 @@ export interface BoardsTable {
   window_starts_at: Date | null;
   window_ends_at: Date | null;
   max_attempts: number | null;
+  /** Null: the board has no subscore. */
+  subscore_order: string | null;
   decimals: number;
   /** numeric: pg returns it as a string to keep it exact. */
   min_value: string | null;
@@ -69,6 +71,7 @@ export interface ScoreEventsTable {
   void_reason: string | null;
   voided_at: Date | null;
   metadata: unknown;
+  subscore: number | null;
 }
 
 /** Global idempotency: one row per key ever applied, kept when its ledger month is archived. */
@@ -136,6 +139,8 @@ export interface MemberAggregatesTable {
   last_key: string;
   event_count: number;
   region: string | null;
+  /** 0 when no counted event carried one. */
+  subscore: Generated<number>;
   version: Generated<number>;
   updated_at: Generated<Date>;
 }
@@ -174,6 +179,7 @@ export interface PeriodResultsTable {
   rank: number;
   member_id: string;
   value: number;
+  subscore: number | null;
 }
 
 export interface AwardsTable {

@@ -17,6 +17,8 @@ export interface DbStanding {
   rank: number;
   member: string;
   scaled: number;
+  /** Scaled; on boards with a subscore only. */
+  subscore?: number;
 }
 
 export interface DbScope {
@@ -28,11 +30,12 @@ export interface DbScope {
 /**
  * The ranking order of a board over member_aggregates `a`, written once for every ranked
  * read, the final standings and the rebuild checks: `full` orders every member (value,
- * then the reached second for first/last, then member id bytes); `value` orders by value
- * alone, for `shared` competition ranks.
+ * then the subscore on a board with one, then the reached second for first/last, then
+ * member id bytes); `value` orders by value and subscore alone, for `shared` competition ranks.
  */
 export function scopeOrder(board: Board): { full: RawBuilder<unknown>; value: RawBuilder<unknown> } {
-  const value = sql.raw(board.order === 'desc' ? 'a.value DESC' : 'a.value ASC');
+  const subscore = board.subscore ? `, a.subscore ${board.subscore.order === 'desc' ? 'DESC' : 'ASC'}` : '';
+  const value = sql.raw(`a.value ${board.order === 'desc' ? 'DESC' : 'ASC'}${subscore}`);
   const time =
     board.tieBreak === 'first'
       ? sql.raw('floor(extract(epoch FROM a.reached_at)) ASC,')
@@ -46,7 +49,7 @@ function ranked(board: Board, scope: DbScope): RawBuilder<unknown> {
   const order = scopeOrder(board);
   const regionFilter = scope.region === WORLD ? sql`` : sql`AND a.region = ${scope.region}`;
   return sql`
-    SELECT a.member_id, a.value,
+    SELECT a.member_id, a.value, a.subscore,
            row_number() OVER (ORDER BY ${order.full}) AS position,
            rank() OVER (ORDER BY ${order.value}) AS shared_rank,
            count(*) OVER () AS total
@@ -59,13 +62,18 @@ function ranked(board: Board, scope: DbScope): RawBuilder<unknown> {
 interface RankedRow {
   member_id: string;
   value: number;
+  subscore: number;
   position: number;
   shared_rank: number;
   total: number;
 }
 
-function toStanding(board: Board, r: RankedRow): DbStanding {
-  return { rank: board.tieBreak === 'shared' ? r.shared_rank : r.position, member: r.member_id, scaled: r.value };
+function toStanding(board: Board, r: Pick<RankedRow, 'member_id' | 'value' | 'subscore' | 'position' | 'shared_rank'>): DbStanding {
+  return { rank: board.tieBreak === 'shared' ? r.shared_rank : r.position, member: r.member_id, scaled: r.value, ...subscoreOf(board, r.subscore) };
+}
+
+function subscoreOf(board: Board, subscore: number): { subscore?: number } {
+  return board.subscore ? { subscore: Number(subscore) } : {};
 }
 
 /**
@@ -95,6 +103,13 @@ function countWhere(board: Board, scope: DbScope, condition: RawBuilder<unknown>
     - (SELECT count(*) FROM members x JOIN member_aggregates a
          ON a.board_id = ${board.id} AND a.period_key = ${scope.period} AND a.category = ${scope.category} AND a.member_id = x.id
         WHERE x.excluded_at IS NOT NULL AND ${scopeRows(board, scope)} AND ${condition}))::int`;
+}
+
+/** Rows of `a` strictly ahead of `me` by (value, subscore), in the board's order. */
+function pairAhead(board: Board): RawBuilder<unknown> {
+  if (!board.subscore) return better(board, sql`me.value`);
+  const op = sql.raw(board.subscore.order === 'desc' ? '>' : '<');
+  return sql`(${better(board, sql`me.value`)} OR (a.value = me.value AND a.subscore ${op} me.subscore))`;
 }
 
 /** `a.value` strictly better than `v` (or `v` and better with `orEqual`), in the board's order. */
@@ -127,10 +142,10 @@ export async function rankScope(db: Db, board: Board, scope: DbScope, page: { of
        WHERE ${inScope(board, scope)} AND ${page.offset} < (SELECT n FROM total)
        ORDER BY a.value ${direction}
       OFFSET greatest(least(${page.offset + page.limit}::bigint, (SELECT n FROM total)), 1) - 1 LIMIT 1)
-    SELECT total.n AS total, t.member_id, t.value, t.position, t.shared_rank
+    SELECT total.n AS total, t.member_id, t.value, t.subscore, t.position, t.shared_rank
       FROM total LEFT JOIN LATERAL (
         SELECT * FROM (
-          SELECT a.member_id, a.value,
+          SELECT a.member_id, a.value, a.subscore,
                  row_number() OVER (ORDER BY ${order.full}) AS position,
                  rank() OVER (ORDER BY ${order.value}) AS shared_rank
             FROM member_aggregates a
@@ -166,32 +181,38 @@ export async function placeManyInScope(
   scope: DbScope,
   members: readonly string[],
 ): Promise<{ total: number; placed: Array<{ standing: DbStanding; position: number }> }> {
-  const { rows } = await sql<{ total: number; member_id: string | null; value: number | null; better: number | null; ties: number | null }>`
+  const { rows } = await sql<{ total: number; member_id: string | null; value: number | null; subscore: number; better: number | null; ties: number | null }>`
     SELECT ${countWhere(board, scope)} AS total,
            me.member_id,
            me.value,
-           ${countWhere(board, scope, better(board, sql`me.value`))} AS better,
-           ${countWhere(board, scope, sql`a.value = me.value AND ${tieAhead(board)}`)} AS ties
+           me.subscore,
+           ${countWhere(board, scope, pairAhead(board))} AS better,
+           ${countWhere(board, scope, sql`a.value = me.value AND a.subscore = me.subscore AND ${tieAhead(board)}`)} AS ties
       FROM (SELECT 1) one
-      LEFT JOIN (SELECT a.member_id, a.value, a.reached_at FROM member_aggregates a
+      LEFT JOIN (SELECT a.member_id, a.value, a.subscore, a.reached_at FROM member_aggregates a
                   WHERE ${inScope(board, scope)} AND a.member_id = ANY(${[...members]}::text[])) me ON true`.execute(db);
   const placed = rows.flatMap((row) => {
     if (row.member_id === null || row.value === null || row.better === null || row.ties === null) return [];
     const position = row.better + row.ties + 1;
     const rank = board.tieBreak === 'shared' ? row.better + 1 : position;
-    return [{ standing: { rank, member: row.member_id, scaled: row.value }, position }];
+    return [{ standing: { rank, member: row.member_id, scaled: row.value, ...subscoreOf(board, row.subscore) }, position }];
   });
   return { total: rows[0]?.total ?? 0, placed };
 }
 
 /** The given members that are ranked in the scope, in scope order. */
-export async function pickInScope(db: Db, board: Board, scope: DbScope, members: readonly string[]): Promise<Array<{ member_id: string; value: number }>> {
+export async function pickInScope(
+  db: Db,
+  board: Board,
+  scope: DbScope,
+  members: readonly string[],
+): Promise<Array<{ member_id: string; value: number; subscore?: number }>> {
   if (members.length === 0) return [];
-  const { rows } = await sql<{ member_id: string; value: number }>`
-    SELECT a.member_id, a.value FROM member_aggregates a
+  const { rows } = await sql<{ member_id: string; value: number; subscore: number }>`
+    SELECT a.member_id, a.value, a.subscore FROM member_aggregates a
      WHERE ${inScope(board, scope)} AND a.member_id = ANY(${[...members]}::text[])
      ORDER BY ${scopeOrder(board).full}`.execute(db);
-  return rows;
+  return rows.map((r) => ({ member_id: r.member_id, value: r.value, ...subscoreOf(board, r.subscore) }));
 }
 
 /** One page of a category's aggregates in member-id order, shaped for the projection. */
