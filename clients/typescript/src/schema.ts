@@ -1123,6 +1123,13 @@ export interface components {
                 lagP50Ms: number | null;
                 lagP99Ms: number | null;
                 members: number;
+                /** @description moderation acts that touched the board and period in the hour (voids as in `voids`) */
+                moderation: {
+                    erasures: number;
+                    exclusions: number;
+                    restores: number;
+                    voids: number;
+                };
                 period: string;
                 rebuildMs: number;
                 rebuilds: number;

@@ -345,6 +345,9 @@ export const statsSchema = z
         voids: z.number().int(),
         rebuilds: z.number().int(),
         rebuildMs: z.number(),
+        moderation: z
+          .strictObject({ exclusions: z.number().int(), restores: z.number().int(), voids: z.number().int(), erasures: z.number().int() })
+          .meta({ description: 'moderation acts that touched the board and period in the hour (voids as in `voids`)' }),
       }),
     ),
   })

@@ -221,6 +221,9 @@ export interface RollupsTable {
   voids: number;
   rebuilds: number;
   rebuild_ms: number;
+  exclusions: Generated<number>;
+  restores: Generated<number>;
+  erasures: Generated<number>;
   computed_at: Date;
 }
 
@@ -230,6 +233,14 @@ export interface DuplicateLogTable {
   period_key: string;
   at: Date;
   duplicates: number;
+}
+
+/** Insert-only: one row per (board, period) a moderation act touched; rollups count them. */
+export interface ModerationLogTable {
+  board_id: string;
+  period_key: string;
+  at: Date;
+  kind: 'exclusion' | 'restore' | 'void' | 'erasure';
 }
 
 /** Which definition (hash of its text) of each stored function is installed. */
@@ -270,5 +281,6 @@ export interface Database {
   rollups: RollupsTable;
   rebuild_log: RebuildLogTable;
   duplicate_log: DuplicateLogTable;
+  moderation_log: ModerationLogTable;
   laurel_functions: LaurelFunctionsTable;
 }
