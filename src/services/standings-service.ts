@@ -11,6 +11,7 @@ import { finalAround, finalPick, finalPlace, finalPlaceMany, finalSlice, finalSl
 import { readRetired, readWatched } from './realtime/watch-source.js';
 import type { Placed, ScopeRef, SliceEntry } from '../storage/redis/leaderboard-cache.js';
 import { listBoards } from '../storage/postgres/boards-repository.js';
+import { producingMetadata } from '../storage/postgres/entry-metadata-repository.js';
 import { NotFound } from '../domain/errors.js';
 import { parseOrThrow } from '../domain/validation.js';
 
@@ -18,6 +19,11 @@ export const scopeQuerySchema = z.object({
   period: z.string().max(32).default('current'),
   category: z.string().max(64).default(ALL_CATEGORIES),
   region: z.string().max(16).default(WORLD),
+  metadata: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true')
+    .meta({ description: "every entry carries the metadata of the event that produced the member's current value, or null" }),
 });
 
 export const pageQuerySchema = scopeQuerySchema.extend({
@@ -116,6 +122,21 @@ export interface StandingEntry {
   displayName: string | null;
   score: number;
   subscore?: number;
+  metadata?: unknown;
+}
+
+/**
+ * With `?metadata=true`, each entry with the metadata of the event behind its value, or
+ * null. Not in Redis (metadata is up to 2 KB per event): one Postgres statement per answer.
+ */
+export async function withMetadata(ctx: AppContext, scope: Scope, wanted: boolean, entries: StandingEntry[]): Promise<StandingEntry[]> {
+  if (!wanted) return entries;
+  const found = await producingMetadata(
+    ctx.db,
+    { board: scope.board.id, period: scope.period.key, category: scope.category },
+    entries.map((e) => e.member),
+  );
+  return entries.map((e) => ({ ...e, metadata: found.get(e.member) ?? null }));
 }
 
 export type MemberPlacement = ReturnType<typeof placementOf>;
@@ -158,7 +179,7 @@ export async function standingsPage(
     ...header(scope, read.total, read.source),
     limit: q.limit,
     offset: q.offset,
-    entries: await withNames(ctx, scope.board, read.entries),
+    entries: await withMetadata(ctx, scope, q.metadata, await withNames(ctx, scope.board, read.entries)),
     ...(q.member === undefined || read.me === null ? {} : { me: placementOf(scope.board, q.member, read.me) }),
   };
 }
@@ -201,7 +222,7 @@ export async function aroundMember(ctx: AppContext, boardId: string, memberId: s
     member: memberId,
     rank: own?.rank ?? null,
     radius,
-    entries: await withNames(ctx, scope.board, slice.entries),
+    entries: await withMetadata(ctx, scope, q.metadata, await withNames(ctx, scope.board, slice.entries)),
   };
 }
 
@@ -238,7 +259,7 @@ export async function followingStandings(ctx: AppContext, boardId: string, membe
     member: memberId,
     rank: own?.rank ?? null,
     following: group.length - 1,
-    entries: await withNames(ctx, scope.board, ranked.slice(0, limit)),
+    entries: await withMetadata(ctx, scope, q.metadata, await withNames(ctx, scope.board, ranked.slice(0, limit))),
   };
 }
 

@@ -1086,6 +1086,10 @@ export interface components {
         StandingEntry: {
             displayName: string | null;
             member: string;
+            /** @description with metadata=true: the metadata of the event that produced the member's current value, or null */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
             rank: number;
             score: number;
             /** @description on a board with a subscore: the aggregated subscore, ordering equal scores */
@@ -1622,6 +1626,7 @@ export interface operations {
             query?: {
                 category?: string;
                 limit?: number;
+                metadata?: "true" | "false";
                 offset?: number;
                 region?: string;
             };
@@ -1659,6 +1664,7 @@ export interface operations {
                 limit?: number;
                 member?: string;
                 members?: string;
+                metadata?: "true" | "false";
                 offset?: number;
                 period?: string;
                 region?: string;
@@ -1692,6 +1698,7 @@ export interface operations {
         parameters: {
             query?: {
                 category?: string;
+                metadata?: "true" | "false";
                 period?: string;
                 region?: string;
             };
@@ -1725,6 +1732,7 @@ export interface operations {
         parameters: {
             query?: {
                 category?: string;
+                metadata?: "true" | "false";
                 period?: string;
                 radius?: number;
                 region?: string;
@@ -1760,6 +1768,7 @@ export interface operations {
             query?: {
                 category?: string;
                 limit?: number;
+                metadata?: "true" | "false";
                 period?: string;
                 region?: string;
             };
@@ -1793,6 +1802,7 @@ export interface operations {
         parameters: {
             query?: {
                 category?: string;
+                metadata?: "true" | "false";
                 period?: string;
                 region?: string;
             };
@@ -1827,6 +1837,7 @@ export interface operations {
             query?: {
                 category?: string;
                 limit?: number;
+                metadata?: "true" | "false";
                 period?: string;
                 region?: string;
             };
