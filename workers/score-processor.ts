@@ -144,6 +144,8 @@ function routeEvent(event: ScoreJob['events'][number], ord: number, board: Board
   // Intake checked the value; a board whose decimals changed since (only possible while it
   // had no events) may now refuse it, and that is recorded rather than rounded.
   const scaled = board ? scaleNumber(posted.value, board.decimals) : { ok: false as const, reason: '' };
+  const subscore = board && posted.subscore !== undefined ? scaleNumber(posted.subscore, board.decimals) : null;
+  const countable = scaled.ok && subscore?.ok !== false && (subscore === null || board?.subscore != null);
   return {
     ord,
     key: posted.idempotencyKey,
@@ -154,13 +156,14 @@ function routeEvent(event: ScoreJob['events'][number], ord: number, board: Board
     memberId: posted.member,
     category: posted.category ?? null,
     value: scaled.ok ? scaled.scaled.toString() : null,
+    subscore: subscore?.ok ? subscore.scaled.toString() : null,
     occurredAt,
     receivedAt,
     source: posted.source ?? null,
     payloadHash: event.payloadHash,
     metadata: posted.metadata ?? null,
     payload: posted,
-    preReason: board && outsideWindow(board.window, occurredAt) ? 'outside_window' : scaled.ok ? null : 'out_of_range',
+    preReason: board && outsideWindow(board.window, occurredAt) ? 'outside_window' : countable ? null : 'out_of_range',
   };
 }
 

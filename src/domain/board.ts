@@ -39,6 +39,8 @@ export interface Board {
   maxMembers: number | null;
   /** Tiers and buckets (SPEC §9.2); null: no league. */
   league: League | null;
+  /** Orders equal scores before the tie rule (SPEC 9.3); null: the board has none. */
+  subscore: { order: SortOrder } | null;
   decimals: number;
   minValue: number | null;
   maxValue: number | null;
@@ -57,9 +59,9 @@ export interface Board {
  * tieBreak and period once a board has events; timezone (period boundaries) and decimals
  * (the scale of stored values) would silently reinterpret the ledger too, and `regions` decides
  * which scopes the stored aggregates belong to, so they are fixed as well; so is maxAttempts,
- * which decides which stored events count.
+ * which decides which stored events count, and subscore, which decides their order.
  */
-export const FIXED_FIELDS = ['aggregation', 'order', 'tieBreak', 'period', 'timezone', 'decimals', 'regions', 'maxAttempts', 'league'] as const;
+export const FIXED_FIELDS = ['aggregation', 'order', 'tieBreak', 'period', 'timezone', 'decimals', 'regions', 'maxAttempts', 'league', 'subscore'] as const;
 
 const tier = z.number().int().min(1).max(1_000_000);
 
@@ -116,6 +118,11 @@ export const boardDefinitionSchema = z
       .nullable()
       .default(null)
       .meta({ description: 'per period, the first maxMembers members to have an event applied are entrants; other members are rejected board_full' }),
+    subscore: z
+      .strictObject({ order: z.enum(SORT_ORDERS) })
+      .nullable()
+      .default(null)
+      .meta({ description: 'equal scores are ordered by the aggregated subscore (desc: higher first), then by tieBreak' }),
     decimals: z.number().int().min(0).max(6).default(0),
     minValue: z.number().nullable().default(null),
     maxValue: z.number().nullable().default(null),
@@ -178,6 +185,7 @@ export function isValidBoardId(id: string): boolean {
 export function changedFixedFields(current: Board, next: BoardDefinition): string[] {
   return FIXED_FIELDS.filter((field) => {
     if (field === 'period') return specId(current.period) !== specId(next.period);
+    if (field === 'subscore') return current.subscore?.order !== next.subscore?.order;
     if (field === 'league') return JSON.stringify(current.league && leagueOf({ league: current.league })) !== JSON.stringify(leagueOf(next));
     return current[field] !== next[field];
   });

@@ -17,6 +17,7 @@ export const scoreEventSchema = z
     board: z.string().regex(BOARD_ID, 'must match ^[a-z0-9][a-z0-9_-]{0,63}$'),
     member: z.string().regex(MEMBER_ID, 'must match ^[A-Za-z0-9_.:@-]{1,128}$'),
     value: z.number(),
+    subscore: z.number().optional().meta({ description: "only on a board with a subscore; the board's decimals, within ±2^40 after scaling" }),
     idempotencyKey: z.string().regex(IDEMPOTENCY_KEY, 'must be 1-128 printable ASCII characters without spaces'),
     occurredAt: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time with a time zone' }).optional(),
     category: z.string().regex(CATEGORY_ID, 'must match ^[A-Za-z0-9_-]{1,64}$').optional(),
@@ -62,7 +63,8 @@ export interface FieldProblem {
 
 /**
  * Checks an event against its board (SPEC §5): board known, category known, value within
- * the board's decimals, range and min/max, occurredAt not in the future.
+ * the board's decimals, range and min/max, a subscore only where the board has one and
+ * within its decimals and range, occurredAt not in the future.
  */
 export function checkAgainstBoard(event: ScoreEventInput, board: Board | undefined, now: Date): FieldProblem[] {
   if (!board) return [{ path: 'board', message: `unknown board "${event.board}"` }];
@@ -80,6 +82,11 @@ export function checkAgainstBoard(event: ScoreEventInput, board: Board | undefin
     if (board.maxValue !== null && event.value > board.maxValue) {
       problems.push({ path: 'value', message: `must be at most ${board.maxValue}` });
     }
+  }
+  if (event.subscore !== undefined) {
+    const subscore = scaleNumber(event.subscore, board.decimals);
+    if (!board.subscore) problems.push({ path: 'subscore', message: `board "${board.id}" has no subscore` });
+    else if (!subscore.ok) problems.push({ path: 'subscore', message: subscore.reason });
   }
   if (event.occurredAt !== undefined) {
     const at = new Date(event.occurredAt);

@@ -7,6 +7,10 @@
  * encoded in a fixed-width prefix of the sorted-set member: the reached second for
  * `first`, its complement for `last`, nothing for `member` and `shared`. The member id
  * follows, which makes the remaining ties fall back to the member id, as SPEC §3 asks.
+ * A board with a subscore (SPEC §9.3) puts it first, as a fixed-width key (13 digits:
+ * the subscore shifted by 2^40, complemented for `desc`), so equal scores order by
+ * subscore before the tie rule; the score itself cannot hold it (two 41-bit numbers do
+ * not fit a double exactly).
  */
 
 export const TIE_BREAKS = ['first', 'last', 'member', 'shared'] as const;
@@ -17,20 +21,60 @@ export type SortOrder = (typeof SORT_ORDERS)[number];
 const TIME_WIDTH = 11;
 const MAX_SECONDS = 10 ** TIME_WIDTH - 1;
 
-export function encodeEntry(tieBreak: TieBreak, reachedSec: number, memberId: string): string {
+/** A board's subscore ordering; null when it has none. */
+export type SubscoreRule = { order: SortOrder } | null;
+
+/** Width of the subscore key in front of an entry (2^41 has 13 digits). */
+export const SUBSCORE_WIDTH = 13;
+const SUBSCORE_SHIFT = 2n ** 40n;
+
+export function encodeEntry(
+  tieBreak: TieBreak,
+  reachedSec: number,
+  memberId: string,
+  subscore: { rule: SubscoreRule; scaled: bigint } = { rule: null, scaled: 0n },
+): string {
+  return subscoreKey(subscore.rule, subscore.scaled) + tieKey(tieBreak, reachedSec) + memberId;
+}
+
+function tieKey(tieBreak: TieBreak, reachedSec: number): string {
   switch (tieBreak) {
     case 'first':
-      return pad(reachedSec) + memberId;
+      return pad(reachedSec);
     case 'last':
-      return pad(MAX_SECONDS - reachedSec) + memberId;
+      return pad(MAX_SECONDS - reachedSec);
     case 'member':
     case 'shared':
-      return memberId;
+      return '';
   }
 }
 
-export function decodeEntry(tieBreak: TieBreak, entry: string): string {
-  return tieBreak === 'first' || tieBreak === 'last' ? entry.slice(TIME_WIDTH) : entry;
+function subscoreKey(rule: SubscoreRule, scaled: bigint): string {
+  if (!rule) return '';
+  if (scaled > SUBSCORE_SHIFT || scaled < -SUBSCORE_SHIFT) throw new RangeError(`subscore out of range: ${scaled}`);
+  return (rule.order === 'desc' ? SUBSCORE_SHIFT - scaled : scaled + SUBSCORE_SHIFT).toString().padStart(SUBSCORE_WIDTH, '0');
+}
+
+/** The sorted-set entry of an aggregate (reached second, subscore as the projection hands them). */
+export function entryOfAggregate(board: { tieBreak: TieBreak; subscore: SubscoreRule }, a: { reachedSec: number; member: string; subscore?: string }): string {
+  return encodeEntry(board.tieBreak, a.reachedSec, a.member, { rule: board.subscore, scaled: BigInt(a.subscore ?? '0') });
+}
+
+/** The member id of an entry. */
+export function decodeEntry(tieBreak: TieBreak, entry: string, rule: SubscoreRule = null): string {
+  return entry.slice((rule ? SUBSCORE_WIDTH : 0) + (tieBreak === 'first' || tieBreak === 'last' ? TIME_WIDTH : 0));
+}
+
+/** The scaled subscore of an entry, or null on a board without one. */
+export function subscoreOfEntry(rule: SubscoreRule, entry: string): number | null {
+  if (!rule) return null;
+  const key = BigInt(entry.slice(0, SUBSCORE_WIDTH));
+  return Number(rule.order === 'desc' ? SUBSCORE_SHIFT - key : key - SUBSCORE_SHIFT);
+}
+
+/** The part of an entry that ranks: equal scores with equal rank keys share a rank under `shared`. */
+export function rankKeyOfEntry(rule: SubscoreRule, entry: string): string {
+  return rule ? entry.slice(0, SUBSCORE_WIDTH) : '';
 }
 
 function pad(seconds: number): string {

@@ -27,6 +27,7 @@ async function views(ctx: AppContext, boards: readonly Board[]): Promise<BoardVi
     maxAttempts: board.maxAttempts,
     maxMembers: board.maxMembers,
     league: board.league,
+    subscore: board.subscore,
     decimals: board.decimals,
     minValue: board.minValue,
     maxValue: board.maxValue,

@@ -60,7 +60,7 @@ export function closedPick(ctx: AppContext, s: ScopeRef, members: readonly strin
   return cachedOrFinal(
     ctx,
     () => ctx.leaderboard.pick(s, members),
-    (c) => ({ source: cache, picked: c.map((p) => ({ member: p.member, scaled: p.scaled })) }),
+    (c) => ({ source: cache, picked: c.map(({ member, scaled, subscore }) => ({ member, scaled, subscore })) }),
     () => finalPick(ctx, s, members),
   );
 }

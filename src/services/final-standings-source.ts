@@ -40,7 +40,7 @@ export async function finalAround(ctx: AppContext, s: ScopeRef, member: string, 
 
 export async function finalPick(ctx: AppContext, s: ScopeRef, members: readonly string[]) {
   const rows = await resultsOfMembers(ctx.db, resultsScope(s), members);
-  return { source: database, picked: rows.map((r) => ({ member: r.member, scaled: r.scaled })) };
+  return { source: database, picked: rows.map(({ member, scaled, subscore }) => ({ member, scaled, subscore })) };
 }
 
 export async function finalSliceAndPlace(ctx: AppContext, s: ScopeRef, offset: number, limit: number, member: string) {

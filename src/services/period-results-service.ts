@@ -6,7 +6,7 @@ import { memberAwards, memberNotifications, scopeAwards } from '../storage/postg
 import { assertMemberId } from './member-id.js';
 import { displayNames } from '../storage/postgres/members-repository.js';
 import { unscale } from '../domain/decimal.js';
-import { pageQuerySchema, resolveScope } from './standings-service.js';
+import { entrySubscore, pageQuerySchema, resolveScope, withMetadata } from './standings-service.js';
 import { NotFound, Conflict } from '../domain/errors.js';
 import { parseOrThrow } from '../domain/validation.js';
 
@@ -53,12 +53,18 @@ export async function periodResults(ctx: AppContext, boardId: string, key: strin
     source: 'database' as const,
     limit: page.limit,
     offset: page.offset,
-    entries: final.entries.map((e) => ({
-      rank: e.rank,
-      member: e.member,
-      displayName: names.get(e.member) ?? null,
-      score: unscale(e.scaled, scope.board.decimals),
-    })),
+    entries: await withMetadata(
+      ctx,
+      scope,
+      page.metadata,
+      final.entries.map((e) => ({
+        rank: e.rank,
+        member: e.member,
+        displayName: names.get(e.member) ?? null,
+        score: unscale(e.scaled, scope.board.decimals),
+        ...entrySubscore(scope.board, e.subscore),
+      })),
+    ),
     awards: awards.map((a) => ({ member: a.member_id, award: a.award, rank: a.rank })),
   };
 }

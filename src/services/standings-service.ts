@@ -11,6 +11,7 @@ import { finalAround, finalPick, finalPlace, finalPlaceMany, finalSlice, finalSl
 import { closedAround, closedPick, closedPlace, closedPlaceMany, closedSlice, closedSliceAndPlace, closedWatched } from './closed-standings-source.js';
 import { readRetired, readWatched } from './realtime/watch-source.js';
 import type { Placed, ScopeRef, SliceEntry } from '../storage/redis/leaderboard-cache.js';
+import { producingMetadata } from '../storage/postgres/entry-metadata-repository.js';
 import { NotFound } from '../domain/errors.js';
 import { parseOrThrow } from '../domain/validation.js';
 
@@ -18,6 +19,11 @@ export const scopeQuerySchema = z.object({
   period: z.string().max(32).default('current'),
   category: z.string().max(64).default(ALL_CATEGORIES),
   region: z.string().max(16).default(WORLD),
+  metadata: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true')
+    .meta({ description: "every entry carries the metadata of the event that produced the member's current value, or null" }),
 });
 
 export const pageQuerySchema = scopeQuerySchema.extend({
@@ -133,6 +139,22 @@ export interface StandingEntry {
   member: string;
   displayName: string | null;
   score: number;
+  subscore?: number;
+  metadata?: unknown;
+}
+
+/**
+ * With `?metadata=true`, each entry with the metadata of the event behind its value, or
+ * null. Not in Redis (metadata is up to 2 KB per event): one Postgres statement per answer.
+ */
+export async function withMetadata(ctx: AppContext, scope: Scope, wanted: boolean, entries: StandingEntry[]): Promise<StandingEntry[]> {
+  if (!wanted) return entries;
+  const found = await producingMetadata(
+    ctx.db,
+    { board: scope.board.id, period: scope.period.key, category: scope.category },
+    entries.map((e) => e.member),
+  );
+  return entries.map((e) => ({ ...e, metadata: found.get(e.member) ?? null }));
 }
 
 export type MemberPlacement = ReturnType<typeof placementOf>;
@@ -159,7 +181,7 @@ export async function standingsPage(
     const { source, total, placed } = await reads.places(ctx, ref(scope), q.member === undefined ? asked : [...asked, q.member]);
     const entries = asked.flatMap((member) => {
       const p = placed.get(member);
-      return p?.rank != null && p.scaled !== null ? [{ rank: p.rank, member, scaled: p.scaled }] : [];
+      return p?.rank != null && p.scaled !== null ? [{ rank: p.rank, member, scaled: p.scaled, subscore: p.subscore }] : [];
     });
     // Scope order: by rank, equal (shared) ranks by member id bytes (ids are ASCII).
     entries.sort((a, b) => a.rank - b.rank || (a.member < b.member ? -1 : a.member > b.member ? 1 : 0));
@@ -175,7 +197,7 @@ export async function standingsPage(
     ...header(scope, read.total, read.source),
     limit: q.limit,
     offset: q.offset,
-    entries: await withNames(ctx, scope.board, read.entries),
+    entries: await withMetadata(ctx, scope, q.metadata, await withNames(ctx, scope.board, read.entries)),
     ...(q.member === undefined || read.me === null ? {} : { me: placementOf(scope.board, q.member, read.me) }),
   };
 }
@@ -184,7 +206,7 @@ export function assertMember(memberId: string): void {
   if (!MEMBER_ID.test(memberId)) throw new NotFound(`member "${memberId}" is not a valid member id`);
 }
 
-export async function withNames<T extends { member: string; scaled: number; rank: number }>(
+export async function withNames<T extends { member: string; scaled: number; rank: number; subscore?: number | undefined }>(
   ctx: AppContext,
   board: Board,
   entries: readonly T[],
@@ -195,7 +217,13 @@ export async function withNames<T extends { member: string; scaled: number; rank
     member: e.member,
     displayName: names.get(e.member) ?? null,
     score: unscale(e.scaled, board.decimals),
+    ...entrySubscore(board, e.subscore),
   }));
+}
+
+/** `{ subscore }` of an entry as clients see it, on a board that has one (SPEC §9.3). */
+export function entrySubscore(board: Board, scaled: number | undefined): { subscore?: number } {
+  return board.subscore && scaled !== undefined ? { subscore: unscale(scaled, board.decimals) } : {};
 }
 
 export const aroundQuerySchema = scopeQuerySchema.extend({ radius: z.coerce.number().int().min(0).max(50).default(5) });
@@ -212,7 +240,7 @@ export async function aroundMember(ctx: AppContext, boardId: string, memberId: s
     member: memberId,
     rank: own?.rank ?? null,
     radius,
-    entries: await withNames(ctx, scope.board, slice.entries),
+    entries: await withMetadata(ctx, scope, q.metadata, await withNames(ctx, scope.board, slice.entries)),
   };
 }
 
@@ -239,7 +267,8 @@ export async function followingStandings(ctx: AppContext, boardId: string, membe
   const ranked = picked.map((p, i) => ({ ...p, rank: i + 1 }));
   if (scope.board.tieBreak === 'shared') {
     ranked.forEach((p, i) => {
-      if (i > 0 && p.scaled === ranked[i - 1]!.scaled) p.rank = ranked[i - 1]!.rank;
+      const before = ranked[i - 1];
+      if (before && p.scaled === before.scaled && p.subscore === before.subscore) p.rank = before.rank;
     });
   }
   const own = ranked.find((p) => p.member === memberId);
@@ -248,7 +277,7 @@ export async function followingStandings(ctx: AppContext, boardId: string, membe
     member: memberId,
     rank: own?.rank ?? null,
     following: group.length - 1,
-    entries: await withNames(ctx, scope.board, ranked.slice(0, limit)),
+    entries: await withMetadata(ctx, scope, q.metadata, await withNames(ctx, scope.board, ranked.slice(0, limit))),
   };
 }
 

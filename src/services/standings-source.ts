@@ -2,7 +2,7 @@ import type { AppContext } from '../context.js';
 import type { Board } from '../domain/board.js';
 import type { Db } from '../storage/postgres/database.js';
 import { isMiss, type Miss, type Placed, type ScopeRef, type SliceEntry } from '../storage/redis/leaderboard-cache.js';
-import { aroundInScope, pickInScope, placeInScope, placeManyInScope, rankScope, type DbScope } from '../storage/postgres/standings-repository.js';
+import { aroundInScope, pickInScope, placeInScope, placeManyInScope, rankScope, type DbScope, type DbStanding } from '../storage/postgres/standings-repository.js';
 import { requestScopeRebuilds } from './rebuild-service.js';
 import { Unavailable } from '../domain/errors.js';
 
@@ -65,7 +65,12 @@ export async function readSliceAndPlace(ctx: AppContext, s: ScopeRef, offset: nu
 
 async function placeFromDatabase(pg: Db, board: Board, scope: DbScope, member: string): Promise<Placed> {
   const { total, standing } = await placeInScope(pg, board, scope, member);
-  return { total, rank: standing?.rank ?? null, scaled: standing?.scaled ?? null };
+  return placedOf(total, standing);
+}
+
+function placedOf(total: number, standing: DbStanding | null | undefined): Placed {
+  if (!standing) return { total, rank: null, scaled: null };
+  return { total, rank: standing.rank, scaled: standing.scaled, ...(standing.subscore === undefined ? {} : { subscore: standing.subscore }) };
 }
 
 export async function readPlace(ctx: AppContext, s: ScopeRef, member: string): Promise<{ source: Source; placed: Placed }> {
@@ -109,7 +114,7 @@ export async function readPlaceMany(ctx: AppContext, queries: ReadonlyArray<Scop
         const byMember = new Map(placed.map((p) => [p.standing.member, p.standing]));
         for (const i of indexes) {
           const standing = byMember.get(queries[i]!.member);
-          fromDb.set(i, { total, rank: standing?.rank ?? null, scaled: standing?.scaled ?? null });
+          fromDb.set(i, placedOf(total, standing));
         }
       }
     });
@@ -131,8 +136,8 @@ export async function readAround(ctx: AppContext, s: ScopeRef, member: string, r
 /** The given members ranked in the scope, in scope order. */
 export async function readPick(ctx: AppContext, s: ScopeRef, members: readonly string[]) {
   const cached = await fromCache(ctx, () => ctx.leaderboard.pick(s, members));
-  if (!isMiss(cached)) return { source: 'cache' as Source, picked: cached.map((p) => ({ member: p.member, scaled: p.scaled })) };
+  if (!isMiss(cached)) return { source: 'cache' as Source, picked: cached.map(({ member, scaled, subscore }) => ({ member, scaled, subscore })) };
   const source = fellBack(ctx, s, cached);
   const rows = await ctx.fallback.run((pg) => pickInScope(pg, s.board, dbScope(s), members));
-  return { source: source as Source, picked: rows.map((r) => ({ member: r.member_id, scaled: r.value })) };
+  return { source: source as Source, picked: rows.map((r) => ({ member: r.member_id, scaled: r.value, subscore: r.subscore })) };
 }

@@ -33,6 +33,7 @@ export async function stats(ctx: AppContext, query: unknown) {
       voids: r.voids,
       rebuilds: r.rebuilds,
       rebuildMs: Number(r.rebuild_ms),
+      moderation: { exclusions: r.exclusions, restores: r.restores, voids: r.voids, erasures: r.erasures },
     })),
   };
 }

@@ -98,10 +98,11 @@ async function compareScope(
 ): Promise<void> {
   const where = { board: board.id, ...scope };
   const ref = { board, ...scope };
-  const show = (e: { rank: number; member: string; scaled: number } | undefined) => (e ? `#${e.rank} ${e.member} ${e.scaled}` : 'nothing');
+  const show = (e: { rank: number; member: string; scaled: number; subscore?: number } | undefined) =>
+    e ? `#${e.rank} ${e.member} ${e.scaled}${e.subscore === undefined ? '' : `/${e.subscore}`}` : 'nothing';
   // One pass: Postgres streams the scope through a cursor, Redis is read page by page alongside.
   let position = 0;
-  let pending: Array<{ rank: number; member: string; scaled: number }> = [];
+  let pending: Array<{ rank: number; member: string; scaled: number; subscore?: number }> = [];
   let cacheTotal: number | null = null;
   const nextCachePage = async () => {
     const page = await ctx.leaderboard.slice(ref, position + pending.length, PAGE);
@@ -111,7 +112,7 @@ async function compareScope(
   };
   const compare = (d: (typeof pending)[number] | undefined, c: (typeof pending)[number] | undefined) => {
     position += 1;
-    if (d?.member !== c?.member || d?.rank !== c?.rank || d?.scaled !== c?.scaled) {
+    if (d?.member !== c?.member || d?.rank !== c?.rank || d?.scaled !== c?.scaled || d?.subscore !== c?.subscore) {
       out.push({ ...where, problem: `position ${position}: Postgres ${show(d)}, Redis ${show(c)}` });
     }
   };

@@ -46,10 +46,12 @@ interface BoardDef {
   categories: string[];
   regions: boolean;
   maxAttempts: number | null;
+  subscore: { order: Order } | null;
 }
 interface EventDef {
   member: number;
   units: number;
+  sub: number | null;
   time: number;
   category: number | null;
   tag: string;
@@ -82,6 +84,7 @@ const boardArb: fc.Arbitrary<BoardDef> = fc.record({
   categories: fc.subarray([...CATEGORIES], { maxLength: 2 }),
   regions: fc.boolean(),
   maxAttempts: fc.oneof({ arbitrary: fc.constant(null), weight: 1 }, { arbitrary: fc.integer({ min: 1, max: 2 }), weight: 1 }),
+  subscore: fc.oneof({ arbitrary: fc.constant(null), weight: 1 }, { arbitrary: fc.record({ order: fc.constantFrom<Order>('desc', 'asc') }), weight: 1 }),
 });
 
 function unitsArb(aggregation: Aggregation): fc.Arbitrary<number> {
@@ -96,6 +99,8 @@ function scenarioArb(): fc.Arbitrary<Scenario> {
     const event: fc.Arbitrary<EventDef> = fc.record({
       member: fc.nat(6),
       units: unitsArb(board.aggregation),
+      // Absent (counts as 0) or one of few values, so that (value, subscore) pairs tie too.
+      sub: board.subscore ? fc.option(unitsArb(board.aggregation), { nil: null }) : fc.constant(null),
       time: fc.nat(TIMES.length - 1),
       category: board.categories.length ? fc.option(fc.nat(board.categories.length - 1), { nil: null }) : fc.constant(null),
       tag: fc.constantFrom(...KEY_TAGS),
@@ -225,12 +230,13 @@ class Model {
     const events = this.counting(period)
       .filter((s) => !s.voided && (category === 'all' || s.event.category === category))
       .map((s) => s.event);
-    const aggregates = aggregate(events, this.board.aggregation, this.board.order);
+    const subOrder = this.board.subscore?.order ?? null;
+    const aggregates = aggregate(events, this.board.aggregation, this.board.order, subOrder ?? 'desc');
     for (const member of [...aggregates.keys()]) {
       const elsewhere = region !== 'world' && (this.region.get(member) ?? null) !== region;
       if (this.excluded.has(member) || elsewhere) aggregates.delete(member);
     }
-    return rankAll(aggregates, this.board.order, this.board.tieBreak);
+    return rankAll(aggregates, this.board.order, this.board.tieBreak, subOrder);
   }
 }
 
@@ -306,6 +312,7 @@ async function runScenario(s: Scenario): Promise<void> {
       units: e.units,
       atMs: B + TIMES[e.time]!,
       category: categoryOf(e.category),
+      ...(e.sub === null ? {} : { sub: e.sub }),
     };
   };
   const changed = (e: RefEvent, change: Change): RefEvent => {
@@ -359,6 +366,7 @@ async function runScenario(s: Scenario): Promise<void> {
           idempotencyKey: e.key,
           occurredAt: new Date(e.atMs).toISOString(),
           ...(e.category ? { category: e.category } : {}),
+          ...(e.sub === undefined ? {} : { subscore: e.sub / scale }),
         })),
       };
       await ok('POST', '/v1/events', body, 202);
@@ -422,6 +430,16 @@ class Checker {
     return units / 10 ** this.s.board.decimals;
   }
 
+  /** An expected entry as compared: with its subscore on a board that has one. */
+  private row(e: { rank: number; member: string; units: number; sub: number }): unknown[] {
+    return this.s.board.subscore ? [e.rank, e.member, this.score(e.units), this.score(e.sub)] : [e.rank, e.member, this.score(e.units)];
+  }
+
+  /** A served entry as compared. */
+  private served(e: any): unknown[] {
+    return this.s.board.subscore ? [e.rank, e.member, e.score, e.subscore] : [e.rank, e.member, e.score];
+  }
+
   private periodView(period: string) {
     if (period === 'all') return { key: 'all', endsAt: null, state: 'open' };
     const start = period === PREVIOUS_DAY ? this.boundaryMs - DAY_MS : this.boundaryMs;
@@ -457,9 +475,9 @@ class Checker {
           expect(page, where).toMatchObject({ board: this.boardId, category, region, period: this.periodView(period) });
           // A period with no row yet is answered without looking anywhere.
           if (stored) expect(page.source, where).toBe(source);
-          expect({ total: page.total, entries: page.entries.map((e: any) => [e.rank, e.member, e.score]) }, where).toEqual({
+          expect({ total: page.total, entries: page.entries.map((e: any) => this.served(e)) }, where).toEqual({
             total: expected.length,
-            entries: expected.map((e) => [e.rank, e.member, this.score(e.units)]),
+            entries: expected.map((e) => this.row(e)),
           });
           if (!options.samples) return;
           if (category === 'all' && region === 'world') await this.pages(q, expected, where);
@@ -487,9 +505,9 @@ class Checker {
     for (let offset = 0; offset <= expected.length; offset += size) {
       const page = await this.get(`/v1/boards/${this.boardId}/standings?${q}&limit=${size}&offset=${offset}`);
       expect(page.total, where).toBe(expected.length);
-      seen.push(...page.entries.map((e: any) => [e.rank, e.member, e.score]));
+      seen.push(...page.entries.map((e: any) => this.served(e)));
     }
-    expect(seen, `${where} paged by ${size}`).toEqual(expected.map((e) => [e.rank, e.member, this.score(e.units)]));
+    expect(seen, `${where} paged by ${size}`).toEqual(expected.map((e) => this.row(e)));
   }
 
   private async member(q: string, expected: RefStanding[], member: string, where: string, source: string | null): Promise<void> {
@@ -506,26 +524,27 @@ class Checker {
     const around = await this.get(`/v1/boards/${this.boardId}/standings/${encodeURIComponent(member)}/around?${q}&radius=${radius}`);
     if (source) expect([placed.source, around.source], `${where} sources for ${member}`).toEqual([source, source]);
     const window = mine ? expected.slice(Math.max(0, at - radius), at + radius + 1) : [];
-    expect(
-      { total: around.total, rank: around.rank, entries: around.entries.map((e: any) => [e.rank, e.member, e.score]) },
-      `${where} around ${member} radius ${radius}`,
-    ).toEqual({ total, rank: mine?.rank ?? null, entries: window.map((e) => [e.rank, e.member, this.score(e.units)]) });
+    expect({ total: around.total, rank: around.rank, entries: around.entries.map((e: any) => this.served(e)) }, `${where} around ${member} radius ${radius}`).toEqual({
+      total,
+      rank: mine?.rank ?? null,
+      entries: window.map((e) => this.row(e)),
+    });
   }
 
   private async following(q: string, expected: RefStanding[], where: string): Promise<void> {
     const me = this.memberIds[0]!;
     const group = new Set([me, ...this.s.following.map((i) => this.memberIds[i % this.memberIds.length]!)]);
-    const ranked: Array<{ rank: number; member: string; units: number }> = [];
+    const ranked: RefStanding[] = [];
     for (const e of expected.filter((x) => group.has(x.member))) {
       const prev = ranked[ranked.length - 1];
-      const shared = this.s.board.tieBreak === 'shared' && prev && prev.units === e.units;
-      ranked.push({ rank: shared ? prev.rank : ranked.length + 1, member: e.member, units: e.units });
+      const shared = this.s.board.tieBreak === 'shared' && prev && prev.units === e.units && prev.sub === e.sub;
+      ranked.push({ rank: shared ? prev.rank : ranked.length + 1, member: e.member, units: e.units, sub: e.sub });
     }
     const res = await this.get(`/v1/boards/${this.boardId}/standings/${encodeURIComponent(me)}/following?${q}`);
-    expect({ total: res.total, rank: res.rank, entries: res.entries.map((e: any) => [e.rank, e.member, e.score]) }, `${where} following`).toEqual({
+    expect({ total: res.total, rank: res.rank, entries: res.entries.map((e: any) => this.served(e)) }, `${where} following`).toEqual({
       total: ranked.length,
       rank: ranked.find((r) => r.member === me)?.rank ?? null,
-      entries: ranked.map((e) => [e.rank, e.member, this.score(e.units)]),
+      entries: ranked.map((e) => this.row(e)),
     });
   }
 

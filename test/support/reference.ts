@@ -13,47 +13,59 @@ export interface RefEvent {
   units: number;
   atMs: number;
   category?: string;
+  /** Subscore in the board's smallest unit; absent counts as 0 (SPEC §9.3). */
+  sub?: number;
 }
 
 export interface RefStanding {
   rank: number;
   member: string;
   units: number;
+  sub: number;
 }
 
 interface Agg {
   units: number;
+  sub: number;
   reachedMs: number;
   lastKey: string;
 }
 
-export function aggregate(events: readonly RefEvent[], aggregation: Aggregation, order: Order): Map<string, Agg> {
+/** `a` strictly better than `b` in `order`. */
+const ahead = (order: Order, a: number, b: number) => (order === 'desc' ? a > b : a < b);
+
+/** Per member: the aggregate of their events. `subOrder` only matters for `best` (the best (value, subscore) pair). */
+export function aggregate(events: readonly RefEvent[], aggregation: Aggregation, order: Order, subOrder: Order = 'desc'): Map<string, Agg> {
   const out = new Map<string, Agg>();
   for (const e of events) {
+    const sub = e.sub ?? 0;
     const cur = out.get(e.member);
     if (!cur) {
-      out.set(e.member, { units: e.units, reachedMs: e.atMs, lastKey: e.key });
+      out.set(e.member, { units: e.units, sub, reachedMs: e.atMs, lastKey: e.key });
       continue;
     }
     if (aggregation === 'sum') {
       cur.units += e.units;
+      cur.sub += sub;
       cur.reachedMs = Math.max(cur.reachedMs, e.atMs);
     } else if (aggregation === 'best') {
-      const better = order === 'desc' ? e.units > cur.units : e.units < cur.units;
-      if (better) Object.assign(cur, { units: e.units, reachedMs: e.atMs });
-      else if (e.units === cur.units && e.atMs < cur.reachedMs) cur.reachedMs = e.atMs;
+      const better = ahead(order, e.units, cur.units) || (e.units === cur.units && ahead(subOrder, sub, cur.sub));
+      if (better) Object.assign(cur, { units: e.units, sub, reachedMs: e.atMs });
+      else if (e.units === cur.units && sub === cur.sub && e.atMs < cur.reachedMs) cur.reachedMs = e.atMs;
     } else {
       const later = e.atMs > cur.reachedMs || (e.atMs === cur.reachedMs && Buffer.compare(Buffer.from(e.key), Buffer.from(cur.lastKey)) > 0);
-      if (later) Object.assign(cur, { units: e.units, reachedMs: e.atMs, lastKey: e.key });
+      if (later) Object.assign(cur, { units: e.units, sub, reachedMs: e.atMs, lastKey: e.key });
     }
   }
   return out;
 }
 
-export function rankAll(aggs: Map<string, Agg>, order: Order, tieBreak: TieBreak): RefStanding[] {
+/** Ranks aggregates: value, then subscore when `subOrder` is given, then the tie rule. */
+export function rankAll(aggs: Map<string, Agg>, order: Order, tieBreak: TieBreak, subOrder: Order | null = null): RefStanding[] {
   const rows = [...aggs.entries()].map(([member, a]) => ({ member, ...a, sec: Math.floor(a.reachedMs / 1000) }));
   rows.sort((x, y) => {
     if (x.units !== y.units) return order === 'desc' ? y.units - x.units : x.units - y.units;
+    if (subOrder && x.sub !== y.sub) return subOrder === 'desc' ? y.sub - x.sub : x.sub - y.sub;
     if (tieBreak === 'first' && x.sec !== y.sec) return x.sec - y.sec;
     if (tieBreak === 'last' && x.sec !== y.sec) return y.sec - x.sec;
     return Buffer.compare(Buffer.from(x.member), Buffer.from(y.member));
@@ -61,16 +73,21 @@ export function rankAll(aggs: Map<string, Agg>, order: Order, tieBreak: TieBreak
   const out: RefStanding[] = [];
   rows.forEach((r, i) => {
     const prev = out[i - 1];
-    const rank = tieBreak === 'shared' && prev && prev.units === r.units ? prev.rank : i + 1;
-    out.push({ rank, member: r.member, units: r.units });
+    const rank = tieBreak === 'shared' && prev && prev.units === r.units && prev.sub === r.sub ? prev.rank : i + 1;
+    out.push({ rank, member: r.member, units: r.units, sub: r.sub });
   });
   return out;
 }
 
 /** Reference standings of one scope: only events of `category` when given. */
-export function referenceStandings(events: readonly RefEvent[], board: { aggregation: Aggregation; order: Order; tieBreak: TieBreak }, category?: string): RefStanding[] {
+export function referenceStandings(
+  events: readonly RefEvent[],
+  board: { aggregation: Aggregation; order: Order; tieBreak: TieBreak; subscore?: { order: Order } | null },
+  category?: string,
+): RefStanding[] {
   const scoped = category ? events.filter((e) => e.category === category) : events;
-  return rankAll(aggregate(scoped, board.aggregation, board.order), board.order, board.tieBreak);
+  const subOrder = board.subscore?.order ?? null;
+  return rankAll(aggregate(scoped, board.aggregation, board.order, subOrder ?? 'desc'), board.order, board.tieBreak, subOrder);
 }
 
 /** A small deterministic PRNG so a failing case can be replayed from its seed. */

@@ -758,6 +758,10 @@ export interface components {
                 cron: string;
             };
             regions: boolean;
+            subscore: {
+                /** @enum {string} */
+                order: "desc" | "asc";
+            } | null;
             /** @enum {string} */
             tieBreak: "first" | "last" | "member" | "shared";
             timezone: string;
@@ -851,6 +855,14 @@ export interface components {
             };
             /** @default false */
             regions?: boolean;
+            /**
+             * @description equal scores are ordered by the aggregated subscore (desc: higher first), then by tieBreak
+             * @default null
+             */
+            subscore?: {
+                /** @enum {string} */
+                order: "desc" | "asc";
+            } | null;
             /**
              * @default first
              * @enum {string}
@@ -1244,14 +1256,22 @@ export interface components {
             /** Format: date-time */
             occurredAt?: string;
             source?: string;
+            /** @description only on a board with a subscore; the board's decimals, within ±2^40 after scaling */
+            subscore?: number;
             value: number;
         };
         ScoreEvents: components["schemas"]["ScoreEvent"] | components["schemas"]["EventBatch"];
         StandingEntry: {
             displayName: string | null;
             member: string;
+            /** @description with metadata=true: the metadata of the event that produced the member's current value, or null */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
             rank: number;
             score: number;
+            /** @description on a board with a subscore: the aggregated subscore, ordering equal scores */
+            subscore?: number;
         };
         StandingsPage: {
             board: string;
@@ -1285,6 +1305,13 @@ export interface components {
                 lagP50Ms: number | null;
                 lagP99Ms: number | null;
                 members: number;
+                /** @description moderation acts that touched the board and period in the hour (voids as in `voids`) */
+                moderation: {
+                    erasures: number;
+                    exclusions: number;
+                    restores: number;
+                    voids: number;
+                };
                 period: string;
                 rebuildMs: number;
                 rebuilds: number;
@@ -1880,6 +1907,7 @@ export interface operations {
             query?: {
                 category?: string;
                 limit?: number;
+                metadata?: "true" | "false";
                 offset?: number;
                 region?: string;
             };
@@ -1917,6 +1945,7 @@ export interface operations {
                 limit?: number;
                 member?: string;
                 members?: string;
+                metadata?: "true" | "false";
                 offset?: number;
                 period?: string;
                 region?: string;
@@ -1950,6 +1979,7 @@ export interface operations {
         parameters: {
             query?: {
                 category?: string;
+                metadata?: "true" | "false";
                 period?: string;
                 region?: string;
             };
@@ -1983,6 +2013,7 @@ export interface operations {
         parameters: {
             query?: {
                 category?: string;
+                metadata?: "true" | "false";
                 period?: string;
                 radius?: number;
                 region?: string;
@@ -2018,6 +2049,7 @@ export interface operations {
             query?: {
                 category?: string;
                 limit?: number;
+                metadata?: "true" | "false";
                 period?: string;
                 region?: string;
             };
@@ -2082,6 +2114,7 @@ export interface operations {
         parameters: {
             query?: {
                 category?: string;
+                metadata?: "true" | "false";
                 period?: string;
                 region?: string;
             };
@@ -2116,6 +2149,7 @@ export interface operations {
             query?: {
                 category?: string;
                 limit?: number;
+                metadata?: "true" | "false";
                 period?: string;
                 region?: string;
             };

@@ -43,6 +43,7 @@ export const boardViewSchema = z
     league: z
       .strictObject({ tiers: z.array(z.string()), bucketSize: z.number().int(), promote: z.number().int(), relegate: z.number().int(), startTier: z.string() })
       .nullable(),
+    subscore: z.strictObject({ order: z.enum(SORT_ORDERS) }).nullable(),
     decimals: z.number().int(),
     minValue: z.number().nullable(),
     maxValue: z.number().nullable(),
@@ -137,7 +138,18 @@ const scopeHeader = {
 };
 
 export const standingEntrySchema = z
-  .strictObject({ rank: z.number().int(), member: z.string(), displayName: z.string().nullable(), score: z.number() })
+  .strictObject({
+    rank: z.number().int(),
+    member: z.string(),
+    displayName: z.string().nullable(),
+    score: z.number(),
+    subscore: z.number().optional().meta({ description: 'on a board with a subscore: the aggregated subscore, ordering equal scores' }),
+    metadata: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .optional()
+      .meta({ description: "with metadata=true: the metadata of the event that produced the member's current value, or null" }),
+  })
   .meta({ id: 'StandingEntry' });
 
 const placement = {
@@ -343,6 +355,9 @@ export const statsSchema = z
         voids: z.number().int(),
         rebuilds: z.number().int(),
         rebuildMs: z.number(),
+        moderation: z
+          .strictObject({ exclusions: z.number().int(), restores: z.number().int(), voids: z.number().int(), erasures: z.number().int() })
+          .meta({ description: 'moderation acts that touched the board and period in the hour (voids as in `voids`)' }),
       }),
     ),
   })

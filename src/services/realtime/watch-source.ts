@@ -36,7 +36,7 @@ async function watchedFromDatabase(ctx: AppContext, s: ScopeRef, members: readon
     const places = await placeManyInScope(pg, s.board, scope, members);
     const total = top?.total ?? places.total;
     const placed = new Map<string, Placed>(members.map((m) => [m, { total, rank: null, scaled: null }]));
-    for (const { standing } of places.placed) placed.set(standing.member, { total, rank: standing.rank, scaled: standing.scaled });
+    for (const { standing } of places.placed) placed.set(standing.member, { total, rank: standing.rank, scaled: standing.scaled, subscore: standing.subscore });
     return { total, top: top?.entries ?? [], placed };
   });
 }

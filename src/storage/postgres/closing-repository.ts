@@ -97,18 +97,19 @@ export async function writeFinalStandings(db: Db, board: Board, key: string): Pr
     board.tieBreak === 'shared'
       ? sql`rank() OVER (PARTITION BY a.category, a.region ORDER BY ${order.value})`
       : sql`row_number() OVER (PARTITION BY a.category, a.region ORDER BY ${order.full})`;
+  const subscore = board.subscore ? sql`a.subscore` : sql`NULL::bigint`;
   await sql`
-    INSERT INTO period_results (board_id, period_key, category, region, position, rank, member_id, value)
+    INSERT INTO period_results (board_id, period_key, category, region, position, rank, member_id, value, subscore)
     SELECT a.board_id, a.period_key, a.category, 'world',
-           row_number() OVER (PARTITION BY a.category ORDER BY ${order.full}), ${rank}, a.member_id, a.value
+           row_number() OVER (PARTITION BY a.category ORDER BY ${order.full}), ${rank}, a.member_id, a.value, ${subscore}
       FROM member_aggregates a JOIN members m ON m.id = a.member_id
      WHERE a.board_id = ${board.id} AND a.period_key = ${key} AND a.event_count > 0 AND m.excluded_at IS NULL
     ON CONFLICT DO NOTHING`.execute(db);
   if (board.regions) {
     await sql`
-      INSERT INTO period_results (board_id, period_key, category, region, position, rank, member_id, value)
+      INSERT INTO period_results (board_id, period_key, category, region, position, rank, member_id, value, subscore)
       SELECT a.board_id, a.period_key, a.category, a.region,
-             row_number() OVER (PARTITION BY a.category, a.region ORDER BY ${order.full}), ${regionRank}, a.member_id, a.value
+             row_number() OVER (PARTITION BY a.category, a.region ORDER BY ${order.full}), ${regionRank}, a.member_id, a.value, ${subscore}
         FROM member_aggregates a JOIN members m ON m.id = a.member_id
        WHERE a.board_id = ${board.id} AND a.period_key = ${key} AND a.event_count > 0 AND m.excluded_at IS NULL
          AND a.region IS NOT NULL

@@ -65,6 +65,12 @@ export async function eraseMemberRows(db: Db, erasureId: string, member: string,
         FROM member_aggregates a JOIN periods p ON p.board_id = a.board_id AND p.key = a.period_key
        WHERE a.member_id = ${member} AND p.cache_evicted_at IS NULL
        ORDER BY 1, 2`.execute(trx);
+    // Counted by rollups per board and period (no member id: it stays after the erasure).
+    await sql`
+      INSERT INTO moderation_log (board_id, period_key, at, kind)
+      SELECT DISTINCT a.board_id, a.period_key, e.requested_at, 'erasure'
+        FROM member_aggregates a JOIN erasures e ON e.id = ${erasureId}
+       WHERE a.member_id = ${member}`.execute(trx);
     await sql`UPDATE period_results SET member_id = ${pseudonym} WHERE member_id = ${member}`.execute(trx);
     // An entry is never undone (SPEC §9.1): the place stays taken, under the pseudonym.
     await sql`UPDATE board_entrants SET member_id = ${pseudonym} WHERE member_id = ${member}`.execute(trx);

@@ -16,6 +16,8 @@ export interface RoutedEvent {
   category: string | null;
   /** Scaled integer as a decimal string; null when preReason says why it cannot count. */
   value: string | null;
+  /** Scaled like value; null when the event carries none (it then counts as 0). */
+  subscore?: string | null;
   occurredAt: Date;
   receivedAt: Date;
   source: string | null;
@@ -43,6 +45,8 @@ export interface AggregateState {
   member: string;
   /** Scaled value. */
   value: string;
+  /** Scaled subscore ('0', or absent, without one). */
+  subscore?: string;
   reachedSec: number;
   version: number;
   /** Region scope the member counts in, null on boards without regions. */
@@ -85,6 +89,7 @@ export async function applyBatch(
     metadata: e.metadata ?? null,
     payload: e.payload,
     pre_reason: e.preReason,
+    subscore: e.subscore ?? null,
   }));
   const { rows: out } = await sql<{ result: ApplyBatchResult }>`
     SELECT laurel_apply_batch(${JSON.stringify(rows)}::jsonb, ${JSON.stringify(boardRevisions)}::jsonb, ${now.toISOString()}::timestamptz) AS result

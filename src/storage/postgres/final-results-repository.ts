@@ -20,6 +20,8 @@ export interface ResultEntry {
   rank: number;
   member: string;
   scaled: number;
+  /** Scaled; on boards with a subscore only. */
+  subscore?: number;
 }
 
 function inScope(s: ResultsScope, alias: string): RawBuilder<unknown> {
@@ -36,19 +38,22 @@ interface Row {
   rank: number | null;
   member_id: string | null;
   value: number | null;
+  subscore?: number | null;
 }
 
 function entries(rows: readonly Row[]): ResultEntry[] {
-  return rows.filter((r) => r.member_id !== null).map((r) => ({ rank: r.rank!, member: r.member_id!, scaled: r.value! }));
+  return rows
+    .filter((r) => r.member_id !== null)
+    .map((r) => ({ rank: r.rank!, member: r.member_id!, scaled: r.value!, ...(r.subscore == null ? {} : { subscore: r.subscore }) }));
 }
 
 /** Positions first+1 .. first+count of the scope, with its total. */
 async function positionRange(db: Db, s: ResultsScope, first: RawBuilder<unknown>, count: RawBuilder<unknown>) {
   const { rows } = await sql<Row>`
     WITH t AS (SELECT ${totalOf(s)} AS total)
-    SELECT t.total::int AS total, r.rank, r.member_id, r.value
+    SELECT t.total::int AS total, r.rank, r.member_id, r.value, r.subscore
       FROM t LEFT JOIN LATERAL (
-        SELECT r.rank, r.member_id, r.value, r.position FROM period_results r
+        SELECT r.rank, r.member_id, r.value, r.subscore, r.position FROM period_results r
          WHERE ${inScope(s, 'r')} AND r.position > ${first} AND r.position <= ${first} + ${count}
          ORDER BY r.position) r ON true
      ORDER BY r.position`.execute(db);
@@ -78,7 +83,7 @@ export async function resultOfMember(db: Db, s: ResultsScope, member: string) {
 export async function resultsOfMembers(db: Db, s: ResultsScope, members: readonly string[]): Promise<ResultEntry[]> {
   if (members.length === 0) return [];
   const { rows } = await sql<Row>`
-    SELECT 0 AS total, r.rank, r.member_id, r.value FROM period_results r
+    SELECT 0 AS total, r.rank, r.member_id, r.value, r.subscore FROM period_results r
      WHERE ${inScope(s, 'r')} AND r.member_id = ANY(${[...members]}::text[])
      ORDER BY r.position`.execute(db);
   return entries(rows);

@@ -83,6 +83,16 @@ export async function memberProjection(db: Db, memberId: string, options: { open
 export async function recordExclusion(db: Db, memberId: string, reason: string, by: string, at: Date): Promise<void> {
   await db.updateTable('members').set({ excluded_at: at, updated_at: at }).where('id', '=', memberId).execute();
   await db.insertInto('member_exclusions').values({ member_id: memberId, reason, excluded_by: by, excluded_at: at }).execute();
+  await logModeration(db, memberId, 'exclusion', at);
+}
+
+/** One moderation_log row per open period the member has an aggregate in (rollups count them). */
+async function logModeration(db: Db, memberId: string, kind: 'exclusion' | 'restore', at: Date): Promise<void> {
+  await sql`
+    INSERT INTO moderation_log (board_id, period_key, at, kind)
+    SELECT DISTINCT a.board_id, a.period_key, ${at}::timestamptz, ${kind}
+      FROM member_aggregates a JOIN periods p ON p.board_id = a.board_id AND p.key = a.period_key
+     WHERE a.member_id = ${memberId} AND p.state = 'open'`.execute(db);
 }
 
 export async function recordRestore(db: Db, memberId: string, reason: string | null, by: string, at: Date): Promise<void> {
@@ -93,6 +103,7 @@ export async function recordRestore(db: Db, memberId: string, reason: string | n
     .where('member_id', '=', memberId)
     .where('restored_at', 'is', null)
     .execute();
+  await logModeration(db, memberId, 'restore', at);
 }
 
 export async function exclusionHistory(db: Db, memberId: string) {
@@ -110,6 +121,7 @@ export async function voidEventAndRecompute(db: Db, event: { key: string; board:
     .where('idempotency_key', '=', event.key)
     .where('occurred_at', '=', (eb) => eb.selectFrom('score_event_keys').select('occurred_at').where('idempotency_key', '=', event.key))
     .execute();
+  await db.insertInto('moderation_log').values({ board_id: event.board, period_key: event.period, at, kind: 'void' }).execute();
   try {
     await recomputeAggregates(db, { board: event.board, period: event.period, member: event.member, category: null }, at);
   } catch (err) {

@@ -18,6 +18,8 @@ export interface BoardsTable {
   max_attempts: number | null;
   max_members: number | null;
   league: ColumnType<unknown, string | null, string | null>;
+  /** Null: the board has no subscore. */
+  subscore_order: string | null;
   decimals: number;
   /** numeric: pg returns it as a string to keep it exact. */
   min_value: string | null;
@@ -73,6 +75,7 @@ export interface ScoreEventsTable {
   void_reason: string | null;
   voided_at: Date | null;
   metadata: unknown;
+  subscore: number | null;
 }
 
 /** Global idempotency: one row per key ever applied, kept when its ledger month is archived. */
@@ -140,6 +143,8 @@ export interface MemberAggregatesTable {
   last_key: string;
   event_count: number;
   region: string | null;
+  /** 0 when no counted event carried one. */
+  subscore: Generated<number>;
   version: Generated<number>;
   updated_at: Generated<Date>;
 }
@@ -179,6 +184,7 @@ export interface PeriodResultsTable {
   rank: number;
   member_id: string;
   value: number;
+  subscore: number | null;
 }
 
 export interface AwardsTable {
@@ -220,6 +226,9 @@ export interface RollupsTable {
   voids: number;
   rebuilds: number;
   rebuild_ms: number;
+  exclusions: Generated<number>;
+  restores: Generated<number>;
+  erasures: Generated<number>;
   computed_at: Date;
 }
 
@@ -229,6 +238,14 @@ export interface DuplicateLogTable {
   period_key: string;
   at: Date;
   duplicates: number;
+}
+
+/** Insert-only: one row per (board, period) a moderation act touched; rollups count them. */
+export interface ModerationLogTable {
+  board_id: string;
+  period_key: string;
+  at: Date;
+  kind: 'exclusion' | 'restore' | 'void' | 'erasure';
 }
 
 /** Which definition (hash of its text) of each stored function is installed. */
@@ -298,6 +315,7 @@ export interface Database {
   rollups: RollupsTable;
   rebuild_log: RebuildLogTable;
   duplicate_log: DuplicateLogTable;
+  moderation_log: ModerationLogTable;
   laurel_functions: LaurelFunctionsTable;
   board_entrants: BoardEntrantsTable;
   league_tiers: LeagueTiersTable;

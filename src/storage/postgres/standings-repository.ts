@@ -17,6 +17,8 @@ export interface DbStanding {
   rank: number;
   member: string;
   scaled: number;
+  /** Scaled; on boards with a subscore only. */
+  subscore?: number;
 }
 
 export interface DbScope {
@@ -28,25 +30,25 @@ export interface DbScope {
 /**
  * The ranking order of a board over member_aggregates `a`, written once for every ranked
  * read, the final standings and the rebuild checks: `full` orders every member (value,
- * then the reached second for first/last, then member id bytes); `reversed` is `full`
- * backwards (read from a member towards the top); `value` orders by value alone, for
- * `shared` competition ranks.
+ * then the subscore on a board with one, then the reached second for first/last, then
+ * member id bytes); `reversed` is `full` backwards (read from a member towards the top);
+ * `value` orders by value and subscore alone, for `shared` competition ranks.
  */
 export function scopeOrder(board: Board): { full: RawBuilder<unknown>; reversed: RawBuilder<unknown>; value: RawBuilder<unknown> } {
   const keys = (backwards: boolean) => {
     const way = (ascending: boolean) => (ascending !== backwards ? 'ASC' : 'DESC');
-    const value = `a.value ${way(board.order === 'asc')}`;
+    const value = `a.value ${way(board.order === 'asc')}${board.subscore ? `, a.subscore ${way(board.subscore.order === 'asc')}` : ''}`;
     const time = board.tieBreak === 'first' || board.tieBreak === 'last' ? `floor(extract(epoch FROM a.reached_at)) ${way(board.tieBreak === 'first')}, ` : '';
-    return sql.raw(`${value}, ${time}a.member_id COLLATE "C" ${way(true)}`);
+    return { full: sql.raw(`${value}, ${time}a.member_id COLLATE "C" ${way(true)}`), value: sql.raw(value) };
   };
-  return { full: keys(false), reversed: keys(true), value: sql.raw(board.order === 'desc' ? 'a.value DESC' : 'a.value ASC') };
+  return { full: keys(false).full, reversed: keys(true).full, value: keys(false).value };
 }
 
 function ranked(board: Board, scope: DbScope): RawBuilder<unknown> {
   const order = scopeOrder(board);
   const regionFilter = scope.region === WORLD ? sql`` : sql`AND a.region = ${scope.region}`;
   return sql`
-    SELECT a.member_id, a.value,
+    SELECT a.member_id, a.value, a.subscore,
            row_number() OVER (ORDER BY ${order.full}) AS position,
            rank() OVER (ORDER BY ${order.value}) AS shared_rank,
            count(*) OVER () AS total
@@ -59,13 +61,18 @@ function ranked(board: Board, scope: DbScope): RawBuilder<unknown> {
 interface RankedRow {
   member_id: string;
   value: number;
+  subscore: number;
   position: number;
   shared_rank: number;
   total: number;
 }
 
-function toStanding(board: Board, r: RankedRow): DbStanding {
-  return { rank: board.tieBreak === 'shared' ? r.shared_rank : r.position, member: r.member_id, scaled: r.value };
+function toStanding(board: Board, r: Pick<RankedRow, 'member_id' | 'value' | 'subscore' | 'position' | 'shared_rank'>): DbStanding {
+  return { rank: board.tieBreak === 'shared' ? r.shared_rank : r.position, member: r.member_id, scaled: r.value, ...subscoreOf(board, r.subscore) };
+}
+
+function subscoreOf(board: Board, subscore: number): { subscore?: number } {
+  return board.subscore ? { subscore: Number(subscore) } : {};
 }
 
 /**
@@ -108,6 +115,23 @@ function countWhere(board: Board, scope: DbScope, condition: RawBuilder<unknown>
   return sql<number>`(SELECT c0 FROM ${countRows(board, scope, [sql`true`], condition)} n)`;
 }
 
+/** Rows of `a` strictly ahead of (`v`, `sub`) by (value, subscore), in the board's order. */
+function pairAhead(board: Board, v: RawBuilder<unknown>, sub: RawBuilder<unknown>): RawBuilder<unknown> {
+  return board.subscore ? sql`(${better(board, v)} OR ${subscoreAhead(board, v, sub)})` : better(board, v);
+}
+
+/** Rows of `a` of value `v` whose subscore is ahead of `sub` (none on a board without subscores). */
+function subscoreAhead(board: Board, v: RawBuilder<unknown>, sub: RawBuilder<unknown>): RawBuilder<unknown> {
+  if (!board.subscore) return sql`false`;
+  const op = sql.raw(board.subscore.order === 'desc' ? '>' : '<');
+  return sql`(a.value = ${v} AND a.subscore ${op} ${sub})`;
+}
+
+/** Among rows of `me`'s value and subscore, those ahead of `me` in the full order. */
+function pairTieAhead(board: Board): RawBuilder<unknown> {
+  return sql`a.value = me.value AND a.subscore = me.subscore AND ${tieAhead(board)}`;
+}
+
 /** `a.value` strictly better than `v` (or `v` and better with `orEqual`), in the board's order. */
 function better(board: Board, v: RawBuilder<unknown>, orEqual = false): RawBuilder<unknown> {
   const op = sql.raw(board.order === 'desc' ? (orEqual ? '>=' : '>') : orEqual ? '<=' : '<');
@@ -132,7 +156,7 @@ function tieAhead(board: Board): RawBuilder<unknown> {
 function positionsFrom(board: Board, scope: DbScope, first: RawBuilder<unknown>, ahead: RawBuilder<unknown>, after: RawBuilder<unknown>, upTo: RawBuilder<unknown>) {
   const order = scopeOrder(board);
   return sql`SELECT * FROM (
-          SELECT a.member_id, a.value,
+          SELECT a.member_id, a.value, a.subscore,
                  ${ahead} + row_number() OVER (ORDER BY ${order.full}) AS position,
                  ${ahead} + rank() OVER (ORDER BY ${order.value}) AS shared_rank
             FROM member_aggregates a
@@ -161,7 +185,7 @@ export async function rankScope(db: Db, board: Board, scope: DbScope, page: { of
        ORDER BY a.value ${direction}, a.member_id ${direction}
       OFFSET ${page.offset} LIMIT 1),
     ahead AS (SELECT ${countWhere(board, scope, better(board, first))} AS n)
-    SELECT total.n AS total, t.member_id, t.value, t.position, t.shared_rank
+    SELECT total.n AS total, t.member_id, t.value, t.subscore, t.position, t.shared_rank
       FROM total LEFT JOIN LATERAL (${positionsFrom(board, scope, first, sql`(SELECT n FROM ahead)`, sql`${page.offset}`, sql`${page.offset + page.limit}`)}) t ON true
      ORDER BY t.position`.execute(db);
   const total = rows[0]?.total ?? 0;
@@ -177,20 +201,24 @@ export async function rankScope(db: Db, board: Board, scope: DbScope, page: { of
  */
 export async function aroundInScope(db: Db, board: Board, scope: DbScope, member: string, radius: number): Promise<{ total: number; entries: DbStanding[] }> {
   const meValue = sql`(SELECT value FROM me)`;
+  const meSubscore = sql`(SELECT subscore FROM me)`;
   const first = sql`(SELECT value FROM first)`;
   const position = sql`(SELECT n FROM place)`;
   const best = sql.raw(board.order === 'desc' ? 'max' : 'min');
   const { rows } = await sql<RankedRow>`
-    WITH me AS (SELECT a.member_id, a.value, a.reached_at FROM member_aggregates a WHERE ${inScope(board, scope)} AND a.member_id = ${member}),
-    counted AS (SELECT c0 AS total, c1 AS better FROM ${countRows(board, scope, [sql`true`, better(board, meValue)])} n),
-    place AS (SELECT counted.better + ${countWhere(board, scope, sql`a.value = me.value AND ${tieAhead(board)}`)} + 1 AS n FROM counted, me),
+    WITH me AS (SELECT a.member_id, a.value, a.subscore, a.reached_at FROM member_aggregates a WHERE ${inScope(board, scope)} AND a.member_id = ${member}),
+    counted AS (
+      SELECT c0 AS total, c1 AS better, c2 AS subscore_ahead
+        FROM ${countRows(board, scope, [sql`true`, better(board, meValue), subscoreAhead(board, meValue, meSubscore)])} n),
+    place AS (SELECT counted.better + counted.subscore_ahead + ${countWhere(board, scope, pairTieAhead(board))} + 1 AS n FROM counted, me),
     lead AS (
       SELECT a.value FROM member_aggregates a, me
-       WHERE ${inScope(board, scope)} AND ${better(board, meValue, true)} AND (a.value <> me.value OR ${tieAhead(board)})
+       WHERE ${inScope(board, scope)} AND ${better(board, meValue, true)}
+         AND (a.value <> me.value OR ${subscoreAhead(board, sql`me.value`, sql`me.subscore`)} OR (a.subscore = me.subscore AND ${tieAhead(board)}))
        ORDER BY ${scopeOrder(board).reversed} LIMIT ${radius}),
     first AS (SELECT coalesce((SELECT ${best}(value) FROM lead), me.value) AS value FROM me),
     ahead AS (SELECT counted.better - ${countWhere(board, scope, sql`${better(board, meValue)} AND NOT ${better(board, first)}`)} AS n FROM counted)
-    SELECT counted.total, t.member_id, t.value, t.position, t.shared_rank
+    SELECT counted.total, t.member_id, t.value, t.subscore, t.position, t.shared_rank
       FROM counted LEFT JOIN LATERAL (${positionsFrom(board, scope, first, sql`(SELECT n FROM ahead)`, sql`${position} - 1 - ${radius}`, sql`${position} + ${radius}`)}) t ON true
      ORDER BY t.position`.execute(db);
   const total = rows[0]?.total ?? 0;
@@ -226,33 +254,40 @@ export async function placeManyInScope(
   // scope. More (the streams, `members=`): the total once, then a count up to each member.
   const one = members.length === 1;
   const meValue = sql`(SELECT value FROM me)`;
-  const { rows } = await sql<{ total: number; member_id: string | null; value: number | null; better: number | null; ties: number | null }>`
-    WITH me AS (SELECT a.member_id, a.value, a.reached_at FROM member_aggregates a
+  const meSubscore = sql`(SELECT subscore FROM me)`;
+  const { rows } = await sql<{ total: number; member_id: string | null; value: number | null; subscore: number; better: number | null; ties: number | null }>`
+    WITH me AS (SELECT a.member_id, a.value, a.subscore, a.reached_at FROM member_aggregates a
                  WHERE ${inScope(board, scope)} AND a.member_id = ANY(${[...members]}::text[])),
-    counted AS (SELECT c0 AS total, c1 AS better FROM ${countRows(board, scope, [sql`true`, one ? better(board, meValue) : sql`false`])} n)
+    counted AS (SELECT c0 AS total, c1 AS better FROM ${countRows(board, scope, [sql`true`, one ? pairAhead(board, meValue, meSubscore) : sql`false`])} n)
     SELECT counted.total,
            me.member_id,
            me.value,
-           ${one ? sql`counted.better` : countWhere(board, scope, better(board, sql`me.value`))} AS better,
-           ${countWhere(board, scope, sql`a.value = me.value AND ${tieAhead(board)}`)} AS ties
+           me.subscore,
+           ${one ? sql`counted.better` : countWhere(board, scope, pairAhead(board, sql`me.value`, sql`me.subscore`))} AS better,
+           ${countWhere(board, scope, pairTieAhead(board))} AS ties
       FROM counted LEFT JOIN me ON true`.execute(db);
   const placed = rows.flatMap((row) => {
     if (row.member_id === null || row.value === null || row.better === null || row.ties === null) return [];
     const position = row.better + row.ties + 1;
     const rank = board.tieBreak === 'shared' ? row.better + 1 : position;
-    return [{ standing: { rank, member: row.member_id, scaled: row.value }, position }];
+    return [{ standing: { rank, member: row.member_id, scaled: row.value, ...subscoreOf(board, row.subscore) }, position }];
   });
   return { total: rows[0]?.total ?? 0, placed };
 }
 
 /** The given members that are ranked in the scope, in scope order. */
-export async function pickInScope(db: Db, board: Board, scope: DbScope, members: readonly string[]): Promise<Array<{ member_id: string; value: number }>> {
+export async function pickInScope(
+  db: Db,
+  board: Board,
+  scope: DbScope,
+  members: readonly string[],
+): Promise<Array<{ member_id: string; value: number; subscore?: number }>> {
   if (members.length === 0) return [];
-  const { rows } = await sql<{ member_id: string; value: number }>`
-    SELECT a.member_id, a.value FROM member_aggregates a
+  const { rows } = await sql<{ member_id: string; value: number; subscore: number }>`
+    SELECT a.member_id, a.value, a.subscore FROM member_aggregates a
      WHERE ${inScope(board, scope)} AND a.member_id = ANY(${[...members]}::text[])
      ORDER BY ${scopeOrder(board).full}`.execute(db);
-  return rows;
+  return rows.map((r) => ({ member_id: r.member_id, value: r.value, ...subscoreOf(board, r.subscore) }));
 }
 
 /** One page of a category's aggregates in member-id order, shaped for the projection. */

@@ -1,5 +1,5 @@
 import type { Board } from '../../domain/board.js';
-import { decodeEntry, encodeEntry, scaledFromSortScore, sortScore } from '../../domain/ranking.js';
+import { decodeEntry, entryOfAggregate, rankKeyOfEntry, scaledFromSortScore, sortScore, subscoreOfEntry } from '../../domain/ranking.js';
 import type { AggregateState } from '../postgres/events-repository.js';
 import type { LeaderboardKeys } from './leaderboard-keys.js';
 import type { LeaderboardRedis } from './scripts.js';
@@ -77,7 +77,7 @@ export class LeaderboardCache {
     for (const a of aggregates) {
       const board = boards.get(a.board);
       if (!board) throw new Error(`projection of unknown board ${a.board}`);
-      const entry = a.hidden ? '' : encodeEntry(board.tieBreak, a.reachedSec, a.member);
+      const entry = a.hidden ? '' : entryOfAggregate(board, a);
       group(a.board, a.period).args.push(a.category, a.member, String(a.version), sortScore(board.order, BigInt(a.value)), entry, a.region ?? '');
     }
     const groups = [...byPeriod.entries()];
@@ -155,10 +155,12 @@ export class LeaderboardCache {
     const [, total, first, items, flat] = reply;
     const placed = new Map<string, Placed>();
     members.forEach((member, i) => {
-      const rank0 = Number(flat[i * 2]);
+      const rank0 = Number(flat[i * 3]);
       placed.set(
         member,
-        rank0 < 0 ? { total, rank: null, scaled: null } : { total, rank: rank0 + 1, scaled: scaledFromSortScore(s.board.order, String(flat[i * 2 + 1])) },
+        rank0 < 0
+          ? { total, rank: null, scaled: null }
+          : { total, rank: rank0 + 1, scaled: scaledFromSortScore(s.board.order, String(flat[i * 3 + 1])), ...subscoreOf(s.board, String(flat[i * 3 + 2])) },
       );
     });
     return { total, top: rankedEntries(s.board, 0, first, items), placed };
@@ -196,7 +198,8 @@ export class LeaderboardCache {
     const flat = reply[1];
     const picked: PickedEntry[] = [];
     for (let i = 0; i < flat.length; i += 3) {
-      picked.push({ member: flat[i]!, entry: flat[i + 1]!, sortScore: Number(flat[i + 2]!), scaled: scaledFromSortScore(s.board.order, flat[i + 2]!) });
+      const entry = flat[i + 1]!;
+      picked.push({ member: flat[i]!, entry, sortScore: Number(flat[i + 2]!), scaled: scaledFromSortScore(s.board.order, flat[i + 2]!), ...subscoreOf(s.board, entry) });
     }
     // Redis order: by score, then by entry bytes (entries are ASCII, so code units are bytes).
     return picked.sort((a, b) => a.sortScore - b.sortScore || (a.entry < b.entry ? -1 : a.entry > b.entry ? 1 : 0));
@@ -253,13 +256,21 @@ function sliceFrom(reply: SliceReply, board: Board, offset: number): Slice | Mis
 
 function placedFrom(reply: PlaceReply, board: Board): Placed | Miss {
   if (reply[0] === 0) return miss(reply);
-  const [, total, rank0, score] = reply;
+  const [, total, rank0, score, entry] = reply;
   if (rank0 === undefined || score === undefined) return { total, rank: null, scaled: null };
-  return { total, rank: rank0 + 1, scaled: scaledFromSortScore(board.order, score) };
+  return { total, rank: rank0 + 1, scaled: scaledFromSortScore(board.order, score), ...subscoreOf(board, entry ?? '') };
 }
 
+/** The read scripts' shared flag: '0' distinct ranks, '1' equal scores share one, '2' equal scores and subscores. */
 function sharedFlag(board: Board): string {
-  return board.tieBreak === 'shared' ? '1' : '0';
+  if (board.tieBreak !== 'shared') return '0';
+  return board.subscore ? '2' : '1';
+}
+
+/** `{ subscore }` read from an entry, on a board that has one. */
+function subscoreOf(board: Board, entry: string): { subscore?: number } {
+  const subscore = subscoreOfEntry(board.subscore, entry);
+  return subscore === null ? {} : { subscore };
 }
 
 /**
@@ -268,16 +279,23 @@ function sharedFlag(board: Board): string {
  */
 function rankedEntries(board: Board, offset: number, firstRank0: number, items: readonly string[]): SliceEntry[] {
   const entries: SliceEntry[] = [];
-  let previousScore: string | undefined;
+  let previousKey: string | undefined;
   for (let i = 0; i < items.length; i += 2) {
     const position = offset + i / 2;
-    const score = items[i + 1]!;
+    const entry = items[i]!;
+    // What must be equal to share a rank: the score, and the subscore on a board with one.
+    const key = `${items[i + 1]!}|${rankKeyOfEntry(board.subscore, entry)}`;
     let rank: number;
     if (board.tieBreak !== 'shared') rank = position + 1;
     else if (i === 0) rank = firstRank0 + 1;
-    else rank = score === previousScore ? entries[entries.length - 1]!.rank : position + 1;
-    previousScore = score;
-    entries.push({ rank, member: decodeEntry(board.tieBreak, items[i]!), scaled: scaledFromSortScore(board.order, score) });
+    else rank = key === previousKey ? entries[entries.length - 1]!.rank : position + 1;
+    previousKey = key;
+    entries.push({
+      rank,
+      member: decodeEntry(board.tieBreak, entry, board.subscore),
+      scaled: scaledFromSortScore(board.order, items[i + 1]!),
+      ...subscoreOf(board, entry),
+    });
   }
   return entries;
 }
@@ -287,12 +305,16 @@ export interface PickedEntry {
   entry: string;
   sortScore: number;
   scaled: number;
+  /** Scaled; on boards with a subscore only. */
+  subscore?: number;
 }
 
 export interface SliceEntry {
   rank: number;
   member: string;
   scaled: number;
+  /** Scaled; on boards with a subscore only. */
+  subscore?: number;
 }
 
 export interface Slice {
@@ -310,4 +332,6 @@ export interface Placed {
   total: number;
   rank: number | null;
   scaled: number | null;
+  /** Scaled; on boards with a subscore, for a ranked member only. */
+  subscore?: number;
 }

@@ -1,5 +1,5 @@
 import type { Board } from '../../domain/board.js';
-import { encodeEntry, sortScore } from '../../domain/ranking.js';
+import { entryOfAggregate, sortScore } from '../../domain/ranking.js';
 import type { AggregateState } from '../postgres/events-repository.js';
 import type { LeaderboardCache } from './leaderboard-cache.js';
 
@@ -33,7 +33,7 @@ export class ScopeRebuildWriter {
   async fill(page: readonly AggregateState[]): Promise<boolean> {
     const args: string[] = [];
     for (const a of page) {
-      const entry = a.hidden ? '' : encodeEntry(this.board.tieBreak, a.reachedSec, a.member);
+      const entry = a.hidden ? '' : entryOfAggregate(this.board, a);
       args.push(a.member, String(a.version), sortScore(this.board.order, BigInt(a.value)), entry, a.region ?? '');
     }
     return (await this.cache.redis.laurelRebuildFill(this.base, this.category, this.token, TEMP_TTL_SECONDS, ...args)) !== 0;

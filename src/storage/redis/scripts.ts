@@ -40,7 +40,7 @@ export interface LeaderboardCommands {
     limit: number,
     shared: string,
   ): Promise<NotReady | [1, number, number, string[]]>;
-  laurelPlace(scope: string, state: string, ok: string, category: string, member: string, shared: string): Promise<NotReady | [1, number, number?, string?]>;
+  laurelPlace(scope: string, state: string, ok: string, category: string, member: string, shared: string): Promise<NotReady | [1, number, number?, string?, string?]>;
   laurelAround(
     scope: string,
     state: string,

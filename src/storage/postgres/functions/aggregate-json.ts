@@ -16,6 +16,7 @@ AS $fn$
   SELECT jsonb_build_object(
     'board', a.board_id, 'period', a.period_key, 'category', a.category, 'member', a.member_id,
     'value', a.value::text,
+    'subscore', a.subscore::text,
     'reachedSec', CASE WHEN a.event_count > 0 THEN floor(extract(epoch FROM a.reached_at))::bigint ELSE 0 END,
     'version', a.version,
     'region', CASE WHEN regions THEN a.region END,

@@ -6,7 +6,7 @@ import type { StoredFunction } from './stored-function.js';
 
 /**
  * laurel_apply_batch applies one intake batch in one round trip and one transaction:
- * classify each event (duplicate, conflict, refused by the worker's routing, closed period, fresh), refuse sums that would
+ * classify each event (duplicate, conflict, refused by the worker's routing, closed period, fresh), refuse sums (of values or subscores) that would
  * leave ±2^40, enter newcomers of maxMembers boards (refusing board_full), insert the fresh
  * events, place league members, fold them into the member aggregates (bumping each
  * aggregate's version), record rejections, and return the resulting aggregates for the
@@ -31,7 +31,7 @@ import type { StoredFunction } from './stored-function.js';
 
 /** Columns of laurel_apply_event (migrations/...-0001-baseline.ts), in its order. */
 const EVENT_COLUMNS = `ord, key, board_id, period_key, starts_at, ends_at, member_id, category, value, occurred_at,
-  received_at, source, payload_hash, metadata, payload, pre_reason`;
+  received_at, source, payload_hash, metadata, payload, pre_reason, subscore`;
 /** The batch's events beside their verdicts, i being the position in the batch. */
 const classified = (alias: string) => `unnest(v_ev, v_verdict) WITH ORDINALITY AS ${alias}(${EVENT_COLUMNS}, verdict, i)`;
 /** The batch's events beside their outcomes. */
@@ -175,7 +175,7 @@ BEGIN
      WHERE c.verdict = 'fresh'
   ),
   contrib AS (
-    SELECT f.board_id, f.period_key, k.cat, f.member_id, sum(f.value) AS s
+    SELECT f.board_id, f.period_key, k.cat, f.member_id, sum(f.value) AS s, sum(coalesce(f.subscore, 0)) AS ss
       FROM fresh f
       JOIN boards b ON b.id = f.board_id AND b.aggregation = 'sum'
       ${scopesOf('f.category')}
@@ -183,7 +183,7 @@ BEGIN
      GROUP BY 1, 2, 3, 4
   ),
   cur AS (
-    SELECT a.board_id, a.period_key, a.category, a.member_id, a.value
+    SELECT a.board_id, a.period_key, a.category, a.member_id, a.value, a.subscore
       FROM member_aggregates a
       JOIN contrib c ON a.board_id = c.board_id AND a.period_key = c.period_key
                     AND a.category = c.cat AND a.member_id = c.member_id
@@ -194,11 +194,11 @@ BEGIN
   -- of it locked), and the two are not joined (see the header).
   SELECT coalesce(array_agg(DISTINCT o.board_id || '|' || o.period_key || '|' || o.member_id), '{}') INTO v_overflow
     FROM (SELECT t.board_id, t.period_key, t.member_id
-            FROM (SELECT c.board_id, c.period_key, c.cat, c.member_id, c.s AS v FROM contrib c
+            FROM (SELECT c.board_id, c.period_key, c.cat, c.member_id, c.s AS v, c.ss AS sv FROM contrib c
                   UNION ALL
-                  SELECT cur.board_id, cur.period_key, cur.category, cur.member_id, cur.value FROM cur) t
+                  SELECT cur.board_id, cur.period_key, cur.category, cur.member_id, cur.value, cur.subscore FROM cur) t
            GROUP BY t.board_id, t.period_key, t.cat, t.member_id
-          HAVING abs(sum(t.v)) > 1099511627776) o;
+          HAVING abs(sum(t.v)) > 1099511627776 OR abs(sum(t.sv)) > 1099511627776) o;
 
   IF cardinality(v_overflow) > 0 THEN
     SELECT array_agg(
@@ -298,16 +298,16 @@ BEGIN
   ),
   ins AS (
     INSERT INTO score_events (idempotency_key, board_id, period_key, member_id, category, value, occurred_at,
-                              received_at, applied_at, source, payload_hash, metadata, status)
+                              received_at, applied_at, source, payload_hash, metadata, status, subscore)
     SELECT f.key, f.board_id, f.period_key, f.member_id, f.category, f.value, f.occurred_at,
            f.received_at, p_now, f.source, f.payload_hash, f.metadata,
-           CASE WHEN v_exhausted ? f.key THEN 'exhausted' ELSE 'applied' END
+           CASE WHEN v_exhausted ? f.key THEN 'exhausted' ELSE 'applied' END, f.subscore
       FROM fresh f
      WHERE v_claimed ? f.key
-    RETURNING idempotency_key, board_id, period_key, member_id, category, value, occurred_at, status
+    RETURNING idempotency_key, board_id, period_key, member_id, category, value, occurred_at, status, subscore
   ),
   expanded AS (
-    SELECT i.*, k.cat, b.aggregation, b.sort_order
+    SELECT i.*, k.cat, b.aggregation, b.sort_order, b.subscore_order AS sub_order
       FROM ins i
       JOIN boards b ON b.id = i.board_id
       ${scopesOf('i.category')}
@@ -316,7 +316,7 @@ BEGIN
   ranked AS (${rankedEvents('expanded', 'x.board_id, x.period_key, x.cat, x.member_id')}
   ),
   contrib AS (
-    SELECT r.board_id, r.period_key, r.cat, r.member_id, r.aggregation, r.sort_order,
+    SELECT r.board_id, r.period_key, r.cat, r.member_id, r.aggregation, r.sort_order, r.sub_order,
            ${winnerColumns('r')}, m.region
       FROM ranked r
       JOIN members m ON m.id = r.member_id
@@ -439,7 +439,12 @@ BEGIN
     FROM (SELECT DISTINCT f.stored_board, f.stored_period, k.cat, f.stored_member
             FROM ${decided('f')}
             ${scopesOf('f.stored_category')}
-           WHERE f.outcome IN ('applied', 'duplicate') AND k.cat IS NOT NULL) t
+           WHERE f.outcome IN ('applied', 'duplicate') AND k.cat IS NOT NULL
+          -- A member whose counted event was displaced was recounted in every category.
+          UNION
+          SELECT a.board_id, a.period_key, a.category, a.member_id
+            FROM jsonb_to_recordset(v_displaced) AS d(board text, period text, member text)
+            JOIN member_aggregates a ON a.board_id = d.board AND a.period_key = d.period AND a.member_id = d.member) t
     -- One lookup by the whole key per aggregate. As a plain join, stale statistics of a young
     -- table once planned it as a scan of the board's rows per aggregate (seconds per batch).
     CROSS JOIN LATERAL (SELECT a FROM member_aggregates a

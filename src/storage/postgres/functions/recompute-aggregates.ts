@@ -35,7 +35,8 @@ BEGIN
     PERFORM 1 FROM periods WHERE board_id = p_board AND key = p_period FOR UPDATE;
   END IF;
   WITH ev AS (
-    SELECT e.member_id, k.cat, e.value, e.occurred_at, e.idempotency_key, b.aggregation, b.sort_order
+    SELECT e.member_id, k.cat, e.value, e.subscore, e.occurred_at, e.idempotency_key, b.aggregation, b.sort_order,
+           b.subscore_order AS sub_order
       FROM score_events e
       JOIN boards b ON b.id = e.board_id
       ${scopesOf('e.category')}
@@ -59,17 +60,18 @@ BEGIN
   ),
   target AS (
     SELECT coalesce(f.cat, x.cat) AS cat, coalesce(f.member_id, x.member_id) AS member_id,
-           coalesce(f.value, 0) AS value, coalesce(f.reached_at, '-infinity'::timestamptz) AS reached_at,
+           coalesce(f.value, 0) AS value, coalesce(f.subscore, 0) AS subscore, coalesce(f.reached_at, '-infinity'::timestamptz) AS reached_at,
            coalesce(f.last_key, '') AS last_key, coalesce(f.n, 0) AS n
       FROM fresh f FULL JOIN existing x ON x.cat = f.cat AND x.member_id = f.member_id
   ),
   written AS (
-    INSERT INTO member_aggregates AS a (board_id, period_key, category, member_id, value, reached_at, last_key, event_count, region, updated_at)
-    SELECT p_board, p_period, t.cat, t.member_id, t.value, t.reached_at, t.last_key, t.n, m.region, p_now
+    INSERT INTO member_aggregates AS a (board_id, period_key, category, member_id, value, subscore, reached_at, last_key, event_count, region, updated_at)
+    SELECT p_board, p_period, t.cat, t.member_id, t.value, t.subscore, t.reached_at, t.last_key, t.n, m.region, p_now
       FROM target t JOIN members m ON m.id = t.member_id
      ORDER BY t.cat, t.member_id
     ON CONFLICT (board_id, period_key, category, member_id) DO UPDATE SET
       value = excluded.value,
+      subscore = excluded.subscore,
       reached_at = excluded.reached_at,
       last_key = excluded.last_key,
       event_count = excluded.event_count,
