@@ -373,6 +373,120 @@ describe('the console', () => {
     expect(notes.find((n) => n[1] === 'period_report')?.slice(2, 4)).toEqual(['daily', '2026-12-02']);
   });
 
+  it('browses league buckets by tier and number and shows a member’s placement and next tier', async () => {
+    // 2026-12-03's league period is open (where the periods test left the clock).
+    h.clock.set('2026-12-03T00:05:00Z');
+    const league = { tiers: ['bronze', 'silver', 'gold'], bucketSize: 3, promote: 1, relegate: 1, startTier: 'silver' };
+    expect((await h.api('PUT', '/v1/boards/ladder', { aggregation: 'sum', period: 'day', graceSeconds: 0, displayName: 'Ladder', league })).status).toBe(201);
+    // Eight members, their first events in a different order from the batch; lg-b plays twice.
+    const played = [
+      { member: 'lg-e', at: '00:00:05', value: 70 },
+      { member: 'lg-a', at: '00:00:01', value: 20 },
+      { member: 'lg-h', at: '00:00:08', value: 15 },
+      { member: 'lg-c', at: '00:00:03', value: 90 },
+      { member: 'lg-b', at: '00:00:02', value: 40 },
+      { member: 'lg-g', at: '00:00:07', value: 35 },
+      { member: 'lg-d', at: '00:00:04', value: 10 },
+      { member: 'lg-f', at: '00:00:06', value: 55 },
+      { member: 'lg-b', at: '00:04:00', value: 25 },
+    ];
+    await post(played.map((e, i) => ({ board: 'ladder', member: e.member, value: e.value, occurredAt: `2026-12-03T${e.at}Z`, idempotencyKey: `ladder-${i}` })));
+
+    // The reference (SPEC §9.2): buckets of 3 filled in the order of first events, each ranked
+    // by its sums; the top `promote` go up and the bottom `relegate` down (promotion first in a
+    // bucket too small for both), none past either end of the tiers.
+    const firsts = new Map<string, string>();
+    const sums = new Map<string, number>();
+    for (const e of played) {
+      if (!firsts.has(e.member) || e.at < firsts.get(e.member)!) firsts.set(e.member, e.at);
+      sums.set(e.member, (sums.get(e.member) ?? 0) + e.value);
+    }
+    const order = [...firsts.keys()].sort((a, b) => firsts.get(a)!.localeCompare(firsts.get(b)!));
+    const tierIndex = league.tiers.indexOf(league.startTier);
+    const buckets = new Map<string, Array<{ member: string; rank: number; score: number; zone: string | null }>>();
+    for (let i = 0; i < order.length; i += league.bucketSize) {
+      const inBucket = order
+        .slice(i, i + league.bucketSize)
+        .map((member) => ({ member, score: sums.get(member)! }))
+        .sort((a, b) => b.score - a.score);
+      const promoted = tierIndex < league.tiers.length - 1 ? Math.min(league.promote, inBucket.length) : 0;
+      const relegated = tierIndex > 0 ? Math.min(league.relegate, inBucket.length - promoted) : 0;
+      buckets.set(
+        `silver-${i / league.bucketSize + 1}`,
+        inBucket.map((m, r) => ({ ...m, rank: r + 1, zone: r < promoted ? 'promote' : r >= inBucket.length - relegated ? 'relegate' : null })),
+      );
+    }
+    expect([...buckets.keys()]).toEqual(['silver-1', 'silver-2', 'silver-3']);
+    const shown = (name: string) => buckets.get(name)!.map((m) => [String(m.rank), m.member, String(m.score), m.zone ?? '']);
+    const bucketRows = async () => (await rowsOf(page.getByRole('table', { name: 'League bucket' }))).map((r) => [r[0]!, r[1]!, r[3]!, r[4]!]);
+
+    await go('/standings/ladder');
+    const panel = page.getByRole('region', { name: 'League buckets' });
+    // Opens on the start tier's first bucket.
+    await expect.poll(bucketRows).toEqual(shown('silver-1'));
+    await panel.getByLabel('Bucket number').fill('2');
+    await panel.getByRole('button', { name: 'Show bucket' }).click();
+    await expect.poll(bucketRows).toEqual(shown('silver-2'));
+    await panel.getByRole('button', { name: 'Next bucket' }).click();
+    await expect.poll(bucketRows).toEqual(shown('silver-3'));
+    // Past the last filled bucket: empty, and no further step.
+    await panel.getByRole('button', { name: 'Next bucket' }).click();
+    await panel.getByText('No one in this bucket.').waitFor();
+    expect(await panel.getByRole('button', { name: 'Next bucket' }).isDisabled()).toBe(true);
+    await panel.getByRole('button', { name: 'Previous bucket' }).click();
+    await expect.poll(bucketRows).toEqual(shown('silver-3'));
+    await panel.getByLabel('Tier').selectOption('gold');
+    await panel.getByLabel('Bucket number').fill('1');
+    await panel.getByRole('button', { name: 'Show bucket' }).click();
+    await panel.getByText('No one in this bucket.').waitFor();
+
+    // A bucket number the API refuses: its message, with the picker still there.
+    await panel.getByLabel('Bucket number').fill('x');
+    await panel.getByRole('button', { name: 'Show bucket' }).click();
+    const refused = await h.api('GET', '/v1/boards/ladder/league/gold-x');
+    expect(refused.status).toBe(404);
+    await expect.poll(() => panel.getByRole('alert').textContent()).toBe(`404 ${refused.body.message}`);
+    expect(await panel.getByLabel('Tier').inputValue()).toBe('gold');
+
+    // Finding a member opens their bucket, with them marked.
+    const sought = buckets.get('silver-2')![0]!;
+    await page.getByLabel('Member id').fill(sought.member);
+    await page.getByRole('button', { name: 'Find', exact: true }).click();
+    await expect.poll(bucketRows).toEqual(shown('silver-2'));
+    await panel.getByText(`${sought.member}: rank 1 of 3 in silver-2`).waitFor();
+    expect(await panel.locator('mark').textContent()).toBe(sought.member);
+    await shot('league');
+
+    // The member page: placement this period, then the tier the close earns.
+    const nextTier = { promote: 'gold', relegate: 'bronze' } as const;
+    const checked = [sought, buckets.get('silver-3')![1]!, buckets.get('silver-1')![1]!];
+    expect(checked.map((m) => m.zone)).toEqual(['promote', 'relegate', null]);
+    for (const m of checked) {
+      const bucket = [...buckets].find(([, list]) => list.includes(m))![0];
+      await go(`/members/${m.member}`);
+      await expect
+        .poll(async () => (await rowsOf(page.getByRole('table', { name: 'League placements' })))[0])
+        .toEqual(['ladder', '2026-12-03', 'silver', bucket, `${m.rank} of ${buckets.get(bucket)!.length}`, m.zone ?? '', 'silver']);
+      if (m === sought) await shot('league-member');
+    }
+    // The placement's bucket (here the last member's, silver-1) opens in the explorer with the member marked.
+    await page.getByRole('table', { name: 'League placements' }).getByRole('link', { name: 'silver-1' }).click();
+    await expect.poll(bucketRows).toEqual(shown('silver-1'));
+    expect(await page.getByRole('region', { name: 'League buckets' }).locator('mark').textContent()).toBe(checked[2]!.member);
+    h.clock.set('2026-12-04T00:05:00Z');
+    expect((await runTick(h.ctx)).closed).toContain('ladder/2026-12-03');
+    for (const m of checked) {
+      const next = m.zone ? nextTier[m.zone as 'promote' | 'relegate'] : 'silver';
+      await go(`/members/${m.member}`);
+      await expect
+        .poll(async () => (await rowsOf(page.getByRole('table', { name: 'League placements' })))[0])
+        .toEqual(['ladder', '2026-12-04', next, 'not placed yet', '—', '—', next]);
+    }
+    // The closed day's buckets stay browsable through the period picker.
+    await go('/standings/ladder?period=2026-12-03&bucket=silver-3');
+    await expect.poll(bucketRows).toEqual(shown('silver-3'));
+  });
+
   it('creates a key, shows it once, and revokes it', async () => {
     await go('/keys');
     await page.getByLabel('Name').fill('ops-dashboard');

@@ -1,4 +1,5 @@
 import { api, seg } from '../api.js';
+import { zoneCell } from './standings.js';
 import { button, errorBox, facts, field, form, h, input, link, notice, panel, table, tableRow, time } from '../dom.js';
 
 export function membersPage({ navigate }) {
@@ -119,6 +120,31 @@ export function memberPage({ params, signal }) {
     return h('div', {}, listed, lookup, result);
   });
 
+  // SPEC §9.2: where the member plays this period on each league board, and the tier they
+  // play in next (the tier the last close earned them; a member new to a board starts in
+  // its start tier).
+  const leagues = reloadable('Leagues', async () => {
+    const { leagues: boards } = await api('GET', `${path}/leagues`, { signal });
+    const placements = await Promise.all(boards.map((l) => api('GET', `/v1/boards/${seg(l.board)}/standings/${seg(member)}/league`, { signal })));
+    return table(
+      ['Board', 'Period', 'Tier', 'Bucket', 'Rank', 'Zone', 'Next tier'],
+      boards.map((l, i) => {
+        const p = placements[i];
+        const own = p.entries.find((e) => e.member === member);
+        return [
+          boardLink(l.board),
+          p.period.key,
+          p.tier,
+          p.bucket ? link(`#/standings/${seg(l.board)}?${new URLSearchParams({ period: p.period.key, bucket: p.bucket, member })}`, p.bucket) : 'not placed yet',
+          p.rank === null ? null : `${p.rank} of ${p.total}`,
+          own ? zoneCell(own.zone) : null,
+          l.tier,
+        ];
+      }),
+      { label: 'League placements', empty: 'No league boards.' },
+    );
+  });
+
   const awards = reloadable('Awards', async () => {
     const { awards: rows } = await api('GET', `${path}/awards`, { signal });
     return table(
@@ -168,12 +194,12 @@ export function memberPage({ params, signal }) {
     );
   });
 
-  const panels = [profile, standings, events, awards, notifications];
+  const panels = [profile, standings, leagues, events, awards, notifications];
   return h(
     'div',
     {},
     h('h1', {}, `Member ${member}`),
-    h('div', { class: 'columns' }, h('div', {}, profile, events, erasure), h('div', {}, standings, awards, notifications)),
+    h('div', { class: 'columns' }, h('div', {}, profile, events, erasure), h('div', {}, standings, leagues, awards, notifications)),
   );
 }
 

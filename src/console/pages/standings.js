@@ -92,7 +92,8 @@ export async function standingsPage({ params, query, signal, navigate }) {
 
   const memberPanel = panel('Find a member', async () => {
     const finder = form({ 'aria-label': 'Find a member', class: 'inline' }, [field('Member id', input('member', { value: query.member ?? '' }))], 'Find', ({ member }) =>
-      go({ member: member.trim() }),
+      // A found member's league bucket replaces the one browsed before.
+      go({ member: member.trim(), bucket: undefined }),
     );
     if (!query.member) return finder;
     const member = query.member;
@@ -166,37 +167,77 @@ export const memberFacts = (s) =>
     ['Top percent', s.topPercent === null ? '—' : `${s.topPercent}%`],
   ]);
 
-/** SPEC §9.2 league buckets: a bucket by name, or the searched member's bucket. */
+/**
+ * SPEC §9.2 league buckets, browsed by tier and bucket number. The API lists no buckets and
+ * counting them would mean reading a whole tier (tens of thousands of buckets at 1,000,000
+ * members), so the operator names or steps to one: each view is one bucket read. Buckets fill
+ * in order, so an empty bucket has no later ones to step to (one whose every member was
+ * excluded reads as empty too; the number can still be typed).
+ */
 function leaguePanel(board, scope, query, go, signal) {
+  const { tiers, startTier } = board.league;
   return panel('League buckets', async () => {
-    const finder = form(
-      { 'aria-label': 'League bucket', class: 'inline' },
-      [field('Bucket', input('bucket', { value: query.bucket ?? '', placeholder: `${board.league.tiers[0]}-1` }))],
-      'Show',
-      ({ bucket }) => go({ bucket: bucket.trim() }),
-    );
-    const path = query.bucket
-      ? `/v1/boards/${seg(board.id)}/league/${seg(query.bucket)}`
-      : query.member
-        ? `/v1/boards/${seg(board.id)}/standings/${seg(query.member)}/league`
-        : null;
-    if (!path) return h('div', {}, finder, h('p', {}, `Tiers: ${board.league.tiers.join(', ')}`));
-    const league = await api('GET', path, { query: { period: scope.period }, signal });
+    const bucket = query.bucket || (query.member ? null : `${startTier}-1`);
+    const path = bucket ? `/v1/boards/${seg(board.id)}/league/${seg(bucket)}` : `/v1/boards/${seg(board.id)}/standings/${seg(query.member)}/league`;
+    const picker = (tier, number) =>
+      form(
+        { 'aria-label': 'League bucket', class: 'inline' },
+        [field('Tier', select('tier', tiers, tier)), field('Bucket number', input('number', { value: number, size: 6, inputmode: 'numeric' }))],
+        'Show bucket',
+        ({ tier: t, number: n }) => go({ bucket: `${t}-${String(n).trim()}` }),
+      );
+    let league;
+    try {
+      league = await api('GET', path, { query: { period: scope.period }, signal });
+    } catch (err) {
+      // The picker stays, holding what was asked for, beside the API's refusal.
+      const [, t, n] = /^(.*)-([^-]*)$/.exec(bucket ?? '') ?? [];
+      return h('div', {}, picker(tiers.includes(t) ? t : startTier, n ?? '1'), errorBox(err));
+    }
+    const shown = league.bucket ?? bucket;
+    const number = shown ? bucketNumber(shown) : null;
+    const tier = league.tier;
+    const step = (n) => go({ bucket: `${tier}-${n}` });
     return h(
       'div',
       {},
-      finder,
-      facts([
-        ['Tier', league.tier],
-        ['Bucket', league.bucket ?? 'not placed yet'],
-        ['Rank', league.rank === null ? '—' : String(league.rank)],
-        ['Members', String(league.total)],
-      ]),
-      table(
-        ['Rank', 'Member', 'Name', 'Score', 'Zone'],
-        league.entries.map((e) => [String(e.rank), memberLink(e.member), e.displayName, String(e.score), e.zone ?? '']),
-        { label: 'League bucket', empty: 'No one in this bucket.' },
+      picker(tier, number ?? 1),
+      number === null
+        ? null
+        : h(
+            'div',
+            { class: 'pager' },
+            button('Previous bucket', () => step(number - 1), { disabled: number <= 1 }),
+            h('span', {}, `bucket ${shown}`),
+            button('Next bucket', () => step(number + 1), { disabled: league.total === 0 }),
+          ),
+      h(
+        'p',
+        { class: 'scope' },
+        `${league.bucket ?? `${query.member} is not placed yet in ${tier}`} · period ${league.period.key} (${league.period.state}) · ${league.total} ranked · top ${league.promote} promote${
+          tier === tiers[tiers.length - 1] ? ' (top tier: none)' : ''
+        }, bottom ${league.relegate} relegate${tier === tiers[0] ? ' (lowest tier: none)' : ''}`,
       ),
+      league.rank !== null ? h('p', {}, `${query.member}: rank ${league.rank} of ${league.total} in ${league.bucket}`) : null,
+      leagueTable(league.entries, query.member),
     );
   });
 }
+
+/** `silver-12` → 12: a bucket is its tier and its place in the tier's fill order. */
+const bucketNumber = (bucket) => Number(/-(\d+)$/.exec(bucket)?.[1] ?? 1);
+
+export const zoneCell = (zone) => (zone ? h('span', { class: `zone zone-${zone}` }, zone) : '');
+
+const leagueTable = (entries, highlight) =>
+  table(
+    ['Rank', 'Member', 'Name', 'Score', 'Zone'],
+    entries.map((e) => [
+      String(e.rank),
+      e.member === highlight ? h('mark', {}, memberLink(e.member)) : memberLink(e.member),
+      e.displayName,
+      String(e.score),
+      zoneCell(e.zone),
+    ]),
+    { label: 'League bucket', empty: 'No one in this bucket.' },
+  );
