@@ -3,6 +3,7 @@
  * design, in one run on the local Postgres and Redis. Writes bench/results/latest.json and
  * bench/results/latest.md. Never part of the tests.
  */
+import { measureEntriesReads } from './entries-reads.js';
 import { createLaurelClient } from '../clients/typescript/src/index.js';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -360,6 +361,15 @@ async function queries() {
     bareRank: await closedLoop(5, 32, bare),
     around: await load(aroundPaths, 32),
     following200: await load([`/v1/boards/big/standings/${me}/following?period=all&limit=201`], 16),
+    entries: await measureEntriesReads({
+      url: base,
+      headers: auth,
+      board: 'big',
+      period: 'all',
+      members: Array.from({ length: 1000 }, (_, i) => member(i)),
+      seconds: 5,
+      connections: 32,
+    }),
     rankAt2000: await openLoopHttp({ url: base, paths: rankPaths, headers: auth, seconds: 5, rate: 2000 }),
     aroundAt2000: await openLoopHttp({ url: base, paths: aroundPaths, headers: auth, seconds: 5, rate: 2000 }),
     bareAt2000: await openLoop(5, 2000, bare),
@@ -478,6 +488,7 @@ async function bigPart() {
   log(`  HTTP floor (node:http + ZRANK): ${q.bareHttp.rps} req/s, p99 at 2000 req/s ${q.bareHttpAt2000.p99Ms} ms`);
   log(`  Express floor (minimal Express 5 + ZRANK): ${q.expressFloor.rps} req/s; rank with 2 web processes ${q.twoWebProcesses.rps} req/s`);
   log(`  around ${q.around.rps} req/s, top-50 ${q.top50.rps} req/s, following ${q.following200.rps} req/s`);
+  log(`  ?members= (100) ${q.entries.members100Rps} req/s, page with ?member= ${q.entries.memberPageRps} req/s`);
   const fb = q.fallback;
   log(`  fallback p50 / p99 ms: rank ${fb.rank.p50Ms} / ${fb.rank.p99Ms}, top-50 ${fb.top50.p50Ms} / ${fb.top50.p99Ms}, around ${fb.around.p50Ms} / ${fb.around.p99Ms}`);
   return { small, rebuildSmall, rebuildBig, raw, q };
@@ -612,6 +623,10 @@ async function main() {
       aroundP99Ms: q.around.p99Ms,
       following200Rps: q.following200.rps,
       following200P99Ms: q.following200.p99Ms,
+      members100Rps: q.entries.members100Rps,
+      members100P99Ms: q.entries.members100P99Ms,
+      memberPageRps: q.entries.memberPageRps,
+      memberPageP99Ms: q.entries.memberPageP99Ms,
       atFixedRate: {
         rate: 2000,
         rankP99Ms: q.rankAt2000.p99Ms,
@@ -665,6 +680,7 @@ async function main() {
     `| around req/s / p99 ms (32 clients) | ${q.around.rps} / ${q.around.p99Ms} | | | |`,
     `| top-50 req/s / p99 ms | ${q.top50.rps} / ${q.top50.p99Ms} | | | |`,
     `| following (200) req/s / p99 ms | ${q.following200.rps} / ${q.following200.p99Ms} | | | |`,
+    `| ?members= (100 ids) / page with ?member=, req/s (p99 ms) | ${q.entries.members100Rps} (${q.entries.members100P99Ms}) / ${q.entries.memberPageRps} (${q.entries.memberPageP99Ms}) | rank ${q.entries.memberRankRps} | ${ratio(q.entries.members100Rps, q.entries.memberRankRps)} / ${ratio(q.entries.memberPageRps, q.entries.memberRankRps)} | |`,
     `| rebuild of ${BIG} members, s | ${rb.seconds} | raw ${rb.rawLimitSeconds} | ${ratio(rb.seconds, rb.rawLimitSeconds)} | <= 2x |`,
     `| rebuild peak RSS MiB: ${big.small} / ${BIG} members (worker idle ${rb.workerIdleRssMiB}; raw ${rb.rawPeakRssMiB}) | ${rb.smaller.workerPeakRssMiB} / ${rb.workerPeakRssMiB} | | ${ratio(rb.workerPeakRssMiB, rb.smaller.workerPeakRssMiB)} for 10x members | flat |`,
     `| peak RSS MiB: web / worker (ingest) | ${webPeakRssMiB} / ${ing.workerPeakRssMiB} | | | |`,

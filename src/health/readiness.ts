@@ -103,17 +103,24 @@ export function onceConfirmed(probe: () => Promise<unknown>): () => Promise<void
 
 /**
  * A probe of a fact in a dependency (`check` answers whether it holds). While the dependency
- * cannot be asked, the last answer stands: an outage is reported by the dependency's own check,
- * and does not also fail every fact stored in it.
+ * cannot be asked, or does not answer within `answerWithinMs` (a Postgres busy with a burst
+ * of fallback reads), the last answer stands: an outage or a slow server is reported by the
+ * dependency's own check, and does not also fail every fact stored in it.
  */
-export function lastAnswerWhileUnreachable(check: () => Promise<boolean>, failure: string): () => Promise<void> {
+export function lastAnswerWhileUnreachable(check: () => Promise<boolean>, failure: string, answerWithinMs = 1000): () => Promise<void> {
   let holds = false;
   return async () => {
+    let timer: NodeJS.Timeout | undefined;
     try {
-      holds = await check();
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${answerWithinMs} ms`)), answerWithinMs);
+      });
+      holds = await Promise.race([check(), late]);
     } catch (err) {
       if (!holds) throw err;
       return;
+    } finally {
+      clearTimeout(timer);
     }
     if (!holds) throw new Error(failure);
   };

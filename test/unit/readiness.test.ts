@@ -80,4 +80,14 @@ describe('readiness', () => {
     state = 'down';
     await expect(check()).rejects.toThrow('ECONNREFUSED');
   });
+
+  it('lastAnswerWhileUnreachable keeps the last answer while the dependency is too slow to answer', async () => {
+    let answer: () => Promise<boolean> = () => Promise.resolve(true);
+    const check = lastAnswerWhileUnreachable(() => answer(), 'not current', 50);
+    await check();
+    answer = () => new Promise<boolean>(() => undefined); // never answers
+    await check();
+    const fresh = lastAnswerWhileUnreachable(() => answer(), 'not current', 50);
+    await expect(fresh()).rejects.toThrow('no answer within 50 ms');
+  });
 });
