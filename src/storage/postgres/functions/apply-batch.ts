@@ -1,5 +1,5 @@
 import { mergeAggregates, rankedEvents, scopesOf, winnerColumns } from './aggregate-rules.js';
-import { hashedKeySql } from './erased-keys.js';
+import { hashedKeySql } from './key-hash.js';
 import type { StoredFunction } from './stored-function.js';
 
 /**
@@ -16,6 +16,9 @@ import type { StoredFunction } from './stored-function.js';
  *   copy with a window, and the range check adds each sum to its current row with GROUP BY.
  *   Estimated at a few rows, such joins were planned as nested loops; the range check's
  *   compared every pair, a quadratic cost once the batch's members all had aggregate rows.
+ * - The key table holds keys hashed only (functions/key-hash.ts), erased members' as any
+ *   other: each key is hashed once, in the first pass (v_key_hash, parallel to v_ev), and
+ *   found with one probe.
  * - Keys this batch claimed are looked up in the claimed-keys object (a binary search), not
  *   in a jsonb array of inserted keys (a linear one), and the key table is read again only
  *   for events this batch did not store itself.
@@ -31,6 +34,8 @@ const EVENT_COLUMNS = `ord, key, board_id, period_key, starts_at, ends_at, membe
   received_at, source, payload_hash, metadata, payload, pre_reason`;
 /** The batch's events beside their verdicts, i being the position in the batch. */
 const classified = (alias: string) => `unnest(v_ev, v_verdict) WITH ORDINALITY AS ${alias}(${EVENT_COLUMNS}, verdict, i)`;
+/** The same beside their keys' hashed forms h (the form score_event_keys holds). */
+const hashed = (alias: string) => `unnest(v_ev, v_verdict, v_key_hash) WITH ORDINALITY AS ${alias}(${EVENT_COLUMNS}, verdict, h, i)`;
 /** The batch's events beside their outcomes. */
 const decided = (alias: string) => `unnest(v_ev, v_out) AS ${alias}(${EVENT_COLUMNS}, outcome, stored_board, stored_period, stored_member, stored_category)`;
 
@@ -51,6 +56,8 @@ DECLARE
   v_ev laurel_apply_event[];
   -- Null for an event of a board that does not exist: such an event has no outcome.
   v_verdict text[];
+  -- Each key in the form the key table holds it.
+  v_key_hash text[];
   v_out laurel_apply_outcome[];
   v_overflow text[];
   v_created jsonb;
@@ -95,24 +102,23 @@ BEGIN
   -- copy (see the final pass); a key already in the ledger is a duplicate or a conflict;
   -- what is left is a candidate, pending its period.
   WITH ev AS (
-    SELECT e.*, e.ordinality AS i, min(e.ord) OVER (PARTITION BY e.key) AS first_ord
+    SELECT e.*, e.ordinality AS i, min(e.ord) OVER (PARTITION BY e.key) AS first_ord, ${hashedKeySql('e.key')} AS h
       FROM unnest(v_ev) WITH ORDINALITY AS e
   )
   SELECT array_agg(
            CASE
              WHEN b.id IS NULL THEN NULL
              WHEN ev.first_ord <> ev.ord THEN 'repeat'
-             WHEN coalesce(se.payload_hash, sh.payload_hash) IS NOT NULL
-               THEN CASE WHEN coalesce(se.payload_hash, sh.payload_hash) = ev.payload_hash THEN 'duplicate' ELSE 'conflict' END
+             WHEN se.payload_hash IS NOT NULL
+               THEN CASE WHEN se.payload_hash = ev.payload_hash THEN 'duplicate' ELSE 'conflict' END
              WHEN ev.pre_reason IS NOT NULL THEN ev.pre_reason
              WHEN ev.ends_at IS NOT NULL AND ev.received_at > ev.ends_at + make_interval(secs => b.grace_seconds) THEN 'period_closed'
              ELSE 'candidate'
-           END ORDER BY ev.i) INTO v_verdict
+           END ORDER BY ev.i),
+         array_agg(ev.h ORDER BY ev.i) INTO v_verdict, v_key_hash
     FROM ev
     LEFT JOIN boards b ON b.id = ev.board_id
-    LEFT JOIN score_event_keys se ON se.idempotency_key = ev.key
-    -- An erased member's keys stay claimed, hashed.
-    LEFT JOIN score_event_keys sh ON se.idempotency_key IS NULL AND sh.idempotency_key = ${hashedKeySql('ev.key')};
+    LEFT JOIN score_event_keys se ON se.idempotency_key = ev.h;
 
   -- A period is created only by an event that can still count in it: never by a late,
   -- duplicate or refused one. The caller learns which periods it created: Redis holds all
@@ -205,15 +211,18 @@ BEGIN
   -- the ledger, whichever monthly partition their occurred_at routes them to.
   WITH claimed AS (
     INSERT INTO score_event_keys (idempotency_key, payload_hash, board_id, period_key, member_id, category, occurred_at)
-    SELECT c.key, c.payload_hash, c.board_id, c.period_key, c.member_id, c.category, c.occurred_at
-      FROM ${classified('c')}
+    SELECT c.h, c.payload_hash, c.board_id, c.period_key, c.member_id, c.category, c.occurred_at
+      FROM ${hashed('c')}
      WHERE c.verdict = 'fresh'
-     ORDER BY c.key COLLATE "C"
+     ORDER BY c.h COLLATE "C"
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING idempotency_key
-  )
-  -- An object, not a join: its lookups stay logarithmic whatever the planner guesses of the sizes.
-  SELECT coalesce(jsonb_object_agg(k.idempotency_key, true), '{}'::jsonb) INTO v_claimed FROM claimed k;
+  ),
+  -- Objects, not joins: their lookups stay logarithmic whatever the planner guesses of the sizes.
+  by_hash AS (SELECT jsonb_object_agg(k.idempotency_key, true) AS o FROM claimed k)
+  SELECT coalesce(jsonb_object_agg(c.key, true), '{}'::jsonb) INTO v_claimed
+    FROM ${hashed('c')} CROSS JOIN by_hash
+   WHERE c.verdict = 'fresh' AND by_hash.o ? c.h;
 
   -- Attempts: the member's events of the period, stored and claimed here, ranked by
   -- (occurredAt, key); the first max_attempts count. A claimed event beyond them is stored
@@ -299,7 +308,7 @@ BEGIN
   -- copy counts), or is a conflict when its payload differs. An event stored by this batch
   -- counts where it says; any other is looked up in the key table.
   WITH c AS (
-    SELECT x.*, x.verdict = 'fresh' AND v_claimed ? x.key AS stored_here FROM ${classified('x')}
+    SELECT x.*, x.verdict = 'fresh' AND v_claimed ? x.key AS stored_here FROM ${hashed('x')}
   ),
   decided AS (
     SELECT c.i, c.key, c.ord, c.verdict, c.payload_hash,
@@ -315,7 +324,7 @@ BEGIN
            CASE WHEN c.stored_here THEN c.member_id ELSE se.member_id END AS s_member,
            CASE WHEN c.stored_here THEN c.category ELSE se.category END AS s_category
       FROM c LEFT JOIN score_event_keys se
-        ON se.idempotency_key IN (c.key, ${hashedKeySql('c.key')}) AND NOT c.stored_here AND c.verdict <> 'repeat'
+        ON se.idempotency_key = c.h AND NOT c.stored_here AND c.verdict <> 'repeat'
   ),
   -- Beside each event, its key's first copy (the one not a repeat).
   paired AS (
