@@ -49,6 +49,12 @@ LANGUAGE plpgsql
 -- fast-growing table can make a full scan look cheap, and a scan per batch would make apply
 -- time grow with the ledger; keys are always indexed, so never scan.
 SET enable_seqscan = off
+-- Every statement's parameters (the batch's arrays) differ on every call, so custom plans
+-- (plpgsql's default) re-planned them all per call: most of a small call's cost. A generic
+-- plan is made once per session and again when a table's statistics change; with scans off
+-- and no join of two intermediate results (see the header), the batch's size, which it
+-- does not know, would not change it.
+SET plan_cache_mode = force_generic_plan
 AS $fn$
 DECLARE
   v_stale jsonb;
