@@ -124,7 +124,9 @@ BEGIN
          array_agg(ev.h ORDER BY ev.i) INTO v_verdict, v_key_hash
     FROM ev
     LEFT JOIN boards b ON b.id = ev.board_id
-    LEFT JOIN score_event_keys se ON se.idempotency_key = ev.h;
+    -- One probe of the key's index per event. As a plain join, knowing the batch's size,
+    -- the planner merged the whole index with the sorted batch (hashes spread over all of it).
+    LEFT JOIN LATERAL (SELECT k.payload_hash FROM score_event_keys k WHERE k.idempotency_key = ev.h) se ON true;
 
   -- A period is created only by an event that can still count in it: never by a late,
   -- duplicate or refused one. The caller learns which periods it created: Redis holds all
@@ -223,12 +225,13 @@ BEGIN
      ORDER BY c.h COLLATE "C"
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING idempotency_key
-  ),
-  -- Objects, not joins: their lookups stay logarithmic whatever the planner guesses of the sizes.
-  by_hash AS (SELECT jsonb_object_agg(k.idempotency_key, true) AS o FROM claimed k)
+  )
+  -- Objects, not joins: their lookups stay logarithmic whatever the planner guesses of the
+  -- sizes. The claimed hashes' object is a scalar subquery, so it is built once (beside the
+  -- events, as a guessed one-row join, it was built again for each event).
   SELECT coalesce(jsonb_object_agg(c.key, true), '{}'::jsonb) INTO v_claimed
-    FROM ${hashed('c')} CROSS JOIN by_hash
-   WHERE c.verdict = 'fresh' AND by_hash.o ? c.h;
+    FROM ${hashed('c')}
+   WHERE c.verdict = 'fresh' AND (SELECT jsonb_object_agg(k.idempotency_key, true) FROM claimed k) ? c.h;
 
   -- Attempts: the member's events of the period, stored and claimed here, ranked by
   -- (occurredAt, key); the first max_attempts count. A claimed event beyond them is stored
@@ -329,8 +332,9 @@ BEGIN
            CASE WHEN c.stored_here THEN c.period_key ELSE se.period_key END AS s_period,
            CASE WHEN c.stored_here THEN c.member_id ELSE se.member_id END AS s_member,
            CASE WHEN c.stored_here THEN c.category ELSE se.category END AS s_category
-      FROM c LEFT JOIN score_event_keys se
-        ON se.idempotency_key = c.h AND NOT c.stored_here AND c.verdict <> 'repeat'
+      -- A probe per event not stored here, never a scan (see the first pass).
+      FROM c LEFT JOIN LATERAL (SELECT k.* FROM score_event_keys k
+                                 WHERE k.idempotency_key = c.h AND NOT c.stored_here AND c.verdict <> 'repeat') se ON true
   ),
   -- Beside each event, its key's first copy (the one not a repeat).
   paired AS (
