@@ -332,9 +332,12 @@ BEGIN
            CASE WHEN c.stored_here THEN c.period_key ELSE se.period_key END AS s_period,
            CASE WHEN c.stored_here THEN c.member_id ELSE se.member_id END AS s_member,
            CASE WHEN c.stored_here THEN c.category ELSE se.category END AS s_category
-      -- A probe per event not stored here, never a scan (see the first pass).
+      -- A probe per event not stored here, never a scan (see the first pass). OFFSET 0 keeps
+      -- the subquery whole, so the event's own conditions gate the probe; merged into the
+      -- join, they were checked after probing, for every event.
       FROM c LEFT JOIN LATERAL (SELECT k.* FROM score_event_keys k
-                                 WHERE k.idempotency_key = c.h AND NOT c.stored_here AND c.verdict <> 'repeat') se ON true
+                                 WHERE k.idempotency_key = c.h AND NOT c.stored_here AND c.verdict <> 'repeat'
+                                OFFSET 0) se ON true
   ),
   -- Beside each event, its key's first copy (the one not a repeat).
   paired AS (
