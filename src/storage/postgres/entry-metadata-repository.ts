@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from './database.js';
+import { hashedKeySql } from './functions/key-hash.js';
 
 /**
  * The metadata of the event that produced each member's current value in a category (SPEC
@@ -13,7 +14,7 @@ export async function producingMetadata(db: Db, scope: { board: string; period: 
   const { rows } = await sql<{ member_id: string; metadata: unknown }>`
     SELECT a.member_id, e.metadata
       FROM member_aggregates a
-      JOIN score_event_keys k ON k.idempotency_key = a.last_key
+      JOIN score_event_keys k ON k.idempotency_key = ${sql.raw(hashedKeySql('a.last_key'))}
       JOIN score_events e ON e.idempotency_key = a.last_key AND e.occurred_at = k.occurred_at
      WHERE a.board_id = ${scope.board} AND a.period_key = ${scope.period} AND a.category = ${scope.category}
        AND a.member_id = ANY(${[...new Set(members)]}::text[])`.execute(db);

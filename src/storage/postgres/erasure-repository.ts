@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from './database.js';
-import { hashedKeySql } from './functions/erased-keys.js';
+import { hashedKeySql } from './functions/key-hash.js';
 
 export interface ErasureRow {
   id: string;
@@ -53,7 +53,8 @@ export async function memberExists(db: Db, member: string): Promise<boolean> {
  * Everything Postgres holds of the member, gone in one transaction, which locks the member
  * row FOR UPDATE first: a batch of the member's events (FOR SHARE) either committed before
  * and is erased with the rest, or waits and then starts a new member. Closed periods'
- * results keep their positions under the pseudonym; the member's keys stay claimed, hashed.
+ * results keep their positions under the pseudonym; the member's keys stay claimed (the key
+ * table holds them hashed only) under the pseudonym.
  * Returns the periods whose Redis keys may still hold the member (not evicted yet), and
  * records them on the erasure, in the same transaction, for the Redis step and its retries.
  */
@@ -77,8 +78,8 @@ export async function eraseMemberRows(db: Db, erasureId: string, member: string,
     // League slots stay taken too (buckets do not shift); the member's tier goes.
     await sql`UPDATE league_placements SET member_id = ${pseudonym} WHERE member_id = ${member}`.execute(trx);
     await sql`
-      UPDATE score_event_keys k SET idempotency_key = ${sql.raw(hashedKeySql('k.idempotency_key'))}, member_id = ${pseudonym}
-       WHERE k.idempotency_key IN (SELECT e.idempotency_key FROM score_events e WHERE e.member_id = ${member})
+      UPDATE score_event_keys k SET member_id = ${pseudonym}
+       WHERE k.idempotency_key IN (SELECT ${sql.raw(hashedKeySql('e.idempotency_key'))} FROM score_events e WHERE e.member_id = ${member})
          AND k.member_id = ${member}`.execute(trx);
     for (const statement of [
       sql`DELETE FROM score_events WHERE member_id = ${member}`,

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from './database.js';
+import { hashedKey } from './functions/key-hash.js';
 
 export type RejectionReason = 'period_closed' | 'conflict' | 'out_of_range' | 'outside_window' | 'attempts_exhausted' | 'board_full';
 export type ApplyOutcome = 'applied' | 'duplicate' | RejectionReason;
@@ -118,7 +119,7 @@ export async function findEvent(db: Db, key: string): Promise<StoredEvent | unde
     .selectFrom('score_events')
     .selectAll()
     .where('idempotency_key', '=', key)
-    .where('occurred_at', '=', (eb) => eb.selectFrom('score_event_keys').select('occurred_at').where('idempotency_key', '=', key))
+    .where('occurred_at', '=', (eb) => eb.selectFrom('score_event_keys').select('occurred_at').where('idempotency_key', '=', hashedKey(key)))
     .executeTakeFirst();
   if (!row) return undefined;
   return {
@@ -144,7 +145,7 @@ export async function archivedMonthOf(db: Db, key: string): Promise<string | und
     .selectFrom('score_event_keys as k')
     .innerJoin('ledger_archives as a', (j) => j.on(sql<boolean>`a.month = date_trunc('month', k.occurred_at AT TIME ZONE 'UTC')`))
     .select(sql<string>`to_char(a.month, 'YYYY-MM')`.as('month'))
-    .where('k.idempotency_key', '=', key)
+    .where('k.idempotency_key', '=', hashedKey(key))
     .executeTakeFirst();
   return row?.month;
 }

@@ -3,6 +3,7 @@ import { Conflict } from '../../domain/errors.js';
 import type { Db } from './database.js';
 import type { AggregateState } from './events-repository.js';
 import { hasPgCode, PG_ERROR } from './pg-errors.js';
+import { hashedKey } from './functions/key-hash.js';
 
 export interface MemberRow {
   id: string;
@@ -119,7 +120,7 @@ export async function voidEventAndRecompute(db: Db, event: { key: string; board:
     .updateTable('score_events')
     .set({ status: 'voided', void_reason: reason, voided_at: at })
     .where('idempotency_key', '=', event.key)
-    .where('occurred_at', '=', (eb) => eb.selectFrom('score_event_keys').select('occurred_at').where('idempotency_key', '=', event.key))
+    .where('occurred_at', '=', (eb) => eb.selectFrom('score_event_keys').select('occurred_at').where('idempotency_key', '=', hashedKey(event.key)))
     .execute();
   await db.insertInto('moderation_log').values({ board_id: event.board, period_key: event.period, at, kind: 'void' }).execute();
   try {
@@ -146,7 +147,7 @@ export async function lockEvent(db: Db, key: string) {
     .selectFrom('score_events')
     .selectAll()
     .where('idempotency_key', '=', key)
-    .where('occurred_at', '=', (eb) => eb.selectFrom('score_event_keys').select('occurred_at').where('idempotency_key', '=', key))
+    .where('occurred_at', '=', (eb) => eb.selectFrom('score_event_keys').select('occurred_at').where('idempotency_key', '=', hashedKey(key)))
     .forUpdate()
     .executeTakeFirst();
 }

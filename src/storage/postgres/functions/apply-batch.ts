@@ -1,5 +1,5 @@
 import { mergeAggregates, rankedEvents, scopesOf, winnerColumns } from './aggregate-rules.js';
-import { hashedKeySql } from './erased-keys.js';
+import { hashedKeySql } from './key-hash.js';
 import { entrantCountSql, entrantsLockSql } from './entrant-rules.js';
 import { placeMembersSql, placementWaitsSql } from './league-rules.js';
 import type { StoredFunction } from './stored-function.js';
@@ -19,6 +19,9 @@ import type { StoredFunction } from './stored-function.js';
  *   copy with a window, and the range check adds each sum to its current row with GROUP BY.
  *   Estimated at a few rows, such joins were planned as nested loops; the range check's
  *   compared every pair, a quadratic cost once the batch's members all had aggregate rows.
+ * - The key table holds keys hashed only (functions/key-hash.ts), erased members' as any
+ *   other: each key is hashed once, in the first pass (v_key_hash, parallel to v_ev), and
+ *   found with one probe.
  * - Keys this batch claimed are looked up in the claimed-keys object (a binary search), not
  *   in a jsonb array of inserted keys (a linear one), and the key table is read again only
  *   for events this batch did not store itself.
@@ -34,6 +37,8 @@ const EVENT_COLUMNS = `ord, key, board_id, period_key, starts_at, ends_at, membe
   received_at, source, payload_hash, metadata, payload, pre_reason, subscore`;
 /** The batch's events beside their verdicts, i being the position in the batch. */
 const classified = (alias: string) => `unnest(v_ev, v_verdict) WITH ORDINALITY AS ${alias}(${EVENT_COLUMNS}, verdict, i)`;
+/** The same beside their keys' hashed forms h (the form score_event_keys holds). */
+const hashed = (alias: string) => `unnest(v_ev, v_verdict, v_key_hash) WITH ORDINALITY AS ${alias}(${EVENT_COLUMNS}, verdict, h, i)`;
 /** The batch's events beside their outcomes. */
 const decided = (alias: string) => `unnest(v_ev, v_out) AS ${alias}(${EVENT_COLUMNS}, outcome, stored_board, stored_period, stored_member, stored_category)`;
 
@@ -47,6 +52,12 @@ LANGUAGE plpgsql
 -- fast-growing table can make a full scan look cheap, and a scan per batch would make apply
 -- time grow with the ledger; keys are always indexed, so never scan.
 SET enable_seqscan = off
+-- Every statement's parameters (the batch's arrays) differ on every call, so custom plans
+-- (plpgsql's default) re-planned them all per call: most of a small call's cost. A generic
+-- plan is made once per session and again when a table's statistics change; with scans off
+-- and no join of two intermediate results (see the header), the batch's size, which it
+-- does not know, would not change it.
+SET plan_cache_mode = force_generic_plan
 AS $fn$
 DECLARE
   v_stale jsonb;
@@ -54,6 +65,8 @@ DECLARE
   v_ev laurel_apply_event[];
   -- Null for an event of a board that does not exist: such an event has no outcome.
   v_verdict text[];
+  -- Each key in the form the key table holds it.
+  v_key_hash text[];
   v_out laurel_apply_outcome[];
   v_overflow text[];
   v_created jsonb;
@@ -100,24 +113,25 @@ BEGIN
   -- copy (see the final pass); a key already in the ledger is a duplicate or a conflict;
   -- what is left is a candidate, pending its period.
   WITH ev AS (
-    SELECT e.*, e.ordinality AS i, min(e.ord) OVER (PARTITION BY e.key) AS first_ord
+    SELECT e.*, e.ordinality AS i, min(e.ord) OVER (PARTITION BY e.key) AS first_ord, ${hashedKeySql('e.key')} AS h
       FROM unnest(v_ev) WITH ORDINALITY AS e
   )
   SELECT array_agg(
            CASE
              WHEN b.id IS NULL THEN NULL
              WHEN ev.first_ord <> ev.ord THEN 'repeat'
-             WHEN coalesce(se.payload_hash, sh.payload_hash) IS NOT NULL
-               THEN CASE WHEN coalesce(se.payload_hash, sh.payload_hash) = ev.payload_hash THEN 'duplicate' ELSE 'conflict' END
+             WHEN se.payload_hash IS NOT NULL
+               THEN CASE WHEN se.payload_hash = ev.payload_hash THEN 'duplicate' ELSE 'conflict' END
              WHEN ev.pre_reason IS NOT NULL THEN ev.pre_reason
              WHEN ev.ends_at IS NOT NULL AND ev.received_at > ev.ends_at + make_interval(secs => b.grace_seconds) THEN 'period_closed'
              ELSE 'candidate'
-           END ORDER BY ev.i) INTO v_verdict
+           END ORDER BY ev.i),
+         array_agg(ev.h ORDER BY ev.i) INTO v_verdict, v_key_hash
     FROM ev
     LEFT JOIN boards b ON b.id = ev.board_id
-    LEFT JOIN score_event_keys se ON se.idempotency_key = ev.key
-    -- An erased member's keys stay claimed, hashed.
-    LEFT JOIN score_event_keys sh ON se.idempotency_key IS NULL AND sh.idempotency_key = ${hashedKeySql('ev.key')};
+    -- One probe of the key's index per event. As a plain join, knowing the batch's size,
+    -- the planner merged the whole index with the sorted batch (hashes spread over all of it).
+    LEFT JOIN LATERAL (SELECT k.payload_hash FROM score_event_keys k WHERE k.idempotency_key = ev.h) se ON true;
 
   -- A period is created only by an event that can still count in it: never by a late,
   -- duplicate or refused one. The caller learns which periods it created: Redis holds all
@@ -249,15 +263,19 @@ BEGIN
   -- the ledger, whichever monthly partition their occurred_at routes them to.
   WITH claimed AS (
     INSERT INTO score_event_keys (idempotency_key, payload_hash, board_id, period_key, member_id, category, occurred_at)
-    SELECT c.key, c.payload_hash, c.board_id, c.period_key, c.member_id, c.category, c.occurred_at
-      FROM ${classified('c')}
+    SELECT c.h, c.payload_hash, c.board_id, c.period_key, c.member_id, c.category, c.occurred_at
+      FROM ${hashed('c')}
      WHERE c.verdict = 'fresh'
-     ORDER BY c.key COLLATE "C"
+     ORDER BY c.h COLLATE "C"
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING idempotency_key
   )
-  -- An object, not a join: its lookups stay logarithmic whatever the planner guesses of the sizes.
-  SELECT coalesce(jsonb_object_agg(k.idempotency_key, true), '{}'::jsonb) INTO v_claimed FROM claimed k;
+  -- Objects, not joins: their lookups stay logarithmic whatever the planner guesses of the
+  -- sizes. The claimed hashes' object is a scalar subquery, so it is built once (beside the
+  -- events, as a guessed one-row join, it was built again for each event).
+  SELECT coalesce(jsonb_object_agg(c.key, true), '{}'::jsonb) INTO v_claimed
+    FROM ${hashed('c')}
+   WHERE c.verdict = 'fresh' AND (SELECT jsonb_object_agg(k.idempotency_key, true) FROM claimed k) ? c.h;
 
   -- Attempts: the member's events of the period, stored and claimed here, ranked by
   -- (occurredAt, key); the first max_attempts count. A claimed event beyond them is stored
@@ -372,7 +390,7 @@ BEGIN
   -- copy counts), or is a conflict when its payload differs. An event stored by this batch
   -- counts where it says; any other is looked up in the key table.
   WITH c AS (
-    SELECT x.*, x.verdict = 'fresh' AND v_claimed ? x.key AS stored_here FROM ${classified('x')}
+    SELECT x.*, x.verdict = 'fresh' AND v_claimed ? x.key AS stored_here FROM ${hashed('x')}
   ),
   decided AS (
     SELECT c.i, c.key, c.ord, c.verdict, c.payload_hash,
@@ -387,8 +405,12 @@ BEGIN
            CASE WHEN c.stored_here THEN c.period_key ELSE se.period_key END AS s_period,
            CASE WHEN c.stored_here THEN c.member_id ELSE se.member_id END AS s_member,
            CASE WHEN c.stored_here THEN c.category ELSE se.category END AS s_category
-      FROM c LEFT JOIN score_event_keys se
-        ON se.idempotency_key IN (c.key, ${hashedKeySql('c.key')}) AND NOT c.stored_here AND c.verdict <> 'repeat'
+      -- A probe per event not stored here, never a scan (see the first pass). OFFSET 0 keeps
+      -- the subquery whole, so the event's own conditions gate the probe; merged into the
+      -- join, they were checked after probing, for every event.
+      FROM c LEFT JOIN LATERAL (SELECT k.* FROM score_event_keys k
+                                 WHERE k.idempotency_key = c.h AND NOT c.stored_here AND c.verdict <> 'repeat'
+                                OFFSET 0) se ON true
   ),
   -- Beside each event, its key's first copy (the one not a repeat).
   paired AS (
