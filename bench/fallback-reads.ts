@@ -27,6 +27,7 @@ import { FALLBACK_SESSION_SETTINGS } from '../src/storage/postgres/fallback-read
 import type { Database } from '../src/storage/postgres/schema.js';
 import { aroundInScope, placeInScope, rankScope } from '../src/storage/postgres/standings-repository.js';
 import type { Board } from '../src/domain/board.js';
+import { hashedKeySql } from '../src/storage/postgres/functions/key-hash.js';
 import { quantile, round } from './support.js';
 
 export interface FallbackReadsResult {
@@ -56,7 +57,7 @@ async function seed(db: pg.Pool, n: number): Promise<void> {
     SELECT 'm' || g, CASE WHEN g % ${EXCLUDED_EVERY} = 0 THEN now() END FROM generate_series(1, ${n}) g`);
   await db.query(
     `INSERT INTO score_event_keys (idempotency_key, payload_hash, board_id, period_key, member_id, category, occurred_at)
-     SELECT 'k' || g, 'h', $1, 'all', 'm' || g, 'all', timestamptz '2026-01-01' + make_interval(secs => g % 86400) FROM generate_series(1, ${n}) g`,
+     SELECT ${hashedKeySql("'k' || g")}, 'h', $1, 'all', 'm' || g, 'all', timestamptz '2026-01-01' + make_interval(secs => g % 86400) FROM generate_series(1, ${n}) g`,
     [BOARD],
   );
   await db.query(
