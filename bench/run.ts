@@ -659,14 +659,16 @@ async function main() {
   };
   const ratio = (a: number, b: number) => `${round(a / b, 2)}x`;
   const rb = result.rebuild;
+  const batch100 = ing.batch100.eventsPerSec;
   const md = [
     `| measure | Laurel | limit / naive | ratio | target |`,
     `|---|---|---|---|---|`,
-    `| ingest, events/s (best: batch ${best.batch}, ${best.concurrency} jobs at once) | ${best.eventsPerSec} | raw ${raw} | ${ratio(best.eventsPerSec, raw)} of raw | >= 0.25x |`,
-    `| one-event requests, events/s (best: ${single.best.clients} clients) | ${single.best.eventsPerSec} | raw ${raw} | ${ratio(single.best.eventsPerSec, raw)} of raw | >= 4000 |`,
-    `| one-event requests at ${single.lag.rate}/s: event-to-visible lag p50 / p99 ms | ${single.lag.p50Ms} / ${single.lag.p99Ms} | | | |`,
-    `| ingest vs naive (one job per event), events/s | ${best.eventsPerSec} | naive ${naive} | ${ratio(best.eventsPerSec, naive)} | >= 10x |`,
-    `| event-to-visible lag at 2000 events/s, p50 / p99 ms | ${lag.p50Ms} / ${lag.p99Ms} | | | p99 <= 50 |`,
+    `| 1000-event requests, events/s (best: ${best.concurrency} jobs at once) | ${best.eventsPerSec} | raw ${raw} | ${ratio(best.eventsPerSec, raw)} of raw | >= 0.35x |`,
+    `| 100-event requests, events/s (best) | ${batch100} | raw ${raw} | ${ratio(batch100, raw)} of raw | >= 0.25x |`,
+    `| one-event requests, events/s (best: ${single.best.clients} clients) | ${single.best.eventsPerSec} | naive ${naive} | ${ratio(single.best.eventsPerSec, naive)} of naive | >= 4000 and >= 2x |`,
+    `| one-event requests at ${single.lag.rate}/s: event-to-visible lag p50 / p99 ms | ${single.lag.p50Ms} / ${single.lag.p99Ms} | | | p99 <= 100 |`,
+    `| 1000-event requests vs naive (one job per event), events/s | ${best.eventsPerSec} | naive ${naive} | ${ratio(best.eventsPerSec, naive)} | |`,
+    `| event-to-visible lag at 2000 events/s in 100-event requests, p50 / p99 ms | ${lag.p50Ms} / ${lag.p99Ms} | | | |`,
     `| member rank, req/s (32 clients, ${WEB_PROCESSES} web process${WEB_PROCESSES > 1 ? 'es' : ''}) | ${q.rank.rps} | bare ZRANK ${q.bareRank.rps} | ${ratio(q.rank.rps, q.bareRank.rps)} | >= 0.5x |`,
     `| rank p99 at 2000 req/s, ms | ${q.rankAt2000.p99Ms} | bare ZRANK ${q.bareAt2000.p99Ms} | ${ratio(q.rankAt2000.p99Ms, q.bareAt2000.p99Ms)} | <= 2x |`,
     `| around (radius 5) p99 at 2000 req/s, ms | ${q.aroundAt2000.p99Ms} | bare ZRANK ${q.bareAt2000.p99Ms} / ZRANK+ZRANGE ${q.bareAroundAt2000.p99Ms} | ${ratio(q.aroundAt2000.p99Ms, q.bareAt2000.p99Ms)} / ${ratio(q.aroundAt2000.p99Ms, q.bareAroundAt2000.p99Ms)} | <= 2x |`,

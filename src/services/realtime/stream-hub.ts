@@ -267,7 +267,7 @@ export class StreamHub {
         event = 'top';
         cacheKey = `t:${s.spec.limit}`;
         const top = state.top.slice(0, s.spec.limit);
-        fingerprint = top.map((e) => `${e.rank}|${e.member}|${e.scaled}`).join(',');
+        fingerprint = top.map((e) => `${e.rank}|${e.member}|${e.scaled}|${e.subscore ?? ''}`).join(',');
         if (!always && !s.fresh && !s.unavailable && fingerprint === s.last) continue;
         if (!bodies.has(cacheKey)) {
           named ??= await withNames(this.ctx, scope.board, state.top);
