@@ -114,14 +114,26 @@ function keepLocks(ctx: AppContext, worker: Worker, riders: readonly Rider[]): N
  * in queue order, never in one call: inside a call a repeated key follows its first copy and
  * a member's events are judged together (a sum's range, the placement before the batch that
  * `previousRank` reports), while across requests each must be judged as if it had come
- * alone. So every job goes to the round after the last one holding any of its keys or
- * members; rounds are cut at COALESCE_MAX_EVENTS.
+ * alone. On a board whose entry depends on arrival (maxMembers entrants, league buckets:
+ * within a batch by first events, across batches in the order applied), every job that
+ * touches the board comes after the previous one, so requests enter as they were queued. So
+ * every job goes to the round after the last one holding any of its keys, members or
+ * arrival-ordered boards; rounds are cut at COALESCE_MAX_EVENTS.
  */
 async function applyInRounds(ctx: AppContext, held: readonly HeldScoreJob[]): Promise<Settled[]> {
+  const boards = await ctx.boards.getMany(new Set(held.flatMap((job) => job.data.events.map((e) => e.posted.board))));
+  const arrivalOrdered = (id: string) => {
+    const board = boards.get(id);
+    return board !== undefined && (board.maxMembers !== null || board.league !== null);
+  };
   const roundOf = new Map<string, number>();
   const rounds: number[][] = [];
   held.forEach((job, index) => {
-    const keys = job.data.events.flatMap((e) => [`key\n${e.posted.idempotencyKey}`, `member\n${e.posted.board}\n${e.posted.member}`]);
+    const keys = job.data.events.flatMap((e) => [
+      `key\n${e.posted.idempotencyKey}`,
+      `member\n${e.posted.board}\n${e.posted.member}`,
+      ...(arrivalOrdered(e.posted.board) ? [`board\n${e.posted.board}`] : []),
+    ]);
     const round = Math.max(0, ...keys.map((k) => (roundOf.get(k) ?? -1) + 1));
     for (const key of keys) roundOf.set(key, round);
     (rounds[round] ??= []).push(index);

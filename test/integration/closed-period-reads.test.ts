@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, createHarness, type Harness } from '../support/harness.js';
 import { openSse } from '../support/sse-client.js';
-import { referenceStandings, type RefEvent } from '../support/reference.js';
+import { referenceStandings, type RefEvent, wireEvent } from '../support/reference.js';
 import { until } from '../support/poll.js';
 import { runTick } from '../../workers/period-tick.js';
 import { processScopeRebuild } from '../../workers/rebuild-processor.js';
@@ -137,16 +137,7 @@ describe('reads of a closed period that is not retired', () => {
       // Few distinct values and shared seconds: ties broken by time, then by id.
       events.push({ key: `k-${m}`, member: m, units: (i * 7) % 6, atMs: Date.parse('2026-11-20T10:00:00Z') + (i % 4) * 1000, ...(i % 2 ? { category: 'duel' } : {}) });
     }
-    await h.postEvents(
-      events.map((e) => ({
-        board: BOARD,
-        member: e.member,
-        value: e.units,
-        idempotencyKey: e.key,
-        occurredAt: new Date(e.atMs).toISOString(),
-        ...(e.category ? { category: e.category } : {}),
-      })),
-    );
+    await h.postEvents(events.map((e) => wireEvent(BOARD, e)));
     expect((await h.api('PUT', '/v1/members/m07/following', { memberIds: FOLLOWED })).status).toBe(200);
     h.clock.set('2026-12-01T00:00:00Z');
     expect((await runTick(h.ctx)).closed).toContain(`${BOARD}/${PERIOD}`);

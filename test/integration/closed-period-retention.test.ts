@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, ADMIN_KEY, type Harness } from '../support/harness.js';
 import { openSse, type SseMessage } from '../support/sse-client.js';
-import { referenceStandings, type RefEvent } from '../support/reference.js';
+import { referenceStandings, type RefEvent, wireEvent } from '../support/reference.js';
 import { runTick } from '../../workers/period-tick.js';
 import { processScopeRebuild } from '../../workers/rebuild-processor.js';
 import { scanMatching } from '../../src/storage/redis/maintenance.js';
@@ -101,14 +101,7 @@ describe('closed-period retention', () => {
     }
     const res = await h.api('POST', '/v1/events?wait=true', {
       events: [
-        ...events.map((e) => ({
-          board: BOARD,
-          member: e.member,
-          value: e.units,
-          idempotencyKey: e.key,
-          occurredAt: new Date(e.atMs).toISOString(),
-          ...(e.category ? { category: e.category } : {}),
-        })),
+        ...events.map((e) => wireEvent(BOARD, e)),
         ...events
           .slice(0, 12)
           .map((e) => ({ board: OTHER, member: e.member, value: e.units + 1, idempotencyKey: `o-${e.key}`, occurredAt: new Date(e.atMs).toISOString() })),

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { createHarness, type ApiResponse, type Harness } from '../support/harness.js';
-import { prng, referenceStandings, type RefEvent } from '../support/reference.js';
+import { prng, referenceStandings, type RefEvent, wireEvent } from '../support/reference.js';
 
 /**
  * Issue 16: the Postgres fallback is bounded per process (FALLBACK_MAX_CONCURRENT, then 503
@@ -20,7 +20,7 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-const wire = (board: string, e: RefEvent) => ({ board, member: e.member, value: e.units, idempotencyKey: e.key, occurredAt: new Date(e.atMs).toISOString() });
+const wire = (board: string, e: RefEvent) => wireEvent(board, e);
 
 async function seed(board: string, n: number, seedNo: number): Promise<RefEvent[]> {
   expect((await h.api('PUT', `/v1/boards/${board}`, { aggregation: SPEC.aggregation, order: SPEC.order, tieBreak: SPEC.tieBreak })).status).toBe(201);

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { Redis } from 'ioredis';
 import { createHarness, type Harness } from '../support/harness.js';
 import { TEST_REDIS_CLUSTER, TEST_REDIS_URL, testRedis } from '../support/databases.js';
-import { prng, referenceStandings, shuffle, type RefEvent } from '../support/reference.js';
+import { prng, referenceStandings, shuffle, type RefEvent, wireEvent } from '../support/reference.js';
 import { verifyLeaderboards } from '../../src/services/verify-service.js';
 import { rebuildIfLeaderboardLost } from '../../src/services/rebuild-service.js';
 import { leaderboardKeysOfPrefix, unlinkMatching } from '../../src/storage/redis/maintenance.js';
@@ -44,14 +44,7 @@ afterAll(async () => {
   flusher.disconnect();
 });
 
-const wire = (board: string, e: RefEvent) => ({
-  board,
-  member: e.member,
-  value: e.units,
-  idempotencyKey: e.key,
-  occurredAt: new Date(e.atMs).toISOString(),
-  ...(e.category ? { category: e.category } : {}),
-});
+const wire = (board: string, e: RefEvent) => wireEvent(board, e);
 
 async function waitForRebuild(rebuildId: string) {
   for (;;) {

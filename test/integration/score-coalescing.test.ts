@@ -131,6 +131,23 @@ describe('coalesced score jobs', () => {
     expect(answers[2]!.body.results[0]).toMatchObject({ previousScore: limit - 10, score: limit - 5 });
   });
 
+  it('let requests enter a maxMembers board in the order they were queued, as if each came alone', async () => {
+    expect((await h.api('PUT', '/v1/boards/co-cap', { aggregation: 'best', period: 'all', maxMembers: 1 })).status).toBe(201);
+    // Alone, one after the other, the first request's member takes the only place, although
+    // the second request's event happened earlier: across batches, entry follows application.
+    const answers = await postHeld(
+      [
+        { board: 'co-cap', member: 'late', value: 1, idempotencyKey: 'cc-1', occurredAt: '2026-06-01T00:00:05Z' },
+        { board: 'co-cap', member: 'early', value: 9, idempotencyKey: 'cc-2', occurredAt: '2026-06-01T00:00:00Z' },
+      ],
+      [true, true],
+    );
+    expect(answers.map((a) => [a.body.results?.[0]?.status, a.body.results?.[0]?.reason ?? null])).toEqual([
+      ['applied', null],
+      ['rejected', 'board_full'],
+    ]);
+  });
+
   it('fail only the job at fault when a job fails the call (a missing board, text Postgres cannot store)', async () => {
     const job = (posted: ScoreEventInput): ScoreJob => ({ events: [{ posted, receivedAt: new Date().toISOString(), payloadHash: payloadHash(posted) }] });
     await h.ctx.scoreQueue.pause();

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyLeaderboards } from '../../src/services/verify-service.js';
 import { runTick } from '../../workers/period-tick.js';
 import { createHarness, type Harness } from '../support/harness.js';
-import { prng, referenceStandings, shuffle, type Aggregation, type Order, type RefEvent, type RefStanding, type TieBreak } from '../support/reference.js';
+import { prng, referenceStandings, shuffle, type Aggregation, type Order, type RefEvent, type RefStanding, type TieBreak, wireEvent } from '../support/reference.js';
 import { until } from '../support/poll.js';
 
 /**
@@ -40,15 +40,7 @@ function generate(boardId: string, seed: number): RefEvent[] {
   });
 }
 
-const wire = (board: string, e: RefEvent) => ({
-  board,
-  member: e.member,
-  value: e.units / 10 ** DECIMALS,
-  idempotencyKey: e.key,
-  occurredAt: new Date(e.atMs).toISOString(),
-  ...(e.category ? { category: e.category } : {}),
-  ...(e.sub === undefined ? {} : { subscore: e.sub / 10 ** DECIMALS }),
-});
+const wire = (board: string, e: RefEvent) => wireEvent(board, e, DECIMALS);
 
 const expectedRows = (standings: RefStanding[]) => standings.map((s) => [s.rank, s.member, s.units / 10 ** DECIMALS, s.sub / 10 ** DECIMALS]);
 

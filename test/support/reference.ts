@@ -17,6 +17,20 @@ export interface RefEvent {
   sub?: number;
 }
 
+/** A reference event as posted to `POST /v1/events` on `board`, its units scaled down by the board's decimals. */
+export function wireEvent(board: string, e: RefEvent, decimals = 0) {
+  const unit = 10 ** decimals;
+  return {
+    board,
+    member: e.member,
+    value: e.units / unit,
+    idempotencyKey: e.key,
+    occurredAt: new Date(e.atMs).toISOString(),
+    ...(e.category ? { category: e.category } : {}),
+    ...(e.sub === undefined ? {} : { subscore: e.sub / unit }),
+  };
+}
+
 export interface RefStanding {
   rank: number;
   member: string;
