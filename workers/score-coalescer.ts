@@ -1,6 +1,7 @@
 import { UnrecoverableError, type Job, type Worker } from 'bullmq';
 import type { AppContext } from '../src/context.js';
 import { Unavailable } from '../src/domain/errors.js';
+import { isContention } from '../src/storage/postgres/pg-errors.js';
 import { scoreJobSchema, type ScoreJob, type ScoreJobResult } from '../src/queue/score-events-queue.js';
 import { applyScoreJobs, processScoreJob, publishScoreJobs, type HeldScoreJob } from './score-processor.js';
 
@@ -165,7 +166,7 @@ async function applyInRounds(ctx: AppContext, held: readonly HeldScoreJob[]): Pr
 /**
  * One call for the group. If the call fails before its commit for a reason of the events
  * themselves (a board deleted, text Postgres cannot store), each job is applied alone, so
- * only the job at fault fails; an outage fails them all (each is retried by BullMQ), as
+ * only the job at fault fails; an outage or a timeout fails them all (each is retried by BullMQ), as
  * does a failure after the commit (the retry finds its events applied and projects them).
  */
 async function applyTogether(ctx: AppContext, group: readonly HeldScoreJob[]): Promise<Settled[]> {
@@ -174,7 +175,9 @@ async function applyTogether(ctx: AppContext, group: readonly HeldScoreJob[]): P
   try {
     applied = await applyScoreJobs(ctx, group);
   } catch (err) {
-    if (ctx.failureOf(err) instanceof Unavailable) return group.map(() => ({ error: err }));
+    // An outage or a busy database is no fault of one job: applying them one at a time would
+    // only multiply the load; each is retried by BullMQ instead.
+    if (ctx.failureOf(err) instanceof Unavailable || isContention(err)) return group.map(() => ({ error: err }));
     ctx.log.warn({ jobs: group.length, err: (err as Error).message }, 'coalesced jobs failed together; applying each alone');
     const alone: Settled[] = [];
     for (const job of group) alone.push(await settle(() => processScoreJob(ctx, job.data, job.id)));

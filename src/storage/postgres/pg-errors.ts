@@ -40,6 +40,11 @@ export function isUnstorableText(err: unknown): boolean {
   return hasPgCode(err, PG_ERROR.untranslatableCharacter, PG_ERROR.characterNotInRepertoire);
 }
 
+/** A statement that lost a race for time or locks (timeout, lock timeout, deadlock): the same work may pass when retried. */
+export function isContention(err: unknown): boolean {
+  return hasPgCode(err, PG_ERROR.queryCanceled, PG_ERROR.lockNotAvailable, PG_ERROR.deadlockDetected);
+}
+
 /** Postgres answered that it cannot serve now (shutting down, starting, out of connections, connection lost). */
 export function isPostgresOutageCode(err: unknown): boolean {
   const code = pgErrorCode(err);
