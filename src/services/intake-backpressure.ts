@@ -6,6 +6,12 @@ import { readMemoryUsage, type MemoryUsage } from '../storage/redis/memory-usage
 
 /** How long a memory reading is used before the next is taken (SPEC-free; the issue's "at most every second"). */
 const READ_INTERVAL_MS = 1000;
+/**
+ * What a batch costs the queue Redis for each byte of its job's JSON: the job hash holding the
+ * data, its queue event, and a pending mark per event key. Taken high: an estimate that is
+ * too low lets a fast burst between two readings run Redis out of memory.
+ */
+const REDIS_BYTES_PER_JOB_BYTE = 2;
 /** Retry-After of a refusal: long enough for the workers to drain part of the backlog. */
 const RETRY_AFTER_SECONDS = 5;
 
@@ -21,8 +27,16 @@ const RETRY_AFTER_SECONDS = 5;
 export class QueueMemoryGuard {
   private last: MemoryUsage | null = null;
   private readAt = 0;
-  /** Bytes of job data enqueued since the reading in hand was asked for: counted until the next one. */
-  private sinceReading = 0;
+  /** Bytes of job data let through so far (never decreases). */
+  private counted = 0;
+  /**
+   * `counted` when the reading before the one in hand was asked for. A batch let through may
+   * still be on its way to Redis when a reading is asked for, so the reading in hand is only
+   * sure to hold what was counted before the reading ahead of it: the rest is added to it.
+   */
+  private settledCount = 0;
+  /** `counted` when the reading in hand (or in flight) was asked for. */
+  private askedCount = 0;
   private reading: Promise<void> | null = null;
 
   constructor(
@@ -35,11 +49,12 @@ export class QueueMemoryGuard {
   async usage(): Promise<MemoryUsage | null> {
     if (Date.now() - this.readAt >= READ_INTERVAL_MS && !this.reading) {
       this.readAt = Date.now();
-      const counted = this.sinceReading;
+      const asked = this.counted;
       this.reading = readMemoryUsage(this.redis)
         .then((u) => {
           this.last = u;
-          this.sinceReading -= counted;
+          this.settledCount = this.askedCount;
+          this.askedCount = asked;
         })
         .catch((err: Error) => this.log.debug({ err: err.message }, 'queue Redis memory not read'))
         .finally(() => {
@@ -52,15 +67,17 @@ export class QueueMemoryGuard {
 
   /**
    * Throws 503 with Retry-After when the queue Redis is too full to accept a batch of
-   * `bytes` safely. Between readings the batches accepted since are added to the last one,
-   * so a burst within one second cannot overrun it.
+   * `bytes` safely. The batches accepted since the reading before the last one are added to
+   * the last one (some of them may be in it twice: erring on the side of refusing), so a
+   * burst within one second, or a batch still in flight when Redis was read, cannot overrun it.
    */
-  async assertRoom(bytes: number): Promise<void> {
+  async assertRoom(jobBytes: number): Promise<void> {
+    const bytes = jobBytes * REDIS_BYTES_PER_JOB_BYTE;
     const u = await this.usage();
     if (!u || u.maxBytes === 0) return;
-    const used = u.usedBytes + this.sinceReading + bytes;
+    const used = u.usedBytes + (this.counted - this.settledCount) + bytes;
     if (used < u.maxBytes * this.refuseRatio) {
-      this.sinceReading += bytes;
+      this.counted += bytes;
       return;
     }
     const percent = Math.round((used / u.maxBytes) * 100);
