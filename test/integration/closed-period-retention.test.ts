@@ -205,15 +205,18 @@ describe('closed-period retention', () => {
         pipe.sadd(`${keys.period('daily', day)}:rg:${category}`, ...regions);
         for (const r of regions) pipe.zadd(keys.scope('daily', day, category, r), 1, 'x');
         pipe.zadd(keys.scope('daily', day, category), 1, 'x');
-        pipe.hset(keys.state('daily', day, category), 'x', '1|FR|x');
+        // The member state: its index and two buckets.
+        pipe.zadd(keys.state('daily', day, category), 0, '', 0, 'y');
+        pipe.hset(`${keys.state('daily', day, category)}:`, 'x', '1|FR|');
+        pipe.hset(`${keys.state('daily', day, category)}:y`, 'y', '1|FR|');
       }
       pipe.hset(keys.ok('daily', day), 'all', '1');
       await pipe.exec();
     }
-    expect((await periodKeys('daily', days[0]!)).length).toBe(3 * (1234 + 3) + 1);
+    expect((await periodKeys('daily', days[0]!)).length).toBe(3 * (1234 + 5) + 1);
     const first = await runTick(h.ctx);
     expect(first.evicted).toEqual(days.slice(0, EVICTIONS_PER_TICK).map((d) => `daily/${d}`));
-    expect((await periodKeys('daily', days[EVICTIONS_PER_TICK]!)).length).toBe(3 * 4 + 1);
+    expect((await periodKeys('daily', days[EVICTIONS_PER_TICK]!)).length).toBe(3 * 6 + 1);
     expect((await runTick(h.ctx)).evicted).toEqual(days.slice(EVICTIONS_PER_TICK).map((d) => `daily/${d}`));
     expect(await scanMatching(redis, [`${h.ctx.env.REDIS_PREFIX}:lb:{daily|2026-0[123]-*`])).toEqual([]);
   });

@@ -5,18 +5,21 @@ import { WORLD } from '../../domain/ids.js';
  * tag {board|period}, so the projection and rebuild scripts touch a single cluster slot.
  *
  *   <prefix>:lb:{board|period}:z:<category>:<region>   sorted set of one scope
- *   <prefix>:lb:{board|period}:s:<category>            hash member -> "version|region|entry"
+ *   <prefix>:lb:{board|period}:st:<category>           member state index: sorted set of each bucket's lowest member id
+ *   <prefix>:lb:{board|period}:st:<category>:<low>     a bucket: member -> "version|region|tie" (listpack-sized, lua/lib/member-state.lua)
  *   <prefix>:lb:{board|period}:rg:<category>           set of region codes that have a scope
  *   <prefix>:lb:{board|period}:ok                      hash category -> 1: Redis holds all of it
  *   <prefix>:lb:{board|period}:rb                      hash category -> token of a running rebuild
- *   <prefix>:lb:{board|period}:t:<token>:...           a rebuild's temp keys, same layout
+ *   <prefix>:lb:{board|period}:t:<token>:...           a rebuild's temp keys, same layout, and
+ *   <prefix>:lb:{board|period}:t:<token>:pd:<category> live writes waiting for its replay
  *   <prefix>:lb:{board|period}:changes                 pub/sub channel of change notices (sharded on a cluster)
  *
  * Outside any period, each in a slot of its own: <prefix>:pending (see pending()) and the
- * "Laurel was here" markers <prefix>:lb:instance (one per master on a cluster).
+ * "Laurel was here" markers <prefix>:lb:layout2 (one per master on a cluster; the name carries the key layout).
  *
- * The state hash remembers, per member, the aggregate version last projected and the
+ * The member state remembers, per member, the aggregate version last projected and the
  * sorted-set entry it wrote, so a stale write is dropped and an old entry can be removed.
+ * It is cut into buckets of up to 128 consecutive member ids so Redis stores each compactly.
  */
 export class LeaderboardKeys {
   constructor(private readonly prefix: string) {}
@@ -29,8 +32,9 @@ export class LeaderboardKeys {
     return `${this.period(board, period)}:z:${category}:${region}`;
   }
 
+  /** The index of a category's member state; its buckets are `<this>:<lowest member id>`. */
   state(board: string, period: string, category: string): string {
-    return `${this.period(board, period)}:s:${category}`;
+    return `${this.period(board, period)}:st:${category}`;
   }
 
   /** The regions that have a sorted set in the category (the scripts keep it). */

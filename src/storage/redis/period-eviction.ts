@@ -1,6 +1,7 @@
 import type { RedisClient } from './connections.js';
 import type { LeaderboardKeys } from './leaderboard-keys.js';
 import { WORLD } from '../../domain/ids.js';
+import { stateBuckets } from './member-state.js';
 
 /** Keys per UNLINK and region codes per SSCAN step: no command grows with the period. */
 const STEP = 500;
@@ -40,7 +41,11 @@ export async function unlinkPeriodKeys(
       cursor = next;
     } while (cursor !== '0');
     await add(keys.scope(ref.board, ref.period, category, WORLD));
-    await add(keys.state(ref.board, ref.period, category));
+    // The state buckets, then their index (which names them, if this is interrupted).
+    const state = keys.state(ref.board, ref.period, category);
+    for await (const buckets of stateBuckets(redis, state)) for (const bucket of buckets) await add(bucket);
+    await flush();
+    await add(state);
     // The region set last: it is what names the region scopes if this is interrupted.
     await flush();
     await add(regionSet);

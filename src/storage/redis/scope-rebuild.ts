@@ -5,15 +5,20 @@ import type { LeaderboardCache } from './leaderboard-cache.js';
 
 /** Temp keys of a rebuild that died mid-way expire after this. */
 const TEMP_TTL_SECONDS = 3600;
+/** Live writes replayed per call before the swap: bounded, so reads never wait long behind one. */
+const REPLAY_STEP = 500;
 
 /**
  * The Redis side of one category's rebuild: a token registered first (from then on every
- * live projection of the category also writes into the temp keys), pages of aggregates
- * written into the temp keys, and one atomic swap of temp for live. A newer rebuild's token
+ * live projection of the category also reaches the rebuild, waiting to be replayed), pages of
+ * aggregates written into the temp keys in member order, the waiting live writes replayed,
+ * and one atomic swap of temp for live. A newer rebuild's token
  * makes this one stand down (`superseded`).
  */
 export class ScopeRebuildWriter {
   private readonly base: string;
+  /** Member ids are ASCII (MEMBER_ID), so JavaScript's string order is their byte order. */
+  private lastMember = '';
 
   constructor(
     private readonly cache: LeaderboardCache,
@@ -29,10 +34,15 @@ export class ScopeRebuildWriter {
     await this.cache.redis.laurelRebuildBegin(this.base, this.category, this.token, TEMP_TTL_SECONDS);
   }
 
-  /** Writes one page; false when a newer rebuild took over. */
+  /**
+   * Writes one page; false when a newer rebuild took over. Pages come in ascending member-id
+   * byte order (the page query's C collation), which the fill's buckets rely on: checked here.
+   */
   async fill(page: readonly AggregateState[]): Promise<boolean> {
     const args: string[] = [];
     for (const a of page) {
+      if (!(a.member > this.lastMember)) throw new Error(`rebuild pages out of member order: ${a.member} after ${this.lastMember}`);
+      this.lastMember = a.member;
       const entry = a.hidden ? '' : entryOfAggregate(this.board, a);
       args.push(a.member, String(a.version), sortScore(this.board.order, BigInt(a.value)), entry, a.region ?? '');
     }
@@ -47,8 +57,17 @@ export class ScopeRebuildWriter {
     await this.cache.redis.hdel(`${this.base}:rb`, this.category);
   }
 
-  /** Swaps temp for live and marks the category complete. */
+  /**
+   * Replays the live writes that arrived during the fill, REPLAY_STEP members per call, until
+   * few are left, then swaps temp for live (replaying those few) and marks the category
+   * complete.
+   */
   async swap(): Promise<'swapped' | 'superseded' | 'expired'> {
+    for (;;) {
+      const left = await this.cache.redis.laurelRebuildReplay(this.base, this.category, this.token, REPLAY_STEP);
+      if (left < 0) return 'superseded';
+      if (left <= REPLAY_STEP) break;
+    }
     const swapped = await this.cache.redis.laurelRebuildSwap(this.base, this.category, this.token);
     return swapped === 0 ? 'superseded' : swapped === -1 ? 'expired' : 'swapped';
   }

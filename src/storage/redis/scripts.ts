@@ -29,6 +29,7 @@ export interface LeaderboardCommands {
   laurelProject(base: string, markComplete: string, ...args: string[]): Promise<string[]>;
   laurelRebuildBegin(base: string, category: string, token: string, ttl: number): Promise<number>;
   laurelRebuildFill(base: string, category: string, token: string, ttl: number, ...args: string[]): Promise<number>;
+  laurelRebuildReplay(base: string, category: string, token: string, limit: number): Promise<number>;
   laurelRebuildSwap(base: string, category: string, token: string): Promise<number>;
   laurelErase(base: string, member: string, ...categories: string[]): Promise<number>;
   laurelSlice(
@@ -70,6 +71,7 @@ const SCRIPTS: Record<keyof LeaderboardCommands, { file: string; keys: number }>
   laurelProject: { file: 'project.lua', keys: 1 },
   laurelRebuildBegin: { file: 'rebuild-begin.lua', keys: 1 },
   laurelRebuildFill: { file: 'rebuild-fill.lua', keys: 1 },
+  laurelRebuildReplay: { file: 'rebuild-replay.lua', keys: 1 },
   laurelRebuildSwap: { file: 'rebuild-swap.lua', keys: 1 },
   laurelErase: { file: 'erase.lua', keys: 1 },
   laurelSlice: { file: 'slice.lua', keys: 3 },

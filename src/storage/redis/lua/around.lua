@@ -1,9 +1,10 @@
 -- The entries around one member in a ranked scope.
--- KEYS[1]  scope sorted set, KEYS[2] state hash, KEYS[3] the period's ok hash
+-- KEYS[1]  scope sorted set, KEYS[2] member state (its index), KEYS[3] the period's ok hash
 -- ARGV[1]  category, ARGV[2] member, ARGV[3] radius, ARGV[4] shared flag ('0' no, '1' equal scores share a rank, '2' equal scores and subscores)
 -- Returns {1, total} for an unranked member, else {1, total, index of the first entry,
 -- rank offset of the first entry, {entry, score, ...}}; or {0, rebuilding}.
 --@include lib/ready.lua
+--@include lib/member-state.lua
 --@include lib/entry-of.lua
 --@include lib/shared-rank.lua
 

@@ -1,18 +1,18 @@
 -- Given members' entries in a ranked scope (those ranked).
--- KEYS[1]  scope sorted set, KEYS[2] state hash, KEYS[3] the period's ok hash
+-- KEYS[1]  scope sorted set, KEYS[2] member state (its index), KEYS[3] the period's ok hash
 -- ARGV[1]  category, ARGV[2..] member ids
 -- Returns {1, {member, entry, score, ...}}, or {0, rebuilding}.
 --@include lib/ready.lua
+--@include lib/member-state.lua
 
-local members = {}
-for i = 2, #ARGV do members[#members + 1] = ARGV[i] end
-local states = redis.call('HMGET', KEYS[2], unpack(members))
 local found, entries = {}, {}
-for i, state in ipairs(states) do
+for i = 2, #ARGV do
+  local member = ARGV[i]
+  local state = stateGet(KEYS[2], member)
   if state then
-    local entry = string.match(state, '^%d+|[^|]*|(.*)$')
-    if entry and entry ~= '' then
-      found[#found + 1] = members[i]
+    local _, _, entry = parseState(member, state)
+    if entry ~= '' then
+      found[#found + 1] = member
       entries[#entries + 1] = entry
     end
   end

@@ -4,10 +4,12 @@
 --          this batch created, which Redis then holds whole by construction
 -- ARGV[2..] groups of 6: category, member, version, score, entry, region
 --          (entry '' = not ranked, region '' = no region scope)
--- While a category is being rebuilt, the aggregate also goes into the rebuild's temp keys,
--- so the swap loses nothing.
+-- While a category is being rebuilt, the aggregate also waits for the rebuild to replay it
+-- (lib/rebuild-pending.lua), so the swap loses nothing.
 -- Returns the categories that are neither known to be complete nor being rebuilt.
+--@include lib/member-state.lua
 --@include lib/apply-aggregate.lua
+--@include lib/rebuild-pending.lua
 
 local base = KEYS[1]
 if ARGV[1] ~= '' then
@@ -22,14 +24,8 @@ for i = 2, #ARGV, 6 do
   if token then
     local fam = base .. ':t:' .. token
     local ttl = redis.call('PTTL', fam .. ':alive')
-    -- Only a live rebuild gets the write, and its temp keys expire with it.
-    if ttl > 0 then
-      apply(fam, cat, member, version, score, entry, region)
-      for _, key in ipairs({fam .. ':s:' .. cat, fam .. ':z:' .. cat .. ':world', fam .. ':rg:' .. cat}) do
-        redis.call('PEXPIRE', key, ttl)
-      end
-      if region ~= '' then redis.call('PEXPIRE', fam .. ':z:' .. cat .. ':' .. region, ttl) end
-    end
+    -- Only a live rebuild gets the write, and it expires with it.
+    if ttl > 0 then pendingAdd(fam, cat, member, version, score, entry, region, ttl) end
   end
   if not seen[cat] and redis.call('HEXISTS', base .. ':ok', cat) == 0 and not rebuilding(base, cat) then
     missing[#missing + 1] = cat

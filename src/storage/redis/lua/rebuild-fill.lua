@@ -1,33 +1,47 @@
 -- Rebuild, step 2: writes a page of aggregates into the rebuild's temp keys.
 -- KEYS[1]  period base
 -- ARGV[1]  category, ARGV[2] token, ARGV[3] ttl in seconds
--- ARGV[4..] groups of 5: member, version, score, entry, region (each member once per page)
--- Members a live projection has not touched yet (nearly all of them) are written with a few
--- bulk commands per chunk (HMGET, ZADD, HSET) instead of several calls each; the rest go
--- through apply(), whose versions decide.
+-- ARGV[4..] groups of 5: member, version, score, entry, region, in ascending byte order of
+--          member ids within and across pages (the writer checks it), each member once
+-- Only fills write the temp member state until they are done (live writes wait, see
+-- lib/rebuild-pending.lua; an erasure only removes), so every member is new there and comes
+-- after all the others: it goes at the end of the last bucket, and a new bucket starts every
+-- FILL_BUCKET members. A few bulk commands per chunk (ZADD, one HSET per bucket), never one
+-- per member.
 -- Returns 0 when a newer rebuild took over, else 1.
---@include lib/apply-aggregate.lua
+--@include lib/member-state.lua
 
 local base, cat, token = KEYS[1], ARGV[1], ARGV[2]
 if redis.call('HGET', base .. ':rb', cat) ~= token then return 0 end
 local fam = base .. ':t:' .. token
-local stateKey = fam .. ':s:' .. cat
+local index = fam .. ':st:' .. cat
 local zprefix = fam .. ':z:' .. cat .. ':'
+local ttl = tonumber(ARGV[3])
 local count = (#ARGV - 3) / 5
+
+local last = redis.call('ZRANGE', index, -1, -1)[1]
+local bucket, size = nil, 0
+if last then
+  bucket = index .. ':' .. last
+  size = redis.call('HLEN', bucket)
+end
+local rows, lows = {}, {}
+local function flush()
+  if #rows == 0 then return end
+  redis.call('HSET', bucket, unpack(rows))
+  redis.call('EXPIRE', bucket, TEMP_BUCKET_TTL)
+  rows = {}
+end
+
 -- unpack() is bounded by Lua's C stack (8000 slots): chunks keep each bulk command under it.
 local CHUNK = 1000
 for from = 0, count - 1, CHUNK do
   local to = math.min(count, from + CHUNK) - 1
-  local members = {}
-  for j = from, to do members[#members + 1] = ARGV[4 + j * 5] end
-  local states = redis.call('HMGET', stateKey, unpack(members))
-  local world, byRegion, regions, hset = {}, {}, {}, {}
+  local world, byRegion, regions = {}, {}, {}
   for j = from, to do
     local i = 4 + j * 5
-    local member, version, score, entry, region = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
-    if states[j - from + 1] or version < 1 then
-      apply(fam, cat, member, version, score, entry, region)
-    else
+    local member, version, score, entry, region = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
+    if tonumber(version) >= 1 then
       if entry ~= '' then
         world[#world + 1] = score
         world[#world + 1] = entry
@@ -42,18 +56,29 @@ for from = 0, count - 1, CHUNK do
           r[#r + 1] = entry
         end
       end
-      hset[#hset + 1] = member
-      hset[#hset + 1] = ARGV[i + 1] .. '|' .. region .. '|' .. entry
+      if not bucket or size >= FILL_BUCKET then
+        flush()
+        -- The first bucket starts at '' so that it holds anything below its first member.
+        local low = bucket and member or ''
+        lows[#lows + 1] = 0
+        lows[#lows + 1] = low
+        bucket, size = index .. ':' .. low, 0
+      end
+      rows[#rows + 1] = member
+      rows[#rows + 1] = stateValue(version, region, member, entry)
+      size = size + 1
     end
   end
   if #world > 0 then redis.call('ZADD', zprefix .. 'world', unpack(world)) end
   for _, region in ipairs(regions) do redis.call('ZADD', zprefix .. region, unpack(byRegion[region])) end
   if #regions > 0 then redis.call('SADD', fam .. ':rg:' .. cat, unpack(regions)) end
-  if #hset > 0 then redis.call('HSET', stateKey, unpack(hset)) end
+  flush()
 end
--- A crashed rebuild must not leave its temp keys forever.
-local ttl = tonumber(ARGV[3])
-for _, key in ipairs({fam .. ':alive', stateKey, zprefix .. 'world', fam .. ':rg:' .. cat}) do
+for i = 1, #lows, 2000 do
+  redis.call('ZADD', index, unpack(lows, i, math.min(#lows, i + 1999)))
+end
+-- A crashed rebuild must not leave its temp keys forever (its buckets expire on their own).
+for _, key in ipairs({fam .. ':alive', index, zprefix .. 'world', fam .. ':rg:' .. cat, fam .. ':pd:' .. cat}) do
   redis.call('EXPIRE', key, ttl)
 end
 for _, region in ipairs(redis.call('SMEMBERS', fam .. ':rg:' .. cat)) do

@@ -1,5 +1,5 @@
 -- A page of a ranked scope.
--- KEYS[1]  scope sorted set, KEYS[2] state hash, KEYS[3] the period's ok hash
+-- KEYS[1]  scope sorted set, KEYS[2] member state (its index; unused), KEYS[3] the period's ok hash
 -- ARGV[1]  category, ARGV[2] offset, ARGV[3] limit, ARGV[4] shared flag ('0' no, '1' equal scores share a rank, '2' equal scores and subscores)
 -- Returns {1, total, rank offset of the first entry, {entry, score, ...}}, or {0, rebuilding}.
 --@include lib/ready.lua

@@ -1,5 +1,5 @@
 -- Everything a web process's streams of one scope need after a change, in one call (SPEC §9.5).
--- KEYS[1]  scope sorted set, KEYS[2] state hash, KEYS[3] the period's ok hash
+-- KEYS[1]  scope sorted set, KEYS[2] member state (its index), KEYS[3] the period's ok hash
 -- ARGV[1]  category, ARGV[2] shared flag ('0' no, '1' equal scores share a rank, '2' equal
 -- scores and subscores), ARGV[3] top N (0: no top),
 -- ARGV[4..] the watched member ids
@@ -7,6 +7,7 @@
 -- {rank0, score, entry, ...} per watched member (rank0 -1, score and entry '' when unranked)}; or {0, rebuilding}.
 -- O((N + k) log size) for k watched members.
 --@include lib/ready.lua
+--@include lib/member-state.lua
 --@include lib/entry-of.lua
 --@include lib/shared-rank.lua
 

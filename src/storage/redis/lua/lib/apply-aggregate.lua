@@ -1,10 +1,11 @@
--- Shared by project.lua, rebuild-fill.lua and erase.lua (included, not a script of its own).
+-- Shared by project.lua, rebuild-replay.lua, rebuild-swap.lua and erase.lua (included after
+-- member-state.lua, not a script of its own).
 -- apply(fam, cat, member, version, score, entry, region) writes one aggregate into a family
 -- of keys (live: the period base; rebuild: its temp base fam = base .. ':t:' .. token),
--- keeping the highest version. The state hash fam:s:<cat> remembers, per member,
--- "version|region|entry"; fam:z:<cat>:world and fam:z:<cat>:<region> are the ranked sets,
--- fam:rg:<cat> the set of regions seen. rebuilding(base, cat): a rebuild of the category
--- runs (its temp keys are alive).
+-- keeping the highest version. The member state (fam:st:<cat>, see member-state.lua)
+-- remembers, per member, its version, region and entry; fam:z:<cat>:world and
+-- fam:z:<cat>:<region> are the ranked sets, fam:rg:<cat> the set of regions seen.
+-- rebuilding(base, cat): a rebuild of the category runs (its temp keys are alive).
 
 local function rebuilding(base, cat)
   local token = redis.call('HGET', base .. ':rb', cat)
@@ -12,13 +13,11 @@ local function rebuilding(base, cat)
 end
 
 local function apply(fam, cat, member, version, score, entry, region)
-  local stateKey = fam .. ':s:' .. cat
-  local current = redis.call('HGET', stateKey, member)
+  local index = fam .. ':st:' .. cat
+  local key = bucketOf(index, member)
+  local current = key and redis.call('HGET', key, member)
   local curVersion, curRegion, curEntry = 0, '', ''
-  if current then
-    local v, r, e = string.match(current, '^(%d+)|([^|]*)|(.*)$')
-    curVersion, curRegion, curEntry = tonumber(v), r, e
-  end
+  if current then curVersion, curRegion, curEntry = parseState(member, current) end
   if version <= curVersion then return end
   local world = fam .. ':z:' .. cat .. ':world'
   if curEntry ~= '' then
@@ -32,5 +31,5 @@ local function apply(fam, cat, member, version, score, entry, region)
       redis.call('SADD', fam .. ':rg:' .. cat, region)
     end
   end
-  redis.call('HSET', stateKey, member, version .. '|' .. region .. '|' .. entry)
+  stateSet(index, member, stateValue(version, region, member, entry), key)
 end
