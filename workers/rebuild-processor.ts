@@ -12,13 +12,14 @@ import { rebuildSkips } from '../src/services/rebuild-service.js';
 const PAGE_SIZE = 5000;
 
 /**
- * Refills one category of a period (its world scope, region scopes and state hash) from
+ * Refills one category of a period (its world scope, region scopes and member state) from
  * Postgres, page by page in member-id order (memory stays flat whatever the board size),
  * into temp keys that replace the live ones in one atomic swap.
  *
  * Ingestion goes on meanwhile: from the moment the rebuild registers its token, every live
- * projection of the category also writes into the temp keys, and the versions decide which
- * write wins, so whatever is applied during the rebuild is in the swapped-in scope.
+ * projection of the category also waits in the rebuild's pending hash, replayed into the temp
+ * keys before the swap, and the versions decide which write wins, so whatever is applied
+ * during the rebuild is in the swapped-in scope.
  */
 export async function processScopeRebuild(
   ctx: AppContext,

@@ -13,8 +13,7 @@ import { isPeriodArchived } from '../storage/postgres/ledger-partitions.js';
 import type { IncompleteCategory } from '../storage/redis/leaderboard-cache.js';
 import { REBUILD_QUEUE, rebuildJobOptions, scopeDedupId, type RequestJob, type ScopeJob, type ScopeJobResult } from '../queue/rebuild-queue.js';
 import { queuePrefix } from '../queue/score-events-queue.js';
-import { claimInstanceMarkers, earlierLayoutPatterns, releaseInstanceMarkers } from '../storage/redis/instance-markers.js';
-import { unlinkMatching } from '../storage/redis/maintenance.js';
+import { claimInstanceMarkers, forgetEarlierLayout, releaseInstanceMarkers } from '../storage/redis/instance-markers.js';
 import { NotFound, Conflict, InvalidInput } from '../domain/errors.js';
 import { parseOrThrow } from '../domain/validation.js';
 
@@ -155,8 +154,9 @@ export async function rebuildStatus(ctx: AppContext, rebuildId: string) {
  */
 export async function rebuildIfLeaderboardLost(ctx: AppContext): Promise<string | null> {
   const now = ctx.clock.now().toISOString();
+  if (await forgetEarlierLayout(ctx.leaderboard, ctx.env.REDIS_PREFIX))
+    ctx.log.info('leaderboard Redis held the 0.2.0 key layout: its state hashes and completeness marks removed');
   if (!(await claimInstanceMarkers(ctx.leaderboard, ctx.env.REDIS_PREFIX, now))) return null;
-  await unlinkMatching(ctx.leaderboard.redis, earlierLayoutPatterns(ctx.env.REDIS_PREFIX));
   // A marker left behind by a failed request would stop the next attempt from rebuilding.
   const { rebuildId, scopes } = await requestRebuild(ctx, {}, 'startup').catch(async (err: unknown) => {
     await releaseInstanceMarkers(ctx.leaderboard, ctx.env.REDIS_PREFIX).catch(() => undefined);

@@ -166,6 +166,17 @@ describe('member state buckets', () => {
     }
     await expectBuckets(board.id, 2960);
     await expectPlaces(board, aggs);
+
+    // A bucket erased empty leaves the index: its range joins the one before.
+    const index = h.ctx.leaderboard.keys.state(board.id, PERIOD, 'all');
+    const low = (await h.ctx.leaderboard.redis.zrange(index, '1', '1'))[0]!;
+    for (const m of await h.ctx.leaderboard.redis.hkeys(`${index}:${low}`)) {
+      await h.ctx.leaderboard.erase([{ board, period: PERIOD }], m);
+      aggs.delete(m);
+    }
+    expect(await h.ctx.leaderboard.redis.zscore(index, low)).toBeNull();
+    await expectBuckets(board.id, aggs.size);
+    await expectPlaces(board, aggs);
   });
 
   it('a rebuild fills buckets in member order and swaps them in whole, with live writes (replayed) and an erasure during it, and leaves no temp key behind', async () => {
@@ -254,13 +265,16 @@ describe('member state buckets', () => {
     await expectPlaces(board, truth, 'JP');
   });
 
-  it('a page out of member order is refused before anything is written', async () => {
+  it('a page out of member order is refused before it is written, and an abandoned rebuild removes its temp keys', async () => {
     const board = await boardOf('unordered');
     const writer = new ScopeRebuildWriter(h.ctx.leaderboard, board, PERIOD, 'all', 'tok-3');
     await writer.begin();
     const a: Agg = { value: 1, reachedSec: 1_800_000_000, version: 1, region: null, hidden: false };
-    await expect(writer.fill([toState(board.id, 'b', a), toState(board.id, 'a', a)])).rejects.toThrow(/out of member order/);
+    expect(await writer.fill([toState(board.id, 'a', a)])).toBe(true);
+    await expect(writer.fill([toState(board.id, 'c', a), toState(board.id, 'b', a)])).rejects.toThrow(/out of member order/);
+    // Given up: its temp keys go at once, not when they expire.
     await writer.abandon();
+    expect(await scanMatching(h.ctx.leaderboard.redis, [`${h.ctx.leaderboard.keys.period(board.id, PERIOD)}:t:*`])).toEqual([]);
   });
 
   it('a Redis written by the earlier layout is treated as lost: its big state hashes and completeness marks go', async () => {
@@ -274,6 +288,36 @@ describe('member state buckets', () => {
     expect(await rebuildIfLeaderboardLost(h.ctx)).not.toBeNull();
     expect(await redis.exists(`${old}:s:all`, `${old}:ok`, `${prefix}:lb:instance`)).toBe(0);
     // Claimed now: the next start leaves everything alone.
+    await redis.hset(`${old}:ok`, 'all', '1');
     expect(await rebuildIfLeaderboardLost(h.ctx)).toBeNull();
+    // A Redis that lost its data (its marker gone, no earlier layout) rebuilds, and keeps
+    // the completeness marks it still has.
+    await releaseInstanceMarkers(h.ctx.leaderboard, prefix);
+    expect(await rebuildIfLeaderboardLost(h.ctx)).not.toBeNull();
+    expect(await redis.hget(`${old}:ok`, 'all')).toBe('1');
+  });
+
+  it('a page sent twice (a client resending after a dropped connection) is written once; a page out of turn, or after the replay began, is refused', async () => {
+    const board = await boardOf('resent');
+    const redis = h.ctx.leaderboard.redis;
+    const base = h.ctx.leaderboard.keys.period(board.id, PERIOD);
+    await h.ctx.leaderboard.project([], new Map([[board.id, board]]), { createdPeriods: [{ board: board.id, period: PERIOD }] });
+    const aggs = randomAggs(prng(14), ids(300));
+    const members = [...aggs.keys()].sort();
+    const args = (from: number, to: number) =>
+      members.slice(from, to).flatMap((m) => {
+        const a = aggs.get(m)!;
+        return [m, String(a.version), String(-a.value), a.hidden ? '' : `${String(a.reachedSec).padStart(11, '0')}${m}`, a.region ?? ''];
+      });
+    await redis.laurelRebuildBegin(base, 'all', 'tok-4', 60);
+    expect(await redis.laurelRebuildFill(base, 'all', 'tok-4', 60, '', ...args(0, 200))).toBe(1);
+    expect(await redis.laurelRebuildFill(base, 'all', 'tok-4', 60, '', ...args(0, 200))).toBe(1);
+    await expect(redis.laurelRebuildFill(base, 'all', 'tok-4', 60, members[150]!, ...args(151, 300))).rejects.toThrow(/out of turn/);
+    expect(await redis.laurelRebuildFill(base, 'all', 'tok-4', 60, members[199]!, ...args(200, 300))).toBe(1);
+    expect(await redis.laurelRebuildReplay(base, 'all', 'tok-4', 500)).toBe(0);
+    await expect(redis.laurelRebuildFill(base, 'all', 'tok-4', 60, members[299]!, ...args(200, 300))).rejects.toThrow(/out of turn/);
+    expect(await redis.laurelRebuildSwap(base, 'all', 'tok-4')).toBe(1);
+    await expectBuckets(board.id, 300);
+    await expectPlaces(board, aggs);
   });
 });

@@ -1,6 +1,7 @@
 import { isCluster, type RedisClient } from './connections.js';
 import type { LeaderboardCache } from './leaderboard-cache.js';
 import { slotOf } from './slots.js';
+import { unlinkMatching } from './maintenance.js';
 
 /**
  * The markers' name carries the key layout: a leaderboard Redis written by an earlier layout
@@ -10,11 +11,22 @@ import { slotOf } from './slots.js';
 const markerBase = (prefix: string) => `${prefix}:lb:layout2`;
 
 /**
- * Keys an earlier layout leaves behind that the current one would misread: its markers, its
- * state hashes, and the completeness marks (so reads go to Postgres until a rebuild has
- * swapped the current layout in).
+ * A leaderboard Redis last used by 0.2.0 or earlier (its workers' markers are there) holds
+ * state hashes (`:s:<category>`) the current scripts do not read, under completeness marks
+ * that would make them trust an empty member state. Both go, then those markers: a crash
+ * before the end repeats the whole cleanup at the next start. Reads then come from Postgres
+ * until the start-up rebuild (the current marker is missing too) swaps each scope in.
+ * Returns whether there was anything to forget.
  */
-export const earlierLayoutPatterns = (prefix: string) => [`${prefix}:lb:instance`, `${prefix}:lb:instance:{*}`, `${prefix}:lb:{*}:s:*`, `${prefix}:lb:{*}:ok`];
+export async function forgetEarlierLayout(cache: LeaderboardCache, prefix: string): Promise<boolean> {
+  const markers = markerKeys(cache.redis, `${prefix}:lb:instance`);
+  // One EXISTS per key: on a cluster they live in different slots.
+  const found = await Promise.all(markers.map((marker) => cache.redis.exists(marker)));
+  if (!found.some((n) => n > 0)) return false;
+  await unlinkMatching(cache.redis, [`${prefix}:lb:{*}:s:*`, `${prefix}:lb:{*}:ok`]);
+  await Promise.all(markers.map((marker) => cache.redis.del(marker)));
+  return true;
+}
 
 /**
  * Sets the "Laurel was here" markers of the leaderboard Redis where they are missing; true

@@ -2,6 +2,7 @@ import type { RedisClient } from './connections.js';
 import type { LeaderboardKeys } from './leaderboard-keys.js';
 import { WORLD } from '../../domain/ids.js';
 import { stateBuckets } from './member-state.js';
+import { unlinkRebuildTemp } from './scope-rebuild.js';
 
 /** Keys per UNLINK and region codes per SSCAN step: no command grows with the period. */
 const STEP = 500;
@@ -19,7 +20,11 @@ export async function unlinkPeriodKeys(
   ref: { board: string; period: string; categories: readonly string[] },
 ): Promise<number> {
   const base = keys.period(ref.board, ref.period);
+  // A rebuild registered now can no longer swap: its temp keys go too (after `rb`, which
+  // names them, so nothing new starts writing there meanwhile).
+  const rebuilds = await redis.hgetall(`${base}:rb`);
   await redis.unlink(keys.ok(ref.board, ref.period), `${base}:rb`);
+  for (const [category, token] of Object.entries(rebuilds)) await unlinkRebuildTemp(redis, base, category, token);
   let named = 2;
   let batch: string[] = [];
   const flush = async () => {

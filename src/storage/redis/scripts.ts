@@ -28,7 +28,7 @@ type NotReady = [0, number];
 export interface LeaderboardCommands {
   laurelProject(base: string, markComplete: string, ...args: string[]): Promise<string[]>;
   laurelRebuildBegin(base: string, category: string, token: string, ttl: number): Promise<number>;
-  laurelRebuildFill(base: string, category: string, token: string, ttl: number, ...args: string[]): Promise<number>;
+  laurelRebuildFill(base: string, category: string, token: string, ttl: number, after: string, ...args: string[]): Promise<number>;
   laurelRebuildReplay(base: string, category: string, token: string, limit: number): Promise<number>;
   laurelRebuildSwap(base: string, category: string, token: string): Promise<number>;
   laurelErase(base: string, member: string, ...categories: string[]): Promise<number>;

@@ -25,7 +25,7 @@ for i = 2, #ARGV, 6 do
     local fam = base .. ':t:' .. token
     local ttl = redis.call('PTTL', fam .. ':alive')
     -- Only a live rebuild gets the write, and it expires with it.
-    if ttl > 0 then pendingAdd(fam, cat, member, version, score, entry, region, ttl) end
+    if ttl > 0 then pendingAdd(fam, cat, member, ARGV[i + 2], score, entry, region, ttl) end
   end
   if not seen[cat] and redis.call('HEXISTS', base .. ':ok', cat) == 0 and not rebuilding(base, cat) then
     missing[#missing + 1] = cat

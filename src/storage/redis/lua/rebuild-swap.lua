@@ -17,7 +17,7 @@ local began = redis.call('GET', fam .. ':alive')
 if not began then return -1 end
 if tonumber(redis.call('TIME')[1]) - tonumber(began) > TEMP_BUCKET_TTL - 3600 then return -1 end
 replayPending(fam, cat, nil)
-redis.call('DEL', fam .. ':alive', fam .. ':pd:' .. cat)
+redis.call('DEL', fam .. ':alive', fam .. ':pd:' .. cat, fam .. ':fl:' .. cat)
 for _, region in ipairs(redis.call('SMEMBERS', base .. ':rg:' .. cat)) do
   redis.call('UNLINK', base .. ':z:' .. cat .. ':' .. region)
 end

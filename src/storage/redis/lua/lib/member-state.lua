@@ -16,7 +16,8 @@
 
 local BUCKET_MAX = 128
 local FILL_BUCKET = 96
--- Temp buckets of a rebuild that died expire; a swap refuses a rebuild older than this.
+-- Temp buckets of a rebuild that died expire (an abandoned or superseded one removes them at
+-- once); a swap refuses a rebuild older than this less an hour, so none has expired yet.
 local TEMP_BUCKET_TTL = 86400
 
 local function isTemp(index) return string.find(index, '}:t:', 1, true) ~= nil end
@@ -87,8 +88,14 @@ local function stateSet(index, member, value, key)
   end
 end
 
+-- A bucket left empty leaves the index too (its range joins the one before), so erasures do
+-- not grow the index; the first bucket ('') stays.
 local function stateDelete(index, member)
   local key = bucketOf(index, member)
   if not key then return 0 end
-  return redis.call('HDEL', key, member)
+  local removed = redis.call('HDEL', key, member)
+  if removed == 1 and key ~= index .. ':' and redis.call('EXISTS', key) == 0 then
+    redis.call('ZREM', index, string.sub(key, #index + 2))
+  end
+  return removed
 end
