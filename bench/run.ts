@@ -286,7 +286,6 @@ async function rebuild(board: string) {
   const { rebuildId } = await laurel.requestRebuild({ body: { board } });
   const state = async () => (await laurel.getRebuild({ params: { path: { rebuildId } } })).state;
   await waitFor(async () => (await state()) === 'completed', 1_800_000, 'rebuild');
-  if (process.env.BENCH_DEBUG) log(JSON.stringify(await laurel.getRebuild({ params: { path: { rebuildId } } })));
   return { seconds: round((performance.now() - started) / 1000), workerIdleRssMiB: idleRssMiB, workerPeakRssMiB: peakRssMiB(worker!.pid!) };
 }
 
