@@ -82,6 +82,14 @@ describe('a worker process is SIGKILLed while it holds coalesced jobs', () => {
       expect(held).toEqual({ active: events.length, waiting: 0 });
       expect((await victim.waitForLog((l) => l.fault === 'paused-after-commit')).jobId).toBeTruthy();
       await victim.stop('SIGKILL');
+      // The period tick may have created this period ahead of the first event, marked complete
+      // in Redis while empty; the victim's commits were never projected there. Retried jobs
+      // would then rank against that partial copy (the lag between a commit and its projection)
+      // and report ranks below the final ones. Without the mark, they rank from Postgres until
+      // a rebuild swaps a complete copy in, so each job's rank is the final one.
+      const leaderboard = new Redis(d.leaderboardRedis.url);
+      await leaderboard.del(`${d.env.REDIS_PREFIX!}:lb:{crash-coalesced|all}:ok`);
+      leaderboard.disconnect();
 
       await d.startWorker({}, 'after-coalesced-crash');
       expect(await settleAndCheck(d, 'crash-coalesced', [events])).toMatchObject(CONSISTENT);
