@@ -40,10 +40,7 @@ export interface Answered {
   keyName: string | undefined;
 }
 
-/**
- * The request id, then at the end the line and the latency, on node's request and response,
- * so that the bare stream routes (`stream-door.ts`) log as every other route does.
- */
+/** The request id, then at the end the line and the latency. */
 export function trackRequest(log: Logger, metrics: Metrics, req: IncomingMessage, res: ServerResponse, answered: () => Answered): void {
   const started = performance.now();
   const header = req.headers['x-request-id'];

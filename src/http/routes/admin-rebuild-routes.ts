@@ -7,8 +7,7 @@ import { erasureStatus } from '../../services/erasure-service.js';
 import { param } from '../params.js';
 import { requireRole } from '../auth.js';
 
-export function adminRebuildRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router {
-  const router = Router();
+export function adminRebuildRoutes(router: Router, ctx: AppContext, verifier: ApiKeyVerifier): void {
   const admin = requireRole(verifier, 'admin');
 
   router.post('/v1/admin/rebuilds', admin, async (req, res) => {
@@ -24,5 +23,4 @@ export function adminRebuildRoutes(ctx: AppContext, verifier: ApiKeyVerifier): R
   router.get('/v1/admin/stats', admin, async (req, res) => {
     res.json(await stats(ctx, req.query));
   });
-  return router;
 }

@@ -13,8 +13,6 @@ const CONSOLE_DIR = fileURLToPath(new URL('../../console/', import.meta.url));
  * need no key; the data comes from the public API, each call carrying the operator's key
  * like any other client's. Laurel's `no-store` stays: a deploy is seen at the next load.
  */
-export function consoleRoutes(): Router {
-  const router = Router();
+export function consoleRoutes(router: Router): void {
   router.use(CONSOLE_PATH, consolePageHeaders, express.static(CONSOLE_DIR, { cacheControl: false, dotfiles: 'ignore', index: 'index.html' }));
-  return router;
 }

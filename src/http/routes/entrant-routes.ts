@@ -7,11 +7,10 @@ import { requireRole } from '../auth.js';
 import { aboutClosedPeriod, replyRead } from '../read-reply.js';
 
 /** Entrants of maxMembers boards (SPEC §9.1). */
-export function entrantRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router {
-  const router = Router();
+export function entrantRoutes(router: Router, ctx: AppContext, verifier: ApiKeyVerifier): void {
   const ingest = requireRole(verifier, 'ingest');
   const read = requireRole(verifier, 'read', { publicReads: ctx.env.PUBLIC_READS });
-  const cors = { origins: ctx.env.CORS_ORIGINS };
+  const cors = ctx.env.CORS_ORIGINS;
 
   router.post('/v1/boards/:boardId/entrants/:memberId', ingest, async (req, res) => {
     const { created, entry } = await enterEntrant(ctx, param(req, 'boardId'), param(req, 'memberId'));
@@ -21,5 +20,4 @@ export function entrantRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router
     const page = await entrantsPage(ctx, param(req, 'boardId'), req.query);
     replyRead(res, cors, page, aboutClosedPeriod(page));
   });
-  return router;
 }

@@ -7,10 +7,9 @@ import { requireRole } from '../auth.js';
 import { aboutClosedPeriod, replyRead } from '../read-reply.js';
 
 /** League reads (SPEC §9.2). */
-export function leagueRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router {
-  const router = Router();
+export function leagueRoutes(router: Router, ctx: AppContext, verifier: ApiKeyVerifier): void {
   const read = requireRole(verifier, 'read', { publicReads: ctx.env.PUBLIC_READS });
-  const cors = { origins: ctx.env.CORS_ORIGINS };
+  const cors = ctx.env.CORS_ORIGINS;
 
   router.get('/v1/boards/:boardId/standings/:memberId/league', read, async (req, res) => {
     const body = await memberLeague(ctx, param(req, 'boardId'), param(req, 'memberId'), req.query);
@@ -23,5 +22,4 @@ export function leagueRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router 
   router.get('/v1/members/:memberId/leagues', read, async (req, res) => {
     replyRead(res, cors, await memberLeagues(ctx, param(req, 'memberId')));
   });
-  return router;
 }
