@@ -6,7 +6,7 @@ import { param } from '../params.js';
 import { requireRole } from '../auth.js';
 import { aboutClosedPeriod, replyRead } from '../read-reply.js';
 
-/** League reads (SPEC §9.2). */
+/** League reads (docs/design/leagues.md). */
 export function leagueRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router {
   const router = Router();
   const read = requireRole(verifier, 'read', { publicReads: ctx.env.PUBLIC_READS });
