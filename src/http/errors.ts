@@ -16,7 +16,7 @@ export class HttpError extends Error {
   }
 }
 
-/** Status and error code of each domain error (docs/api.md, errors). */
+/** Status and error code of each domain error. */
 function statusOf(err: LaurelError): { status: number; code: string } {
   if (err instanceof InvalidInput) return { status: 400, code: err.code };
   if (err instanceof NotFound) return { status: 404, code: 'not_found' };
@@ -28,7 +28,7 @@ function statusOf(err: LaurelError): { status: number; code: string } {
 /** Problems listed in one answer; a batch of junk would otherwise answer megabytes of them. */
 export const MAX_DETAILS = 100;
 
-/** What an error answers: status, the error body and any headers of its own. */
+/** What an error answers: status, the error body of docs/api.md and any headers of its own. */
 export interface ErrorAnswer {
   status: number;
   body: { error: string; message: string; details?: ErrorDetail[] };
@@ -36,7 +36,7 @@ export interface ErrorAnswer {
 }
 
 /**
- * Turns whatever a handler threw into the one error shape (docs/api.md): Laurel's domain errors, the
+ * Turns whatever a handler threw into the error shape of docs/api.md: Laurel's domain errors, the
  * edge's own HttpErrors, Express' body-parser refusals, and (through `translate`, which
  * knows the storage drivers) outages and text Postgres cannot store. An outage refuses every
  * request while it lasts, so it is logged through `failures`: one line per dependency per

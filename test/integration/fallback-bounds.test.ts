@@ -4,8 +4,8 @@ import { createHarness, type ApiResponse, type Harness } from '../support/harnes
 import { prng, referenceStandings, type RefEvent, wireEvent } from '../support/reference.js';
 
 /**
- * Issue 16: the Postgres fallback is bounded per process (FALLBACK_MAX_CONCURRENT, then 503
- * with Retry-After in SPEC's error shape) and by a statement timeout, so a burst of reads of
+ * The Postgres fallback is bounded per process (FALLBACK_MAX_CONCURRENT, then 503
+ * with Retry-After in the API's error shape) and by a statement timeout, so a burst of reads of
  * a scope Redis lost leaves every other route answering.
  */
 
@@ -35,7 +35,7 @@ async function seed(board: string, n: number, seedNo: number): Promise<RefEvent[
   return events;
 }
 
-/** A refusal of the fallback's bound or timeout: 503, Retry-After, and exactly SPEC's error fields. */
+/** A refusal of the fallback's bound or timeout: 503, Retry-After, and exactly the API's error fields. */
 function expectRefused(res: ApiResponse): void {
   expect(res.status).toBe(503);
   expect(res.headers.get('retry-after')).toBe('1');

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import express, { Router } from 'express';
 import { consolePageHeaders } from '../security-headers.js';
 
-/** Where the operators' console (SPEC §9.6) is served. */
+/** Where the operators' console (docs/operations.md, Console) is served. */
 export const CONSOLE_PATH = '/console';
 
 // Beside this module's folder in src/ and, copied by `npm run build`, in dist/src/.

@@ -6,7 +6,7 @@ import { param } from '../params.js';
 import { requireRole } from '../auth.js';
 import { aboutClosedPeriod, replyRead } from '../read-reply.js';
 
-/** Entrants of maxMembers boards (SPEC §9.1). */
+/** Entrants of maxMembers boards (docs/design/leagues.md). */
 export function entrantRoutes(router: Router, ctx: AppContext, verifier: ApiKeyVerifier): void {
   const ingest = requireRole(verifier, 'ingest');
   const read = requireRole(verifier, 'read', { publicReads: ctx.env.PUBLIC_READS });

@@ -6,7 +6,7 @@ import { param } from '../params.js';
 import { requireRole } from '../auth.js';
 import { aboutClosedPeriod, replyRead } from '../read-reply.js';
 
-/** League reads (SPEC §9.2). */
+/** League reads (docs/design/leagues.md). */
 export function leagueRoutes(router: Router, ctx: AppContext, verifier: ApiKeyVerifier): void {
   const read = requireRole(verifier, 'read', { publicReads: ctx.env.PUBLIC_READS });
   const cors = ctx.env.CORS_ORIGINS;

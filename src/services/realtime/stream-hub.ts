@@ -7,7 +7,7 @@ import { header, memberStandingBody, ref, withNames, type Scope } from '../stand
 import { readRetired, readWatched, type WatchedScope } from './watch-source.js';
 import { closedWatched } from '../closed-standings-source.js';
 
-/** SPEC §9.5: at most one message per second per stream. */
+/** At most one message per second per stream (docs/design/realtime.md). */
 export const STREAM_INTERVAL_MS = 1000;
 /** How often a process re-reads what it watches whatever the notices (pub/sub may lose some). */
 const STREAM_RESYNC_MS = 15_000;
