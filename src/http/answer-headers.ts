@@ -33,7 +33,9 @@ export function answerStart(origins: CorsOrigins): RequestHandler {
   return (req, res, next) => {
     for (const [name, value] of API_HEADERS) res.setHeader(name, value);
     res.setHeader('Cache-Control', CACHE_CONTROL.none);
-    allowCors(req, res, next);
+    // Without Origin there is nothing for CORS to answer (most clients are game servers).
+    if (req.headers.origin === undefined) next();
+    else allowCors(req, res, next);
   };
 }
 

@@ -1,6 +1,6 @@
 import type { RequestListener } from 'node:http';
 import compression from 'compression';
-import express, { Router, type Express, type RequestHandler } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import type { AppContext } from '../context.js';
 import { ApiKeyVerifier } from '../services/api-keys.js';
 import { createResultListener } from '../services/intake-service.js';
@@ -57,8 +57,9 @@ export interface WebApp {
  * answer starts with (security block, `no-store`, CORS and preflights), the request id and
  * access log; the probes (no key, no budget); admission (key and budget, before any body
  * is read: an unknown key, an exhausted budget or a keyless write is refused unread); the
- * event streams, which need nothing after that; compression and the JSON body; then one
- * router holding every other route, intake and the standings reads first; 405/404; errors.
+ * event streams, which need nothing after that; compression and the JSON body; then every
+ * other route, intake and the standings reads first; 405/404; errors. Routes are the app's
+ * own, not routers mounted in it: a request is matched once, by one router.
  */
 export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadiness(ctx, 'web')): WebApp {
   const app = express();
@@ -80,30 +81,24 @@ export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadi
   );
   const streams = new StreamHub(ctx);
 
-  const probes = Router();
-  healthRoutes(probes, readiness);
-  const streamRouter = Router();
-  streamRoutes(streamRouter, ctx, verifier, streams);
-  const api = Router();
-  eventRoutes(api, ctx, verifier, listener);
-  standingsRoutes(api, ctx, verifier);
-  memberRoutes(api, ctx, verifier);
-  boardRoutes(api, ctx, verifier);
-  entrantRoutes(api, ctx, verifier);
-  leagueRoutes(api, ctx, verifier);
-  adminKeyRoutes(api, ctx, verifier);
-  adminRebuildRoutes(api, ctx, verifier);
-  operationsRoutes(api, ctx, verifier);
-  consoleRoutes(api);
-
+  // Every route is the app's own: one router, tried in this order.
   app.use(answerStart(ctx.env.CORS_ORIGINS));
   app.use(accessLog(ctx.log, ctx.metrics));
-  app.use(probes);
+  healthRoutes(app, readiness);
   app.use(authenticate(verifier, budgets));
-  app.use(streamRouter);
+  streamRoutes(app, ctx, verifier, streams);
   app.use(compressWhenAccepted());
   app.use(readBody);
-  app.use(api);
+  eventRoutes(app, ctx, verifier, listener);
+  standingsRoutes(app, ctx, verifier);
+  memberRoutes(app, ctx, verifier);
+  boardRoutes(app, ctx, verifier);
+  entrantRoutes(app, ctx, verifier);
+  leagueRoutes(app, ctx, verifier);
+  adminKeyRoutes(app, ctx, verifier);
+  adminRebuildRoutes(app, ctx, verifier);
+  operationsRoutes(app, ctx, verifier);
+  consoleRoutes(app);
   app.use(methodNotAllowed(app));
   app.use(errorHandler(ctx.log, ctx.failures, ctx.failureOf));
 

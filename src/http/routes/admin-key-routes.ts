@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import { z } from 'zod';
 import { isSafeText, UNSAFE_TEXT_MESSAGE } from '../../domain/ids.js';
 import type { AppContext } from '../../context.js';
@@ -15,7 +15,7 @@ export const createKeySchema = z
   })
   .strict();
 
-export function adminKeyRoutes(router: Router, ctx: AppContext, verifier: ApiKeyVerifier): void {
+export function adminKeyRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier): void {
   const admin = requireRole(verifier, 'admin');
 
   router.post('/v1/admin/keys', admin, async (req, res) => {

@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { getBoardView, listBoardViews, putBoard } from '../../services/boards-service.js';
@@ -6,7 +6,7 @@ import { param } from '../params.js';
 import { requireRole } from '../auth.js';
 import { replyRead } from '../read-reply.js';
 
-export function boardRoutes(router: Router, ctx: AppContext, verifier: ApiKeyVerifier): void {
+export function boardRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier): void {
   const read = requireRole(verifier, 'read', { publicReads: ctx.env.PUBLIC_READS });
   const admin = requireRole(verifier, 'admin');
   const cors = ctx.env.CORS_ORIGINS;

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import express, { Router } from 'express';
+import express, { type IRouter } from 'express';
 import { consolePageHeaders } from '../security-headers.js';
 
 /** Where the operators' console (docs/operations.md, Console) is served. */
@@ -13,6 +13,6 @@ const CONSOLE_DIR = fileURLToPath(new URL('../../console/', import.meta.url));
  * need no key; the data comes from the public API, each call carrying the operator's key
  * like any other client's. Laurel's `no-store` stays: a deploy is seen at the next load.
  */
-export function consoleRoutes(router: Router): void {
+export function consoleRoutes(router: IRouter): void {
   router.use(CONSOLE_PATH, consolePageHeaders, express.static(CONSOLE_DIR, { cacheControl: false, dotfiles: 'ignore', index: 'index.html' }));
 }

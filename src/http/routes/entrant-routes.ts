@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { enterEntrant, entrantsPage } from '../../services/entrants-service.js';
@@ -7,7 +7,7 @@ import { requireRole } from '../auth.js';
 import { aboutClosedPeriod, replyRead } from '../read-reply.js';
 
 /** Entrants of maxMembers boards (docs/design/leagues.md). */
-export function entrantRoutes(router: Router, ctx: AppContext, verifier: ApiKeyVerifier): void {
+export function entrantRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier): void {
   const ingest = requireRole(verifier, 'ingest');
   const read = requireRole(verifier, 'read', { publicReads: ctx.env.PUBLIC_READS });
   const cors = ctx.env.CORS_ORIGINS;

@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import { z } from 'zod';
 import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier } from '../../services/api-keys.js';
@@ -14,7 +14,7 @@ export const intakeQuerySchema = z.object({
 });
 
 /** Intake (registered first: it is the route most requests go to), an event's status, and voids. */
-export function eventRoutes(router: Router, ctx: AppContext, verifier: ApiKeyVerifier, listener: ResultListener): void {
+export function eventRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier, listener: ResultListener): void {
   const ingest = requireRole(verifier, 'ingest');
 
   router.post('/v1/events', ingest, async (req, res) => {

@@ -1,7 +1,7 @@
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import type { Readiness } from '../../health/readiness.js';
 
-export function healthRoutes(router: Router, readiness: Readiness): void {
+export function healthRoutes(router: IRouter, readiness: Readiness): void {
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });

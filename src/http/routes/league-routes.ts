@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { bucketLeague, memberLeague, memberLeagues } from '../../services/league-service.js';
@@ -7,7 +7,7 @@ import { requireRole } from '../auth.js';
 import { aboutClosedPeriod, replyRead } from '../read-reply.js';
 
 /** League reads (docs/design/leagues.md). */
-export function leagueRoutes(router: Router, ctx: AppContext, verifier: ApiKeyVerifier): void {
+export function leagueRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier): void {
   const read = requireRole(verifier, 'read', { publicReads: ctx.env.PUBLIC_READS });
   const cors = ctx.env.CORS_ORIGINS;
 

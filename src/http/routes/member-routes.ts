@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { putFollowing } from '../../services/following-service.js';
@@ -12,7 +12,7 @@ import { param } from '../params.js';
 import { principalOf, requireRole } from '../auth.js';
 import { replyRead } from '../read-reply.js';
 
-export function memberRoutes(router: Router, ctx: AppContext, verifier: ApiKeyVerifier): void {
+export function memberRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier): void {
   const ingest = requireRole(verifier, 'ingest');
   const read = requireRole(verifier, 'read', { publicReads: ctx.env.PUBLIC_READS });
   const admin = requireRole(verifier, 'admin');

@@ -1,4 +1,4 @@
-import { Router, type RequestHandler } from 'express';
+import { type IRouter, type RequestHandler } from 'express';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
@@ -27,7 +27,7 @@ function browserAdmin(): RequestHandler {
   };
 }
 
-export function operationsRoutes(router: Router, ctx: AppContext, verifier: ApiKeyVerifier): void {
+export function operationsRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier): void {
   const admin = requireRole(verifier, 'admin');
 
   router.get('/metrics', admin, async (_req, res) => {

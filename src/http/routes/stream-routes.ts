@@ -1,4 +1,4 @@
-import type { Request, Response, Router } from 'express';
+import type { IRouter, Request, Response } from 'express';
 import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import type { StreamHub, StreamSpec } from '../../services/realtime/stream-hub.js';
@@ -16,7 +16,7 @@ import { param } from '../params.js';
  * stream lives as long as its client, and whatever a middleware wraps its response in would
  * stay in memory with each of thousands of them (and compression would hold messages back).
  */
-export function streamRoutes(router: Router, ctx: AppContext, verifier: ApiKeyVerifier, hub: StreamHub): void {
+export function streamRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier, hub: StreamHub): void {
   const read = requireRole(verifier, 'read', { publicReads: ctx.env.PUBLIC_READS });
   const serve = async (req: Request, res: Response, spec: StreamSpec) => {
     const scope = await resolveScope(ctx, param(req, 'boardId'), req.query);
