@@ -23,7 +23,9 @@ afterAll(() => h.close());
 const wire = (board: string, e: RefEvent) => wireEvent(board, e);
 
 async function seed(board: string, n: number, seedNo: number): Promise<RefEvent[]> {
-  expect((await h.api('PUT', `/v1/boards/${board}`, { aggregation: BOARD_RULES.aggregation, order: BOARD_RULES.order, tieBreak: BOARD_RULES.tieBreak })).status).toBe(201);
+  expect((await h.api('PUT', `/v1/boards/${board}`, { aggregation: BOARD_RULES.aggregation, order: BOARD_RULES.order, tieBreak: BOARD_RULES.tieBreak })).status).toBe(
+    201,
+  );
   const rand = prng(seedNo);
   const events: RefEvent[] = Array.from({ length: n }, (_, i) => ({
     key: `${board}-${i}`,
