@@ -46,21 +46,24 @@ export default tseslint.config(
     },
   },
   {
-    files: ['workers/**'],
+    files: ['src/jobs/**'],
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['**/src/bin/**'], message: 'The worker entry point is src/bin/worker.ts; workers/ never imports src/bin/.' }] },
+        {
+          ...storageDriversOnlyInStorage,
+          patterns: [
+            ...storageDriversOnlyInStorage.patterns,
+            { group: ['**/bin/**'], message: 'The worker entry point is src/bin/worker.ts; src/jobs/ never imports src/bin/.' },
+          ],
+        },
       ],
     },
   },
   {
     files: ['migrations/**'],
     rules: {
-      'no-restricted-imports': [
-        'error',
-        { patterns: [{ group: ['../src/**', '../workers/**'], message: 'Migrations are frozen in time: they never import app code.' }] },
-      ],
+      'no-restricted-imports': ['error', { patterns: [{ group: ['../src/**'], message: 'Migrations are frozen in time: they never import app code.' }] }],
     },
   },
   {

@@ -13,7 +13,7 @@ export function startProcess(entry: string, env: Record<string, string>): ChildP
   const profile = process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(ROOT, 'bench/results/profiles')}`] : [];
   // BENCH_WORKER_HEAP_MB=n caps the workers' V8 heap: a rebuild that finishes under a small
   // cap shows its memory is bounded, whatever its peak RSS when V8 may grow freely.
-  const heap = entry.startsWith('workers/') && process.env.BENCH_WORKER_HEAP_MB ? [`--max-old-space-size=${process.env.BENCH_WORKER_HEAP_MB}`] : [];
+  const heap = entry === 'src/bin/worker.ts' && process.env.BENCH_WORKER_HEAP_MB ? [`--max-old-space-size=${process.env.BENCH_WORKER_HEAP_MB}`] : [];
   return spawn(process.execPath, [...profile, ...heap, '--import', 'tsx', entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 

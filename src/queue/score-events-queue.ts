@@ -43,7 +43,7 @@ export interface ScoreJobResult {
 
 /**
  * Retries are what make a 202 safe: a job whose Postgres or Redis is down keeps retrying
- * (capped exponential backoff, see workers/backoff.ts) for about a day before it fails.
+ * (capped exponential backoff, see src/jobs/backoff.ts) for about a day before it fails.
  */
 export const scoreJobOptions: JobsOptions = {
   attempts: 3000,

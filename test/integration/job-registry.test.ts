@@ -2,9 +2,9 @@ import { Writable } from 'node:stream';
 import type { Job, Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../support/harness.js';
-import { JOB_HANDLERS } from '../../workers/job-handlers.js';
-import { buildJobRegistry, handler } from '../../workers/job-registry.js';
-import { startWorkers } from '../../workers/start-workers.js';
+import { JOB_HANDLERS } from '../../src/jobs/job-handlers.js';
+import { buildJobRegistry, handler } from '../../src/jobs/job-registry.js';
+import { startWorkers } from '../../src/jobs/start-workers.js';
 
 /** Polls until the job has finished one way or the other (no QueueEvents needed). */
 async function settled(queue: Queue, id: string, timeoutMs = 20_000): Promise<{ state: string; job: Job }> {

@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UnrecoverableError, type Job, type Queue } from 'bullmq';
-import type { AppContext } from '../src/context.js';
-import type { ErasureJob } from '../src/queue/rebuild-queue.js';
-import type { ScoreJob } from '../src/queue/score-events-queue.js';
-import { memberHash } from '../src/services/erasure-service.js';
-import { forgetInEventStreams } from '../src/storage/redis/queue-events.js';
-import { eraseMemberRows, findErasure, setErasureState } from '../src/storage/postgres/erasure-repository.js';
+import type { AppContext } from '../context.js';
+import type { ErasureJob } from '../queue/rebuild-queue.js';
+import type { ScoreJob } from '../queue/score-events-queue.js';
+import { memberHash } from '../services/erasure-service.js';
+import { forgetInEventStreams } from '../storage/redis/queue-events.js';
+import { eraseMemberRows, findErasure, setErasureState } from '../storage/postgres/erasure-repository.js';
 
 /**
  * A projection of the member's events committed just before the erasure took the member's

@@ -1,8 +1,8 @@
 import { UnrecoverableError, type Job, type Worker } from 'bullmq';
-import type { AppContext } from '../src/context.js';
-import { Unavailable } from '../src/domain/errors.js';
-import { isContention } from '../src/storage/postgres/pg-errors.js';
-import { scoreJobSchema, type ScoreJob, type ScoreJobResult } from '../src/queue/score-events-queue.js';
+import type { AppContext } from '../context.js';
+import { Unavailable } from '../domain/errors.js';
+import { isContention } from '../storage/postgres/pg-errors.js';
+import { scoreJobSchema, type ScoreJob, type ScoreJobResult } from '../queue/score-events-queue.js';
 import { applyScoreJobs, processScoreJob, publishScoreJobs, type HeldScoreJob } from './score-processor.js';
 
 /**

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Job } from 'bullmq';
-import type { AppContext } from '../src/context.js';
-import { recomputeAggregates } from '../src/storage/postgres/moderation-repository.js';
-import { aggregatePage, countAggregates } from '../src/storage/postgres/standings-repository.js';
-import { recordRebuild } from '../src/storage/postgres/rebuild-log-repository.js';
-import { ScopeRebuildWriter } from '../src/storage/redis/scope-rebuild.js';
-import type { ScopeJob, ScopeJobResult } from '../src/queue/rebuild-queue.js';
-import { findPeriod } from '../src/storage/postgres/periods-repository.js';
-import { rebuildSkips } from '../src/services/rebuild-service.js';
+import type { AppContext } from '../context.js';
+import { recomputeAggregates } from '../storage/postgres/moderation-repository.js';
+import { aggregatePage, countAggregates } from '../storage/postgres/standings-repository.js';
+import { recordRebuild } from '../storage/postgres/rebuild-log-repository.js';
+import { ScopeRebuildWriter } from '../storage/redis/scope-rebuild.js';
+import type { ScopeJob, ScopeJobResult } from '../queue/rebuild-queue.js';
+import { findPeriod } from '../storage/postgres/periods-repository.js';
+import { rebuildSkips } from '../services/rebuild-service.js';
 
 const PAGE_SIZE = 5000;
 
