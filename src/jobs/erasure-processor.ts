@@ -4,7 +4,7 @@ import type { AppContext } from '../context.js';
 import type { ErasureJob } from '../queue/rebuild-queue.js';
 import type { ScoreJob } from '../queue/score-events-queue.js';
 import { memberHash } from '../services/erasure-service.js';
-import { forgetInEventStreams } from '../storage/redis/queue-events.js';
+import { forgetInEventStreams } from '../queue/queue-events.js';
 import { eraseMemberRows, findErasure, setErasureState } from '../storage/postgres/erasure-repository.js';
 
 /**

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../context.js';
 import { checkAgainstBoard, MAX_BATCH, payloadHash, scoreEventSchema, type ScoreEventInput } from '../domain/event.js';
 import type { ScoreJob, ScoreJobResult } from '../queue/score-events-queue.js';
-import { ScoreJobListener } from '../storage/redis/queue-events.js';
+import { ScoreJobListener } from '../queue/queue-events.js';
 import { markPending, markRidesWithJobAdd } from '../storage/redis/pending-events.js';
 import { InvalidInput, OutOfMemory, Unavailable, type ErrorDetail } from '../domain/errors.js';
 import { zodDetails } from '../domain/validation.js';

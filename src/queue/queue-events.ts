@@ -1,8 +1,8 @@
 import { QueueEvents, QueueKeys } from 'bullmq';
-import type { Env } from '../../config/env.js';
-import type { Logger } from '../../logger.js';
-import { SCORE_EVENTS_QUEUE, queuePrefix } from '../../queue/score-events-queue.js';
-import { createWorkerRedis, onConnectionError, queueTarget, type RedisClient } from './connections.js';
+import type { Env } from '../config/env.js';
+import type { Logger } from '../logger.js';
+import { SCORE_EVENTS_QUEUE, queuePrefix } from './score-events-queue.js';
+import { createWorkerRedis, onConnectionError, queueTarget, type RedisClient } from '../storage/redis/connections.js';
 
 /**
  * Waits for score jobs to finish (`?wait=true`) by reading BullMQ's events stream of the
