@@ -2,6 +2,7 @@ import { Queue, type JobsOptions } from 'bullmq';
 import type { RedisClient } from '../storage/redis/connections.js';
 import { z } from 'zod';
 import { scoreEventSchema } from '../domain/event.js';
+import type { ContractQueue } from './enqueue.js';
 
 /**
  * The contract of the "score-events" queue: one job per intake request, never one per event.
@@ -61,10 +62,12 @@ export function queuePrefix(redisPrefix: string, queue: string): string {
   return `{${redisPrefix}:${queue}}`;
 }
 
-export function createScoreEventsQueue(connection: RedisClient, redisPrefix: string): Queue<ScoreJob, ScoreJobResult> {
-  return new Queue<ScoreJob, ScoreJobResult>(SCORE_EVENTS_QUEUE, {
+export type ScoreEventsQueue = ContractQueue<typeof SCORE_EVENTS_QUEUE, ScoreJobResult>;
+
+export function createScoreEventsQueue(connection: RedisClient, redisPrefix: string): ScoreEventsQueue {
+  return new Queue(SCORE_EVENTS_QUEUE, {
     connection,
     prefix: queuePrefix(redisPrefix, SCORE_EVENTS_QUEUE),
     defaultJobOptions: scoreJobOptions,
-  });
+  }) as ScoreEventsQueue;
 }

@@ -2,7 +2,8 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { NotFound, Unavailable } from '../domain/errors.js';
-import { erasureJobOptions, type ErasureJob } from '../queue/rebuild-queue.js';
+import { erasureJobOptions } from '../queue/rebuild-queue.js';
+import { enqueue } from '../queue/enqueue.js';
 import { deleteErasure, findErasure, insertErasure, memberExists } from '../storage/postgres/erasure-repository.js';
 import { assertMemberId } from './member-id.js';
 
@@ -27,9 +28,8 @@ export async function requestErasure(ctx: AppContext, member: string): Promise<{
     pseudonym: `erased:${randomBytes(6).toString('hex')}`,
     requestedAt: ctx.clock.now(),
   });
-  const data: ErasureJob = { erasureId, member };
   try {
-    await ctx.rebuildQueue.add('erase', data, { ...erasureJobOptions, jobId: erasureId });
+    await enqueue(ctx.rebuildQueue, 'erase', { erasureId, member }, { ...erasureJobOptions, jobId: erasureId });
   } catch (err) {
     await deleteErasure(ctx.db, erasureId);
     ctx.log.warn({ erasureId, err: (err as Error).message }, 'erasure not queued');
