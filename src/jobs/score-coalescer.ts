@@ -1,7 +1,6 @@
 import { UnrecoverableError, type Job, type Worker } from 'bullmq';
 import type { AppContext } from '../context.js';
 import { Unavailable } from '../domain/errors.js';
-import { isContention } from '../storage/postgres/pg-errors.js';
 import { scoreJobSchema, type ScoreJob, type ScoreJobResult } from '../queue/score-events-queue.js';
 import { applyScoreJobs, processScoreJob, publishScoreJobs, type HeldScoreJob } from './score-processor.js';
 
@@ -175,9 +174,9 @@ async function applyTogether(ctx: AppContext, group: readonly HeldScoreJob[]): P
   try {
     applied = await applyScoreJobs(ctx, group);
   } catch (err) {
-    // An outage or a busy database is no fault of one job: applying them one at a time would
-    // only multiply the load; each is retried by BullMQ instead.
-    if (ctx.failureOf(err) instanceof Unavailable || isContention(err)) return group.map(() => ({ error: err }));
+    // An outage or a busy database (Contention is Unavailable) is no fault of one job: applying
+    // them one at a time would only multiply the load; each is retried by BullMQ instead.
+    if (ctx.failureOf(err) instanceof Unavailable) return group.map(() => ({ error: err }));
     ctx.log.warn({ jobs: group.length, err: (err as Error).message }, 'coalesced jobs failed together; applying each alone');
     const alone: Settled[] = [];
     for (const job of group) alone.push(await settle(() => processScoreJob(ctx, job.data, job.id)));

@@ -10,7 +10,7 @@ import { applyBatch, type ApplyBatchResult, type RoutedEvent, type EventOutcome 
 import { clearPendingCommand } from '../storage/redis/pending-events.js';
 import { requestScopeRebuilds } from '../services/rebuild-service.js';
 import type { EventResult, ScoreJob, ScoreJobResult } from '../queue/score-events-queue.js';
-import { isUnstorableText } from '../storage/postgres/pg-errors.js';
+import { InvalidInput } from '../domain/errors.js';
 import type { Placed, ScopeRef } from '../storage/redis/leaderboard-cache.js';
 
 const STALE_RETRIES = 3;
@@ -70,7 +70,7 @@ export async function applyScoreJobs(ctx: AppContext, jobs: readonly HeldScoreJo
     const before = asking.length > 0 ? await placementsBefore(ctx, asking, boards) : new Map<string, Placed>();
     const outcome = await applyBatch(ctx.db, routed, revisions, ctx.clock.now()).catch((err: unknown) => {
       // Text Postgres cannot store never gets better with retries (intake refuses it anyway).
-      if (isUnstorableText(err)) throw new UnrecoverableError(`batch holds text Postgres cannot store: ${(err as Error).message}`);
+      if (err instanceof InvalidInput) throw new UnrecoverableError(`batch refused: ${err.message}`);
       throw err;
     });
     if (outcome.stale) continue;
