@@ -11,7 +11,8 @@ import { clearPendingCommand } from '../storage/redis/pending-events.js';
 import { requestScopeRebuilds } from '../services/rebuild-service.js';
 import type { EventResult, ScoreJob, ScoreJobResult } from '../queue/score-events-queue.js';
 import { InvalidInput } from '../domain/errors.js';
-import type { Placed, ScopeRef } from '../storage/redis/leaderboard-cache.js';
+import type { ScopeRef } from '../storage/redis/leaderboard-cache.js';
+import type { Placed } from '../domain/ranking.js';
 
 const STALE_RETRIES = 3;
 

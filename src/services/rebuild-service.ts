@@ -3,13 +3,12 @@ import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import type { Board } from '../domain/board.js';
 import { ALL_CATEGORIES, BOARD_ID } from '../domain/ids.js';
-import { periodContaining } from '../domain/period.js';
+import { periodContaining, type PeriodCategory } from '../domain/period.js';
 import { listBoards } from '../storage/postgres/boards-repository.js';
 import { listOpenPeriods } from '../storage/postgres/periods-repository.js';
 import { findPeriod } from '../storage/postgres/periods-repository.js';
 import { isRetired } from '../domain/retention.js';
 import { isPeriodArchived } from '../storage/postgres/ledger-partitions.js';
-import type { IncompleteCategory } from '../storage/redis/leaderboard-cache.js';
 import { rebuildJobOptions, scopeDedupId, type RequestJob, type ScopeJob, type ScopeJobResult } from '../queue/rebuild-queue.js';
 import { enqueue, enqueueFlow } from '../queue/enqueue.js';
 import { claimInstanceMarkers, forgetEarlierLayout, releaseInstanceMarkers } from '../storage/redis/instance-markers.js';
@@ -36,13 +35,13 @@ export function rebuildSkips(period: { state: string; closedAt: Date | null }, t
  * Asks for one category of a period to be rebuilt, at most once at a time: while such a
  * job waits or runs, asking again is a no-op (BullMQ deduplication).
  */
-export async function requestScopeRebuild(ctx: AppContext, scope: IncompleteCategory, trigger: string): Promise<void> {
+export async function requestScopeRebuild(ctx: AppContext, scope: PeriodCategory, trigger: string): Promise<void> {
   const data: ScopeJob = { ...scope, trigger };
   await enqueue(ctx.rebuildQueue, 'scope', data, { deduplication: { id: scopeDedupId(scope) }, priority: 1 });
 }
 
 /** Best effort from a read or a projection: a failure to enqueue must not fail the caller. */
-export function requestScopeRebuilds(ctx: AppContext, scopes: readonly IncompleteCategory[], trigger: string): void {
+export function requestScopeRebuilds(ctx: AppContext, scopes: readonly PeriodCategory[], trigger: string): void {
   for (const scope of scopes) {
     requestScopeRebuild(ctx, scope, trigger).catch((err: Error) => ctx.log.warn({ ...scope, err: err.message }, 'could not enqueue a scope rebuild'));
   }
