@@ -16,7 +16,7 @@ import { payloadHash } from '../src/domain/event.js';
 import type { ScoreJob } from '../src/queue/score-events-queue.js';
 import { JOB_HANDLERS } from '../src/jobs/job-handlers.js';
 import { handler } from '../src/jobs/job-registry.js';
-import { processScoreJob } from '../src/jobs/score-processor.js';
+import { processScoreJob } from '../src/services/score-application.js';
 import { startWorkers } from '../src/jobs/start-workers.js';
 import { histogramQuantile, openLoop, parseHistogram, round, waitFor } from './support.js';
 

@@ -1,6 +1,7 @@
 import { UnrecoverableError, type Job, type Processor, type Worker } from 'bullmq';
 import type { z } from 'zod';
 import type { AppContext } from '../context.js';
+import { asJobError } from './job-errors.js';
 import { JOB_CONTRACTS, type JobData, type JobName, type QueueName } from '../queue/job-contracts.js';
 
 /**
@@ -70,6 +71,8 @@ export function dispatcher(ctx: AppContext, queue: string, registry: JobRegistry
       const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
       throw new UnrecoverableError(`invalid payload for job "${job.name}" of queue "${queue}": ${issues.join('; ')}`);
     }
-    return entry.handle(ctx, parsed.data, job, worker?.());
+    return entry.handle(ctx, parsed.data, job, worker?.()).catch((err: unknown) => {
+      throw asJobError(err);
+    });
   };
 }

@@ -2,7 +2,8 @@ import { UnrecoverableError, type Job, type Worker } from 'bullmq';
 import type { AppContext } from '../context.js';
 import { Unavailable } from '../domain/errors.js';
 import { scoreJobSchema, type ScoreJob, type ScoreJobResult } from '../queue/score-events-queue.js';
-import { applyScoreJobs, processScoreJob, publishScoreJobs, type HeldScoreJob } from './score-processor.js';
+import { applyScoreJobs, processScoreJob, publishScoreJobs, type HeldScoreJob } from '../services/score-application.js';
+import { asJobError } from './job-errors.js';
 
 /**
  * How much one score job run takes on (the job BullMQ handed over plus the waiting jobs it
@@ -207,7 +208,8 @@ async function finish(ctx: AppContext, worker: Worker, rider: Rider, settled: Se
       await rider.job.moveToCompleted(settled.result, rider.token, false);
       worker.emit('completed', rider.job, settled.result, 'active');
     } else {
-      const error = settled.error instanceof Error ? settled.error : new Error(String(settled.error));
+      const failure = asJobError(settled.error);
+      const error = failure instanceof Error ? failure : new Error(String(failure));
       await rider.job.moveToFailed(error, rider.token, false);
       worker.emit('failed', rider.job, error, 'active');
     }

@@ -49,24 +49,3 @@ export class ScoreJobListener {
     return events;
   }
 }
-
-/**
- * Deletes the entries of BullMQ events streams (capped by BullMQ, ~10,000 entries each)
- * whose fields contain `text`: a finished job's return value may name a member through its
- * idempotency keys, and an erasure leaves no trace of the member (SPEC 9.4). Read in pages.
- */
-export async function forgetInEventStreams(redis: RedisClient, streams: readonly string[], text: string): Promise<number> {
-  const PAGE = 1000;
-  let deleted = 0;
-  for (const stream of streams) {
-    let start = '-';
-    for (;;) {
-      const entries = await redis.xrange(stream, start, '+', 'COUNT', PAGE);
-      const matching = entries.filter(([, fields]) => fields.some((f) => f.includes(text))).map(([id]) => id);
-      if (matching.length > 0) deleted += await redis.xdel(stream, ...matching);
-      if (entries.length < PAGE) break;
-      start = `(${entries[entries.length - 1]![0]}`;
-    }
-  }
-  return deleted;
-}

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { createHarness, type Harness } from '../support/harness.js';
 import { memberState } from '../support/member-state.js';
-import { processScoreJob } from '../../src/jobs/score-processor.js';
+import { processScoreJob } from '../../src/services/score-application.js';
 import { payloadHash } from '../../src/domain/event.js';
 import type { ScoreJob } from '../../src/queue/score-events-queue.js';
 import type { ScoreEventInput } from '../../src/domain/event.js';

@@ -4,9 +4,9 @@ import { overlapsWindow, periodContaining, type PeriodWindow } from '../domain/p
 import { listBoards } from '../storage/postgres/boards-repository.js';
 import { duePeriods, periodsAwaitingWebhooks } from '../storage/postgres/closing-repository.js';
 import { createPeriods } from '../storage/postgres/periods-repository.js';
-import { ensureLedgerPartitions } from '../services/ledger-partitions.js';
-import { closeDueEmptyPeriods, closePeriod, enqueueWebhooks, placeLeftWaiting } from '../services/period-closing.js';
-import { evictRetiredPeriods } from '../services/closed-period-retention.js';
+import { ensureLedgerPartitions } from './ledger-partitions.js';
+import { closeDueEmptyPeriods, closePeriod, enqueueWebhooks, placeLeftWaiting } from './period-closing.js';
+import { evictRetiredPeriods } from './closed-period-retention.js';
 
 /**
  * The period tick (a BullMQ job scheduler runs it every 30 s): creates the current and the

@@ -1,16 +1,14 @@
-import { UnrecoverableError } from 'bullmq';
 import type { AppContext } from '../context.js';
 import type { Board } from '../domain/board.js';
 import { scaleNumber } from '../domain/decimal.js';
 import { ALL_CATEGORIES, WORLD } from '../domain/ids.js';
 import { outsideWindow, periodContaining } from '../domain/period.js';
 import { unscale } from '../domain/decimal.js';
-import { readPlaceMany } from '../services/standings-source.js';
+import { readPlaceMany } from './standings-source.js';
 import { applyBatch, type ApplyBatchResult, type RoutedEvent, type EventOutcome } from '../storage/postgres/events-repository.js';
 import { clearPendingCommand } from '../storage/redis/pending-events.js';
-import { requestScopeRebuilds } from '../services/rebuild-service.js';
+import { requestScopeRebuilds } from './rebuild-service.js';
 import type { EventResult, ScoreJob, ScoreJobResult } from '../queue/score-events-queue.js';
-import { InvalidInput } from '../domain/errors.js';
 import type { ScopeRef } from '../storage/redis/leaderboard-cache.js';
 import type { Placed } from '../domain/ranking.js';
 
@@ -69,11 +67,8 @@ export async function applyScoreJobs(ctx: AppContext, jobs: readonly HeldScoreJo
 
     const asking = routed.filter((e) => wanting(e.ord));
     const before = asking.length > 0 ? await placementsBefore(ctx, asking, boards) : new Map<string, Placed>();
-    const outcome = await applyBatch(ctx.db, routed, revisions, ctx.clock.now()).catch((err: unknown) => {
-      // Text Postgres cannot store never gets better with retries (intake refuses it anyway).
-      if (err instanceof InvalidInput) throw new UnrecoverableError(`batch refused: ${err.message}`);
-      throw err;
-    });
+    // Text Postgres cannot store throws InvalidInput: the job then fails for good (src/jobs/job-errors.ts).
+    const outcome = await applyBatch(ctx.db, routed, revisions, ctx.clock.now());
     if (outcome.stale) continue;
     return { jobs, firstOrd, routed, boards, outcome, before };
   }
