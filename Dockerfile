@@ -14,7 +14,6 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/copy-build-assets.mjs ./scripts/
 COPY src ./src
-COPY workers ./workers
 COPY migrations ./migrations
 # The demo command (src/cli/demo.ts) uses the TypeScript client, compiled into dist/clients/.
 COPY clients/typescript/src ./clients/typescript/src

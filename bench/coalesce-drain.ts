@@ -14,10 +14,10 @@ import { parseEnv } from '../src/config/env.js';
 import { putBoard } from '../src/services/boards-service.js';
 import { payloadHash } from '../src/domain/event.js';
 import type { ScoreJob } from '../src/queue/score-events-queue.js';
-import { JOB_HANDLERS } from '../workers/job-handlers.js';
-import { handler } from '../workers/job-registry.js';
-import { processScoreJob } from '../workers/score-processor.js';
-import { startWorkers } from '../workers/start-workers.js';
+import { JOB_HANDLERS } from '../src/jobs/job-handlers.js';
+import { handler } from '../src/jobs/job-registry.js';
+import { processScoreJob } from '../src/services/score-application.js';
+import { startWorkers } from '../src/jobs/start-workers.js';
 import { histogramQuantile, openLoop, parseHistogram, round, waitFor } from './support.js';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

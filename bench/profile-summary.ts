@@ -31,7 +31,7 @@ function where(url: string): string {
   const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (nm) return nm[1]!;
   if (url.startsWith('node:')) return 'node core';
-  const own = /\/(src|workers|bench)\/(.*)$/.exec(url);
+  const own = /\/(src|bench)\/(.*)$/.exec(url);
   return own ? `laurel ${own[1]}/${own[2]}` : url;
 }
 

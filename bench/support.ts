@@ -17,7 +17,7 @@ export function startProcess(entry: string, env: Record<string, string>): ChildP
   const laurel = entry.startsWith('src/');
   // BENCH_WORKER_HEAP_MB=n caps the workers' V8 heap: a rebuild that finishes under a small
   // cap shows its memory is bounded, whatever its peak RSS when V8 may grow freely.
-  const heap = entry.includes('worker') && process.env.BENCH_WORKER_HEAP_MB ? [`--max-old-space-size=${process.env.BENCH_WORKER_HEAP_MB}`] : [];
+  const heap = entry === 'src/bin/worker.ts' && process.env.BENCH_WORKER_HEAP_MB ? [`--max-old-space-size=${process.env.BENCH_WORKER_HEAP_MB}`] : [];
   const run = laurel ? [path.join('dist', entry.replace(/\.ts$/, '.js'))] : ['--import', 'tsx', entry];
   return spawn(process.execPath, [...profile, ...heap, ...run], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
 }

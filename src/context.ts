@@ -9,10 +9,10 @@ import { createFailFastRedis, onConnectionError, leaderboardTarget, queueTarget,
 import { LeaderboardKeys } from './storage/redis/leaderboard-keys.js';
 import { LeaderboardCache } from './storage/redis/leaderboard-cache.js';
 import { withLeaderboardScripts } from './storage/redis/scripts.js';
-import { createScoreEventsQueue, type ScoreJob, type ScoreJobResult } from './queue/score-events-queue.js';
-import { createRebuildFlowProducer, createRebuildQueue } from './queue/rebuild-queue.js';
-import { createPeriodsQueue } from './queue/periods-queue.js';
-import { createWebhooksQueue, type WebhookJob } from './queue/webhooks-queue.js';
+import { createScoreEventsQueue, type ScoreEventsQueue } from './queue/score-events-queue.js';
+import { createRebuildFlowProducer, createRebuildQueue, type RebuildQueue } from './queue/rebuild-queue.js';
+import { createPeriodsQueue, type PeriodsQueue } from './queue/periods-queue.js';
+import { createWebhooksQueue, type WebhooksQueue } from './queue/webhooks-queue.js';
 import { Metrics } from './observability/metrics.js';
 import type { LaurelError } from './domain/errors.js';
 import { storageFailure } from './storage/failures.js';
@@ -48,11 +48,12 @@ export interface AppContext {
   fallback: FallbackReads;
   /** Display names and follow lists, cached and invalidated across processes. */
   members: MemberDirectory;
-  scoreQueue: Queue<ScoreJob, ScoreJobResult>;
-  rebuildQueue: Queue;
+  /** The four queues, each typed by its contract: services add jobs through src/queue/enqueue.ts. */
+  scoreQueue: ScoreEventsQueue;
+  rebuildQueue: RebuildQueue;
   rebuildFlow: FlowProducer;
-  periodsQueue: Queue;
-  webhooksQueue: Queue<WebhookJob>;
+  periodsQueue: PeriodsQueue;
+  webhooksQueue: WebhooksQueue;
   metrics: Metrics;
   /** Where dependency failures are logged: once per dependency per interval, with a count. */
   failures: RepeatLimitedLog;

@@ -10,7 +10,7 @@ import { createHttpServer } from '../http/server.js';
 import { laurelReadiness } from '../health/laurel-checks.js';
 import { probeHandler } from '../health/probe-server.js';
 import { joinClusterMetrics } from '../observability/cluster-metrics.js';
-import { startWorkers } from '../../workers/start-workers.js';
+import { startWorkers } from '../jobs/start-workers.js';
 import { registerSchedulers } from '../queue/periods-queue.js';
 import { rebuildIfLeaderboardLost } from '../services/rebuild-service.js';
 

@@ -61,5 +61,11 @@ export class Unavailable extends LaurelError {
   }
 }
 
+/**
+ * Postgres gave up on a statement that lost a race for time or locks (a statement or lock
+ * timeout, a deadlock): nothing of it was done, and the same work may pass when retried.
+ */
+export class Contention extends Unavailable {}
+
 /** Redis refused a write because it reached maxmemory (`noeviction`): nothing of it was written. */
 export class OutOfMemory extends Unavailable {}

@@ -43,6 +43,13 @@ export function overlapsWindow(window: BoardWindow | null | undefined, period: {
   return !(window.startsAt !== undefined && period.endsAt !== null && period.endsAt.getTime() <= Date.parse(window.startsAt));
 }
 
+/** One category of one period of a board: what a scope rebuild refills (its world and region scopes). */
+export interface PeriodCategory {
+  board: string;
+  period: string;
+  category: string;
+}
+
 export interface PeriodWindow {
   key: string;
   startsAt: Date;

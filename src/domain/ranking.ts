@@ -100,6 +100,15 @@ export interface Placement {
   topPercent: number;
 }
 
+/** A member's place in a scope as read: its total, and the member's rank and scaled score (null while unranked). */
+export interface Placed {
+  total: number;
+  rank: number | null;
+  scaled: number | null;
+  /** Scaled; on boards with a subscore, for a ranked member only. */
+  subscore?: number;
+}
+
 export function placement(rank: number, total: number): Placement {
   const percentile = rank / total;
   return { rank, total, percentile, topPercent: Math.max(1, Math.round(percentile * 100)) };

@@ -2,6 +2,7 @@ import { Queue } from 'bullmq';
 import { z } from 'zod';
 import type { RedisClient } from '../storage/redis/connections.js';
 import { queuePrefix } from './score-events-queue.js';
+import type { ContractQueue } from './enqueue.js';
 
 /**
  * The "periods" queue carries recurring work, driven by BullMQ job schedulers with stable
@@ -16,15 +17,19 @@ export const ROLLUPS_EVERY_MS = 5 * 60_000;
 /** Scheduled jobs carry no payload: what a tick or a rollup does depends only on the clock and the database. */
 export const periodsJobPayload = z.object({}).optional();
 
-export function createPeriodsQueue(connection: RedisClient, redisPrefix: string): Queue {
+export type PeriodsQueue = ContractQueue<typeof PERIODS_QUEUE>;
+
+export function createPeriodsQueue(connection: RedisClient, redisPrefix: string): PeriodsQueue {
   return new Queue(PERIODS_QUEUE, {
     connection,
     prefix: queuePrefix(redisPrefix, PERIODS_QUEUE),
     defaultJobOptions: { attempts: 3, backoff: { type: 'capped-exponential' }, removeOnComplete: { count: 100 }, removeOnFail: { count: 1000 } },
-  });
+  }) as PeriodsQueue;
 }
 
-export async function registerSchedulers(queue: Queue): Promise<void> {
-  await queue.upsertJobScheduler(PERIOD_TICK_SCHEDULER, { every: TICK_EVERY_MS }, { name: 'tick' });
-  await queue.upsertJobScheduler(ROLLUPS_SCHEDULER, { every: ROLLUPS_EVERY_MS }, { name: 'rollup' });
+export async function registerSchedulers(queue: PeriodsQueue): Promise<void> {
+  // BullMQ types a scheduler's id as one of the queue's job names; here it is not one.
+  const schedulers = queue as unknown as Queue;
+  await schedulers.upsertJobScheduler(PERIOD_TICK_SCHEDULER, { every: TICK_EVERY_MS }, { name: 'tick' });
+  await schedulers.upsertJobScheduler(ROLLUPS_SCHEDULER, { every: ROLLUPS_EVERY_MS }, { name: 'rollup' });
 }

@@ -2,6 +2,7 @@ import { FlowProducer, Queue, type JobsOptions } from 'bullmq';
 import type { RedisClient } from '../storage/redis/connections.js';
 import { z } from 'zod';
 import { queuePrefix } from './score-events-queue.js';
+import type { ContractQueue } from './enqueue.js';
 
 /**
  * The "rebuild" queue: a `request` job per rebuild asked for (the parent of a BullMQ flow)
@@ -64,12 +65,14 @@ export const rebuildJobOptions: JobsOptions = {
   removeOnFail: { age: 14 * 24 * 3600 },
 };
 
-export function createRebuildQueue(connection: RedisClient, redisPrefix: string): Queue {
+export type RebuildQueue = ContractQueue<typeof REBUILD_QUEUE>;
+
+export function createRebuildQueue(connection: RedisClient, redisPrefix: string): RebuildQueue {
   return new Queue(REBUILD_QUEUE, {
     connection,
     prefix: queuePrefix(redisPrefix, REBUILD_QUEUE),
     defaultJobOptions: rebuildJobOptions,
-  });
+  }) as RebuildQueue;
 }
 
 export function createRebuildFlowProducer(connection: RedisClient, redisPrefix: string): FlowProducer {

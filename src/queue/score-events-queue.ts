@@ -2,6 +2,7 @@ import { Queue, type JobsOptions } from 'bullmq';
 import type { RedisClient } from '../storage/redis/connections.js';
 import { z } from 'zod';
 import { scoreEventSchema } from '../domain/event.js';
+import type { ContractQueue } from './enqueue.js';
 
 /**
  * The contract of the "score-events" queue: one job per intake request, never one per event.
@@ -43,7 +44,7 @@ export interface ScoreJobResult {
 
 /**
  * Retries are what make a 202 safe: a job whose Postgres or Redis is down keeps retrying
- * (capped exponential backoff, see workers/backoff.ts) for about a day before it fails.
+ * (capped exponential backoff, see src/jobs/backoff.ts) for about a day before it fails.
  */
 export const scoreJobOptions: JobsOptions = {
   attempts: 3000,
@@ -61,10 +62,12 @@ export function queuePrefix(redisPrefix: string, queue: string): string {
   return `{${redisPrefix}:${queue}}`;
 }
 
-export function createScoreEventsQueue(connection: RedisClient, redisPrefix: string): Queue<ScoreJob, ScoreJobResult> {
-  return new Queue<ScoreJob, ScoreJobResult>(SCORE_EVENTS_QUEUE, {
+export type ScoreEventsQueue = ContractQueue<typeof SCORE_EVENTS_QUEUE, ScoreJobResult>;
+
+export function createScoreEventsQueue(connection: RedisClient, redisPrefix: string): ScoreEventsQueue {
+  return new Queue(SCORE_EVENTS_QUEUE, {
     connection,
     prefix: queuePrefix(redisPrefix, SCORE_EVENTS_QUEUE),
     defaultJobOptions: scoreJobOptions,
-  });
+  }) as ScoreEventsQueue;
 }

@@ -3,6 +3,7 @@ import { Queue, type JobsOptions } from 'bullmq';
 import type { RedisClient } from '../storage/redis/connections.js';
 import { z } from 'zod';
 import { queuePrefix } from './score-events-queue.js';
+import type { ContractQueue } from './enqueue.js';
 
 /** One job per webhook delivery; the job id is the stable delivery id. */
 export const WEBHOOKS_QUEUE = 'webhooks';
@@ -23,8 +24,10 @@ export const webhookJobOptions: JobsOptions = {
   removeOnFail: { age: 14 * 24 * 3600 },
 };
 
-export function createWebhooksQueue(connection: RedisClient, redisPrefix: string): Queue<WebhookJob> {
-  return new Queue<WebhookJob>(WEBHOOKS_QUEUE, { connection, prefix: queuePrefix(redisPrefix, WEBHOOKS_QUEUE), defaultJobOptions: webhookJobOptions });
+export type WebhooksQueue = ContractQueue<typeof WEBHOOKS_QUEUE>;
+
+export function createWebhooksQueue(connection: RedisClient, redisPrefix: string): WebhooksQueue {
+  return new Queue(WEBHOOKS_QUEUE, { connection, prefix: queuePrefix(redisPrefix, WEBHOOKS_QUEUE), defaultJobOptions: webhookJobOptions }) as WebhooksQueue;
 }
 
 /** Stable across retries and re-enqueues: the receiver deduplicates on it. */

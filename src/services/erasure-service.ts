@@ -1,9 +1,12 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { NotFound, Unavailable } from '../domain/errors.js';
-import { erasureJobOptions, type ErasureJob } from '../queue/rebuild-queue.js';
-import { deleteErasure, findErasure, insertErasure, memberExists } from '../storage/postgres/erasure-repository.js';
+import { InvalidInput, NotFound, Unavailable } from '../domain/errors.js';
+import { erasureJobOptions } from '../queue/rebuild-queue.js';
+import { enqueue } from '../queue/enqueue.js';
+import { forgetInEventStreams, removeQueuedCopies } from '../queue/member-copies.js';
+import { deleteErasure, eraseMemberRows, findErasure, insertErasure, memberExists, setErasureState } from '../storage/postgres/erasure-repository.js';
 import { assertMemberId } from './member-id.js';
 
 /** What the erasure record keeps instead of the member id. */
@@ -27,9 +30,8 @@ export async function requestErasure(ctx: AppContext, member: string): Promise<{
     pseudonym: `erased:${randomBytes(6).toString('hex')}`,
     requestedAt: ctx.clock.now(),
   });
-  const data: ErasureJob = { erasureId, member };
   try {
-    await ctx.rebuildQueue.add('erase', data, { ...erasureJobOptions, jobId: erasureId });
+    await enqueue(ctx.rebuildQueue, 'erase', { erasureId, member }, { ...erasureJobOptions, jobId: erasureId });
   } catch (err) {
     await deleteErasure(ctx.db, erasureId);
     ctx.log.warn({ erasureId, err: (err as Error).message }, 'erasure not queued');
@@ -37,6 +39,49 @@ export async function requestErasure(ctx: AppContext, member: string): Promise<{
   }
   ctx.log.info({ erasureId }, 'erasure requested');
   return { erasureId };
+}
+
+/**
+ * A projection of the member's events committed just before the erasure took the member's
+ * lock may reach Redis just after the erasure's first Redis pass: a second pass this much
+ * later removes it.
+ */
+const SETTLE_MS = 1000;
+
+/**
+ * Erases a member (SPEC 9.4), safe to run again at any step: Postgres first, in one
+ * transaction that also records which periods' Redis keys held the member; then those
+ * (from the record, so a retry after the commit still knows them); then the score and
+ * rebuild jobs, and the queues' event stream entries, still holding the member's id in the
+ * queue Redis. Logs name the erasure, never the member.
+ */
+export async function eraseMember(ctx: AppContext, erasureId: string, member: string): Promise<{ periods: number }> {
+  const erasure = await findErasure(ctx.db, erasureId);
+  if (!erasure) throw new Error(`erasure ${erasureId} not recorded yet`);
+  if (erasure.memberHash !== memberHash(member)) {
+    throw new InvalidInput(`erasure ${erasureId}: the job's member is not the recorded one`, [{ path: 'member', message: 'not the recorded member' }]);
+  }
+  if (erasure.state === 'done') return { periods: 0 };
+  const periods = erasure.redisPeriods ?? (await eraseMemberRows(ctx.db, erasureId, member, erasure.pseudonym));
+  const boards = await ctx.boards.getMany(periods.map((p) => p.board));
+  const inRedis = periods.flatMap((p) => {
+    const board = boards.get(p.board);
+    return board ? [{ board, period: p.period, closed: p.closed === true }] : [];
+  });
+  await ctx.leaderboard.erase(inRedis, member);
+  await ctx.members.erased(member);
+  await removeQueuedCopies(ctx, member);
+  await sleep(SETTLE_MS);
+  await ctx.leaderboard.erase(inRedis, member);
+  await forgetInEventStreams(ctx.queueRedis, ctx, member);
+  await setErasureState(ctx.db, erasureId, 'done', ctx.clock.now());
+  ctx.log.info({ erasureId, periods: periods.length }, 'member erased');
+  return { periods: periods.length };
+}
+
+/** The erasure will not be retried: its status says so (the member may be partly erased). */
+export async function markErasureFailed(ctx: AppContext, erasureId: string): Promise<void> {
+  await setErasureState(ctx.db, erasureId, 'failed', ctx.clock.now());
 }
 
 const erasureIdSchema = z.uuid();

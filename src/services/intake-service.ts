@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../context.js';
 import { checkAgainstBoard, MAX_BATCH, payloadHash, scoreEventSchema, type ScoreEventInput } from '../domain/event.js';
 import type { ScoreJob, ScoreJobResult } from '../queue/score-events-queue.js';
-import { ScoreJobListener } from '../storage/redis/queue-events.js';
+import { ScoreJobListener } from '../queue/queue-events.js';
+import { enqueue } from '../queue/enqueue.js';
 import { markPending, markRidesWithJobAdd } from '../storage/redis/pending-events.js';
 import { InvalidInput, OutOfMemory, Unavailable, type ErrorDetail } from '../domain/errors.js';
 import { zodDetails } from '../domain/validation.js';
@@ -90,7 +91,7 @@ export async function acceptEvents(ctx: AppContext, body: unknown, options: { wa
   const alongside = markRidesWithJobAdd(ctx.env, ctx.queueRedis);
   const marked = markPendingKeys(ctx, jobId, parsed, alongside ?? undefined);
   if (!alongside) await marked;
-  const job = await withTimeout(ctx.scoreQueue.add('apply', data, { jobId }), ENQUEUE_TIMEOUT_MS).catch((err: Error) => {
+  const job = await withTimeout(enqueue(ctx.scoreQueue, 'apply', data, { jobId }), ENQUEUE_TIMEOUT_MS).catch((err: Error) => {
     // Redis refuses a script outright over maxmemory (noeviction): nothing of the job was written.
     if (ctx.failureOf(err) instanceof OutOfMemory) throw ctx.queueMemory.full('the event queue is full (queue Redis out of memory); nothing was accepted, retry later');
     throw err;

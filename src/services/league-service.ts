@@ -4,7 +4,7 @@ import type { Board, League } from '../domain/board.js';
 import { NotFound } from '../domain/errors.js';
 import { parseBucket, zoneOf } from '../domain/league.js';
 import { parseOrThrow } from '../domain/validation.js';
-import type { Placed } from '../storage/redis/leaderboard-cache.js';
+import type { Placed } from '../domain/ranking.js';
 import { listBoards } from '../storage/postgres/boards-repository.js';
 import { bucketMembers, findPlacement, memberTiers } from '../storage/postgres/league-repository.js';
 import { assertMemberId } from './member-id.js';

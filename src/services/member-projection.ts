@@ -3,7 +3,7 @@ import type { AppContext } from '../context.js';
 import type { AggregateState } from '../storage/postgres/events-repository.js';
 import { memberProjection } from '../storage/postgres/moderation-repository.js';
 import { requestScopeRebuilds } from './rebuild-service.js';
-import type { MemberJob } from '../queue/rebuild-queue.js';
+import { enqueue } from '../queue/enqueue.js';
 import { Unavailable } from '../domain/errors.js';
 
 /**
@@ -29,8 +29,7 @@ export async function project(ctx: AppContext, aggregates: AggregateState[]): Pr
  * level with Postgres. When the inline projection worked it is a no-op (same versions).
  */
 export async function queueReprojection(ctx: AppContext, member: string, openOnly: boolean): Promise<void> {
-  const data: MemberJob = { member, openOnly };
-  await ctx.rebuildQueue.add('member', data, { delay: REPROJECT_DELAY_MS, deduplication: { id: `member|${member}` } });
+  await enqueue(ctx.rebuildQueue, 'member', { member, openOnly }, { delay: REPROJECT_DELAY_MS, deduplication: { id: `member|${member}` } });
 }
 
 const REPROJECT_DELAY_MS = 5000;

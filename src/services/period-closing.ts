@@ -18,6 +18,7 @@ import {
 import { findPeriod, type StoredPeriod } from '../storage/postgres/periods-repository.js';
 import { closeLeague, periodsWithWaitingMembers, placeWaitingMembers } from '../storage/postgres/league-repository.js';
 import { deliveryId, webhookJobOptions, type WebhookJob } from '../queue/webhooks-queue.js';
+import { enqueue, enqueueBulk } from '../queue/enqueue.js';
 
 /**
  * Closes one period, exactly once in effect: the guarded open -> closing transition, then
@@ -80,7 +81,10 @@ export async function closeDueEmptyPeriods(ctx: AppContext, boards: ReadonlyMap<
   if (webhooks) {
     const createdAt = ctx.clock.now().toISOString();
     const jobs = emptied.filter((p) => boards.has(p.boardId)).map((p) => periodClosedJob(p.boardId, { ...p, state: 'closed', closedAt: now }, 0, createdAt));
-    await ctx.webhooksQueue.addBulk(jobs.map((job) => ({ name: job.type, data: job, opts: { ...webhookJobOptions, jobId: job.deliveryId } })));
+    await enqueueBulk(
+      ctx.webhooksQueue,
+      jobs.map((job) => ({ name: job.type, data: job, opts: { ...webhookJobOptions, jobId: job.deliveryId } })),
+    );
     await markWebhooksEnqueuedMany(ctx.db, emptied, ctx.clock.now());
   }
   ctx.log.info({ periods: emptied.length }, 'empty periods closed');
@@ -111,11 +115,12 @@ export async function enqueueWebhooks(ctx: AppContext, board: Board, key: string
   const createdAt = ctx.clock.now().toISOString();
   const period = (await findPeriod(ctx.db, board.id, key))!;
   const closed = periodClosedJob(board.id, period, await rankedMemberCount(ctx.db, board.id, key), createdAt);
-  await ctx.webhooksQueue.add(closed.type, closed, { ...webhookJobOptions, jobId: closed.deliveryId });
+  await enqueue(ctx.webhooksQueue, closed.type, closed, { ...webhookJobOptions, jobId: closed.deliveryId });
   for (let after = 0; ;) {
     const page = await reportPage(ctx.db, board.id, key, after, WEBHOOK_PAGE);
     if (page.length === 0) break;
-    await ctx.webhooksQueue.addBulk(
+    await enqueueBulk(
+      ctx.webhooksQueue,
       page.map((r) => {
         const job: WebhookJob = {
           deliveryId: deliveryId('member.period_report', board.id, key, r.member),

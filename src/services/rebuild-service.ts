@@ -1,18 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { FlowJob } from 'bullmq';
 import type { AppContext } from '../context.js';
 import type { Board } from '../domain/board.js';
 import { ALL_CATEGORIES, BOARD_ID } from '../domain/ids.js';
-import { periodContaining } from '../domain/period.js';
+import { periodContaining, type PeriodCategory } from '../domain/period.js';
 import { listBoards } from '../storage/postgres/boards-repository.js';
 import { listOpenPeriods } from '../storage/postgres/periods-repository.js';
 import { findPeriod } from '../storage/postgres/periods-repository.js';
 import { isRetired } from '../domain/retention.js';
 import { isPeriodArchived } from '../storage/postgres/ledger-partitions.js';
-import type { IncompleteCategory } from '../storage/redis/leaderboard-cache.js';
-import { REBUILD_QUEUE, rebuildJobOptions, scopeDedupId, type RequestJob, type ScopeJob, type ScopeJobResult } from '../queue/rebuild-queue.js';
-import { queuePrefix } from '../queue/score-events-queue.js';
+import { rebuildJobOptions, scopeDedupId, type RequestJob, type ScopeJob, type ScopeJobResult } from '../queue/rebuild-queue.js';
+import { enqueue, enqueueFlow } from '../queue/enqueue.js';
 import { claimInstanceMarkers, forgetEarlierLayout, releaseInstanceMarkers } from '../storage/redis/instance-markers.js';
 import { NotFound, Conflict, InvalidInput } from '../domain/errors.js';
 import { parseOrThrow } from '../domain/validation.js';
@@ -37,13 +35,13 @@ export function rebuildSkips(period: { state: string; closedAt: Date | null }, t
  * Asks for one category of a period to be rebuilt, at most once at a time: while such a
  * job waits or runs, asking again is a no-op (BullMQ deduplication).
  */
-export async function requestScopeRebuild(ctx: AppContext, scope: IncompleteCategory, trigger: string): Promise<void> {
+export async function requestScopeRebuild(ctx: AppContext, scope: PeriodCategory, trigger: string): Promise<void> {
   const data: ScopeJob = { ...scope, trigger };
-  await ctx.rebuildQueue.add('scope', data, { deduplication: { id: scopeDedupId(scope) }, priority: 1 });
+  await enqueue(ctx.rebuildQueue, 'scope', data, { deduplication: { id: scopeDedupId(scope) }, priority: 1 });
 }
 
 /** Best effort from a read or a projection: a failure to enqueue must not fail the caller. */
-export function requestScopeRebuilds(ctx: AppContext, scopes: readonly IncompleteCategory[], trigger: string): void {
+export function requestScopeRebuilds(ctx: AppContext, scopes: readonly PeriodCategory[], trigger: string): void {
   for (const scope of scopes) {
     requestScopeRebuild(ctx, scope, trigger).catch((err: Error) => ctx.log.warn({ ...scope, err: err.message }, 'could not enqueue a scope rebuild'));
   }
@@ -104,13 +102,10 @@ export async function requestRebuild(ctx: AppContext, body: unknown, trigger: st
   const request = parseOrThrow(rebuildRequestSchema, body ?? {}, 'rebuild request');
   const targets = await targetsOf(ctx, request);
   const rebuildId = randomUUID();
-  const prefix = queuePrefix(ctx.env.REDIS_PREFIX, REBUILD_QUEUE);
-  const children: FlowJob[] = targets.flatMap((t) =>
+  const children = targets.flatMap((t) =>
     [ALL_CATEGORIES, ...t.board.categories].map((category) => ({
-      name: 'scope',
-      queueName: REBUILD_QUEUE,
-      prefix,
-      data: { board: t.board.id, period: t.period, category, fromEvents: request.fromEvents, trigger } satisfies ScopeJob,
+      name: 'scope' as const,
+      data: { board: t.board.id, period: t.period, category, fromEvents: request.fromEvents, trigger },
       opts: { ...rebuildJobOptions, priority: t.current ? 1 : 10 },
     })),
   );
@@ -121,7 +116,7 @@ export async function requestRebuild(ctx: AppContext, body: unknown, trigger: st
     trigger,
     requestedAt: ctx.clock.now().toISOString(),
   };
-  await ctx.rebuildFlow.add({ name: 'request', queueName: REBUILD_QUEUE, prefix, data, opts: { ...rebuildJobOptions, jobId: rebuildId }, children });
+  await enqueueFlow(ctx.rebuildFlow, ctx.rebuildQueue, { name: 'request', data, opts: { ...rebuildJobOptions, jobId: rebuildId } }, children);
   ctx.log.info({ rebuildId, scopes: children.length, trigger }, 'rebuild requested');
   return { rebuildId, scopes: children.length };
 }

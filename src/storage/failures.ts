@@ -1,6 +1,6 @@
 import { ReplyError } from 'ioredis';
-import { InvalidInput, LaurelError, OutOfMemory, Unavailable, type Dependency } from '../domain/errors.js';
-import { isPostgresOutageCode, isUnstorableText } from './postgres/pg-errors.js';
+import { LaurelError, OutOfMemory, Unavailable, type Dependency } from '../domain/errors.js';
+import { isPostgresOutageCode, unstorableTextError } from './postgres/pg-errors.js';
 import type { RedisClient } from './redis/connections.js';
 
 /** Node's codes for a connection that could not be made or was lost. */
@@ -33,10 +33,9 @@ export type RedisClients = Partial<Record<Extract<Dependency, 'queue-redis' | 'l
 export function storageFailure(err: unknown, redisClients: RedisClients): LaurelError | undefined {
   if (err instanceof LaurelError) return err;
   if (!(err instanceof Error)) return undefined;
-  if (isUnstorableText(err)) {
-    // Defence in depth: validation refuses such text before it reaches Postgres.
-    return new InvalidInput('the request contains text Postgres cannot store (NUL or invalid UTF-8)', [], 'invalid_text');
-  }
+  // Defence in depth: validation refuses such text before it reaches Postgres.
+  const unstorable = unstorableTextError(err);
+  if (unstorable) return unstorable;
   if (isRedisOutOfMemory(err)) return new OutOfMemory(`Redis is out of memory: ${err.message}`, undefined, { cause: err });
   const notReady = (Object.entries(redisClients) as Array<[Dependency, RedisClient]>).find(([, c]) => c.status !== 'ready')?.[0];
   const redisDown = !(err instanceof ReplyError) && notReady !== undefined;

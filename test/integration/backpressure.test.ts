@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { ADMIN_KEY, createHarness, type Harness } from '../support/harness.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
 import { TEST_REDIS_CLUSTER, TEST_REDIS_URL } from '../support/databases.js';
-import { startWorkers, type RunningWorkers } from '../../workers/start-workers.js';
+import { startWorkers, type RunningWorkers } from '../../src/jobs/start-workers.js';
 import { OutOfMemory } from '../../src/domain/errors.js';
 
 const MAXMEMORY = 12 * 1024 * 1024;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../support/harness.js';
 import { postAndWait } from '../support/wait-results.js';
-import { runTick } from '../../workers/period-tick.js';
+import { runTick } from '../../src/services/period-tick.js';
 
 let h: Harness;
 beforeAll(async () => {

@@ -3,8 +3,8 @@ import { ADMIN_KEY, createHarness, type Harness } from '../support/harness.js';
 import { openSse } from '../support/sse-client.js';
 import { referenceStandings, type RefEvent, wireEvent } from '../support/reference.js';
 import { until } from '../support/poll.js';
-import { runTick } from '../../workers/period-tick.js';
-import { processScopeRebuild } from '../../workers/rebuild-processor.js';
+import { runTick } from '../../src/services/period-tick.js';
+import { processScopeRebuild } from '../../src/services/scope-rebuild.js';
 import { scanMatching } from '../../src/storage/redis/maintenance.js';
 import { verifyLeaderboards } from '../../src/services/verify-service.js';
 

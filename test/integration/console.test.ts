@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runTick } from '../../workers/period-tick.js';
+import { runTick } from '../../src/services/period-tick.js';
 import { ADMIN_KEY, createHarness, type Harness } from '../support/harness.js';
 
 // The console (docs/operations.md) driven in a real Chromium against a real Laurel. Expected

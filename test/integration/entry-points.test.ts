@@ -107,7 +107,7 @@ describe('npm run up -- --demo', () => {
     const dir = tempDir('up');
     mkdirSync(path.join(dir, 'scripts'));
     for (const script of ['up.sh', 'lib.sh', 'ensure-services.sh']) copyFileSync(path.join(ROOT, 'scripts', script), path.join(dir, 'scripts', script));
-    for (const entry of ['node_modules', 'src', 'workers', 'migrations', 'clients', 'package.json', 'package-lock.json', 'tsconfig.json']) {
+    for (const entry of ['node_modules', 'src', 'migrations', 'clients', 'package.json', 'package-lock.json', 'tsconfig.json']) {
       symlinkSync(path.join(ROOT, entry), path.join(dir, entry));
     }
     const port = await freePort();

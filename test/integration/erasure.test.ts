@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../support/harness.js';
 import { testRedis } from '../support/databases.js';
 import { keysOfPrefix, scanMatching } from '../../src/storage/redis/maintenance.js';
-import { runTick } from '../../workers/period-tick.js';
+import { runTick } from '../../src/services/period-tick.js';
 import { prng, referenceStandings, type RefEvent } from '../support/reference.js';
 import { createContext, type AppContext } from '../../src/context.js';
 import { createLogger } from '../../src/logger.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { createHarness, type Harness } from '../support/harness.js';
 import { memberState } from '../support/member-state.js';
-import { processScoreJob } from '../../workers/score-processor.js';
+import { processScoreJob } from '../../src/services/score-application.js';
 import { payloadHash } from '../../src/domain/event.js';
 import type { ScoreJob } from '../../src/queue/score-events-queue.js';
 import type { ScoreEventInput } from '../../src/domain/event.js';
@@ -152,7 +152,7 @@ describe('crash safety', () => {
   });
 
   it('the same crash through BullMQ: the job is retried and the events count once', async () => {
-    const workers = (await import('../../workers/start-workers.js')).startWorkers(h.ctx, { concurrency: 1 });
+    const workers = (await import('../../src/jobs/start-workers.js')).startWorkers(h.ctx, { concurrency: 1 });
     try {
       let crashes = 0;
       h.faults.afterCommit = () => {

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEnv } from '../../src/config/env.js';
-import { runTick } from '../../workers/period-tick.js';
+import { runTick } from '../../src/services/period-tick.js';
 import { ADMIN_KEY, createHarness, type Harness } from '../support/harness.js';
 
 /** A raw GET, so the answer's own Content-Encoding and length are seen (fetch decodes them). */

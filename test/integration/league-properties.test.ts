@@ -3,7 +3,7 @@ import { createHarness, type Harness } from '../support/harness.js';
 import { postAndWait } from '../support/wait-results.js';
 import { prng, shuffle, type RefEvent } from '../support/reference.js';
 import { referenceLeague } from '../support/league-reference.js';
-import { runTick } from '../../workers/period-tick.js';
+import { runTick } from '../../src/services/period-tick.js';
 
 let h: Harness;
 beforeAll(async () => {

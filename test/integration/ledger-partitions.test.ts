@@ -6,13 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql, type Kysely } from 'kysely';
 import { createHarness, type Harness } from '../support/harness.js';
 import { referenceStandings, type RefEvent } from '../support/reference.js';
-import { processScoreJob } from '../../workers/score-processor.js';
+import { processScoreJob } from '../../src/services/score-application.js';
 import { payloadHash, type ScoreEventInput } from '../../src/domain/event.js';
 import type { ScoreJob } from '../../src/queue/score-events-queue.js';
-import { runTick } from '../../workers/period-tick.js';
+import { runTick } from '../../src/services/period-tick.js';
 import { archiveLedger } from '../../src/services/ledger-archive.js';
 import { verifyLeaderboards } from '../../src/services/verify-service.js';
-import { processScopeRebuild } from '../../workers/rebuild-processor.js';
+import { processScopeRebuild } from '../../src/services/scope-rebuild.js';
 import { recomputeAggregates } from '../../src/storage/postgres/moderation-repository.js';
 
 /** Which table of the partitioned ledger holds each key. */

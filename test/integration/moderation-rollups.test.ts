@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { computeRollups } from '../../workers/rollups-processor.js';
+import { computeRollups } from '../../src/services/rollups.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { until } from '../support/poll.js';
 

@@ -8,7 +8,7 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebApp } from '../../src/http/app.js';
 import { openApiDocument } from '../../src/http/openapi.js';
-import { runTick } from '../../workers/period-tick.js';
+import { runTick } from '../../src/services/period-tick.js';
 import { ADMIN_KEY, createHarness, type Harness } from '../support/harness.js';
 import { routesOf } from '../support/routes.js';
 import { openSse } from '../support/sse-client.js';

@@ -7,8 +7,8 @@ import type { Database } from '../../src/storage/postgres/schema.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { referenceStandings, type RefEvent } from '../support/reference.js';
 import { closePeriod } from '../../src/services/period-closing.js';
-import { runTick } from '../../workers/period-tick.js';
-import { computeRollups } from '../../workers/rollups-processor.js';
+import { runTick } from '../../src/services/period-tick.js';
+import { computeRollups } from '../../src/services/rollups.js';
 import { registerSchedulers } from '../../src/queue/periods-queue.js';
 
 const SECRET = 'webhook-secret-for-tests-0123';

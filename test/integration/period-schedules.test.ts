@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql, type KyselyPlugin } from 'kysely';
 import { createHarness, type Harness } from '../support/harness.js';
 import { postAndWait } from '../support/wait-results.js';
-import { runTick } from '../../workers/period-tick.js';
+import { runTick } from '../../src/services/period-tick.js';
 
 let h: Harness;
 beforeAll(async () => {

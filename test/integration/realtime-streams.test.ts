@@ -3,7 +3,7 @@ import { createHarness, ADMIN_KEY, type Harness } from '../support/harness.js';
 import { openSse, type SseClient } from '../support/sse-client.js';
 import { testRedis } from '../support/databases.js';
 import { mastersOf, type RedisClient } from '../../src/storage/redis/connections.js';
-import { runTick } from '../../workers/period-tick.js';
+import { runTick } from '../../src/services/period-tick.js';
 import { createHash } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { loadLua } from '../../src/storage/redis/scripts.js';

@@ -8,7 +8,7 @@ import type { ScoreJob } from '../../src/queue/score-events-queue.js';
 
 /**
  * The score worker applies every job waiting behind the one it is handed in one call
- * (workers/score-coalescer.ts). Jobs pile up here behind a paused queue, so that one run
+ * (src/jobs/score-coalescer.ts). Jobs pile up here behind a paused queue, so that one run
  * finds them all; each request must still get its own answer, as if it had come alone.
  */
 let h: Harness;

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyLeaderboards } from '../../src/services/verify-service.js';
-import { runTick } from '../../workers/period-tick.js';
+import { runTick } from '../../src/services/period-tick.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { prng, referenceStandings, shuffle, type Aggregation, type Order, type RefEvent, type RefStanding, type TieBreak, wireEvent } from '../support/reference.js';
 import { until } from '../support/poll.js';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLaurelClient, LaurelError, verifyWebhook, WebhookVerificationError } from '../../clients/typescript/src/index.js';
 import { CLIENT_DIR, generateClient } from '../../scripts/generate-client.js';
 import type { AppContext } from '../../src/context.js';
-import { deliverWebhook, webhookHeaders } from '../../workers/webhook-processor.js';
+import { deliverWebhook, webhookHeaders } from '../../src/services/webhook-delivery.js';
 import { ADMIN_KEY, createHarness, type Harness } from '../support/harness.js';
 
 const run = promisify(execFile);

@@ -7,7 +7,7 @@ import { createWebApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/logger.js';
 import { waitUntilReady } from '../../src/storage/redis/connections.js';
 import { keysOfPrefix, unlinkMatching } from '../../src/storage/redis/maintenance.js';
-import { startWorkers, type RunningWorkers } from '../../workers/start-workers.js';
+import { startWorkers, type RunningWorkers } from '../../src/jobs/start-workers.js';
 import { cloneTemplate, databaseUrl, dropDatabase, TEST_REDIS_CLUSTER, TEST_REDIS_URL, testRedis } from './databases.js';
 import { ManualClock } from './manual-clock.js';
 

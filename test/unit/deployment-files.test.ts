@@ -63,6 +63,13 @@ describe('Dockerfile', () => {
     expect(runtime.map((i) => i.getArgumentsContent() ?? '').join('\n')).not.toMatch(/\btsx\b/);
   });
 
+  it('copies into the build stage every folder the build compiles', () => {
+    const build = dockerfile.getInstructions().filter((i) => i.getRange().start.line < runtimeStart && i.getKeyword() === 'COPY');
+    const copied = build.map((i) => (i.getArgumentsContent() ?? '').split(/\s+/)[0]);
+    const compiled = (JSON.parse(read('tsconfig.build.json')) as { include: string[] }).include;
+    for (const folder of compiled) expect(copied, folder).toContain(folder);
+  });
+
   it('runs node itself (signals reach it) with a HEALTHCHECK, both in exec form', () => {
     const [cmd] = args('CMD');
     expectBuiltEntry(JSON.parse(cmd!));

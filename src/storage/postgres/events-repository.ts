@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from './database.js';
 import { hashedKey } from './functions/key-hash.js';
+import { asDomainError } from './pg-errors.js';
 
 export type RejectionReason = 'period_closed' | 'conflict' | 'out_of_range' | 'outside_window' | 'attempts_exhausted' | 'board_full';
 export type ApplyOutcome = 'applied' | 'duplicate' | RejectionReason;
@@ -92,9 +93,14 @@ export async function applyBatch(
     pre_reason: e.preReason,
     subscore: e.subscore ?? null,
   }));
+  // Text Postgres cannot store throws InvalidInput, a lost race for time or locks Contention.
   const { rows: out } = await sql<{ result: ApplyBatchResult }>`
     SELECT laurel_apply_batch(${JSON.stringify(rows)}::jsonb, ${JSON.stringify(boardRevisions)}::jsonb, ${now.toISOString()}::timestamptz) AS result
-  `.execute(db);
+  `
+    .execute(db)
+    .catch((err: unknown) => {
+      throw asDomainError(err);
+    });
   return out[0]!.result;
 }
 

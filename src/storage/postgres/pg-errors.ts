@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { Contention, InvalidInput } from '../../domain/errors.js';
 
 /** The SQLSTATE codes Laurel acts on (https://www.postgresql.org/docs/current/errcodes-appendix.html). */
 export const PG_ERROR = {
@@ -35,14 +36,25 @@ export function hasPgCode(err: unknown, ...codes: string[]): boolean {
   return code !== undefined && codes.includes(code);
 }
 
-/** Text Postgres refuses to store: retrying or resending it never helps. */
-export function isUnstorableText(err: unknown): boolean {
-  return hasPgCode(err, PG_ERROR.untranslatableCharacter, PG_ERROR.characterNotInRepertoire);
+/** Text Postgres refuses to store (retrying or resending it never helps), as Laurel's error; undefined for any other error. */
+export function unstorableTextError(err: unknown): InvalidInput | undefined {
+  if (!hasPgCode(err, PG_ERROR.untranslatableCharacter, PG_ERROR.characterNotInRepertoire)) return undefined;
+  return new InvalidInput('the request contains text Postgres cannot store (NUL or invalid UTF-8)', [], 'invalid_text');
 }
 
-/** A statement that lost a race for time or locks (timeout, lock timeout, deadlock): the same work may pass when retried. */
-export function isContention(err: unknown): boolean {
-  return hasPgCode(err, PG_ERROR.queryCanceled, PG_ERROR.lockNotAvailable, PG_ERROR.deadlockDetected);
+/** A statement that lost a race for time or locks (timeout, lock timeout, deadlock), as Laurel's error; undefined for any other error. */
+function contentionError(err: unknown): Contention | undefined {
+  if (!hasPgCode(err, PG_ERROR.queryCanceled, PG_ERROR.lockNotAvailable, PG_ERROR.deadlockDetected)) return undefined;
+  return new Contention(`Postgres gave up on a statement: ${(err as Error).message}`, undefined, { cause: err, dependency: 'postgres' });
+}
+
+/**
+ * What a repository throws for an error Postgres answered: Laurel's error where the code has
+ * a meaning callers act on (text it cannot store, contention), the error itself otherwise;
+ * so no caller above storage reads SQLSTATEs.
+ */
+export function asDomainError(err: unknown): unknown {
+  return unstorableTextError(err) ?? contentionError(err) ?? err;
 }
 
 /** Postgres answered that it cannot serve now (shutting down, starting, out of connections, connection lost). */

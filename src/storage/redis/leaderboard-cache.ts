@@ -1,5 +1,6 @@
 import type { Board } from '../../domain/board.js';
-import { decodeEntry, entryOfAggregate, rankKeyOfEntry, scaledFromSortScore, sortScore, subscoreOfEntry } from '../../domain/ranking.js';
+import { decodeEntry, entryOfAggregate, rankKeyOfEntry, scaledFromSortScore, sortScore, subscoreOfEntry, type Placed } from '../../domain/ranking.js';
+import type { PeriodCategory } from '../../domain/period.js';
 import type { AggregateState } from '../postgres/events-repository.js';
 import type { LeaderboardKeys } from './leaderboard-keys.js';
 import type { LeaderboardRedis } from './scripts.js';
@@ -11,6 +12,9 @@ type ScriptPipeline = Pipeline & {
   laurelErase(base: string, member: string, ...categories: string[]): void;
   laurelPlace(...args: string[]): void;
 };
+
+// The standings readers still import Placed from here; they are being reworked separately.
+export type { Placed };
 
 export interface ScopeRef {
   board: Board;
@@ -31,13 +35,6 @@ export function isMiss(value: unknown): value is Miss {
 
 const miss = (reply: readonly unknown[]): Miss => ({ miss: true, rebuilding: reply[1] === 1 });
 
-/** A category of a period whose Redis copy is not known to be complete. */
-export interface IncompleteCategory {
-  board: string;
-  period: string;
-  category: string;
-}
-
 /**
  * The derived sorted sets: writes (projection of Postgres aggregates, rebuild fills and
  * swaps) and reads (slices, placements, neighbours, picks), each one round trip. Reads
@@ -56,13 +53,13 @@ export class LeaderboardCache {
    * concurrently ends in the same state.
    * `createdPeriods` are periods that did not exist before this batch: Redis holds all of
    * them by construction. `extraWrite` rides along in the same round trip (its slot's, on a
-   * cluster). Returns the categories that need a rebuild.
+   * cluster). Returns the categories whose Redis copy is not known to be complete: they need a rebuild.
    */
   async project(
     aggregates: readonly AggregateState[],
     boards: ReadonlyMap<string, Board>,
     options: { createdPeriods?: ReadonlyArray<{ board: string; period: string }>; extraWrite?: KeyedCommand } = {},
-  ): Promise<IncompleteCategory[]> {
+  ): Promise<PeriodCategory[]> {
     const byPeriod = new Map<string, { board: string; period: string; complete: string; args: string[] }>();
     const group = (board: string, period: string) => {
       const base = this.keys.period(board, period);
@@ -90,7 +87,7 @@ export class LeaderboardCache {
     const notice = changedNotice(Date.now());
     for (const [, g] of groups) if (g.args.length > 0) commands.push(this.noticeCommand(g.board, g.period, notice));
     const results = await execBySlot(this.redis, commands);
-    const incomplete: IncompleteCategory[] = [];
+    const incomplete: PeriodCategory[] = [];
     groups.forEach(([, g], i) => {
       const [err, missing] = results[i]!;
       if (err) throw err;
@@ -326,12 +323,4 @@ export interface Watched {
   total: number;
   top: SliceEntry[];
   placed: Map<string, Placed>;
-}
-
-export interface Placed {
-  total: number;
-  rank: number | null;
-  scaled: number | null;
-  /** Scaled; on boards with a subscore, for a ranked member only. */
-  subscore?: number;
 }

@@ -1,12 +1,13 @@
 import { UnrecoverableError, type Job, type Processor, type Worker } from 'bullmq';
 import type { z } from 'zod';
-import type { AppContext } from '../src/context.js';
-import { JOB_CONTRACTS, type JobData, type JobName, type QueueName } from '../src/queue/job-contracts.js';
+import type { AppContext } from '../context.js';
+import { asJobError } from './job-errors.js';
+import { JOB_CONTRACTS, type JobData, type JobName, type QueueName } from '../queue/job-contracts.js';
 
 /**
  * The handler of one job name of one queue; `data` has passed the name's schema. `worker` is
  * the worker running it (absent when a handler is called directly), for a handler that takes
- * more waiting jobs itself (workers/score-coalescer.ts).
+ * more waiting jobs itself (src/jobs/score-coalescer.ts).
  */
 export interface JobHandler<Q extends QueueName = QueueName, N extends JobName<Q> = JobName<Q>> {
   queue: Q;
@@ -70,6 +71,8 @@ export function dispatcher(ctx: AppContext, queue: string, registry: JobRegistry
       const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
       throw new UnrecoverableError(`invalid payload for job "${job.name}" of queue "${queue}": ${issues.join('; ')}`);
     }
-    return entry.handle(ctx, parsed.data, job, worker?.());
+    return entry.handle(ctx, parsed.data, job, worker?.()).catch((err: unknown) => {
+      throw asJobError(err);
+    });
   };
 }

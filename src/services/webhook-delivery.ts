@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
-import type { AppContext } from '../src/context.js';
-import type { WebhookJob } from '../src/queue/webhooks-queue.js';
+import type { AppContext } from '../context.js';
+import type { WebhookJob } from '../queue/webhooks-queue.js';
 
 const TIMEOUT_MS = 10_000;
 

@@ -1,10 +1,10 @@
 import { Worker, type Job, type WorkerOptions } from 'bullmq';
-import type { AppContext } from '../src/context.js';
-import { Unavailable } from '../src/domain/errors.js';
-import { createWorkerRedis, onConnectionError, queueTarget } from '../src/storage/redis/connections.js';
-import { queuePrefix } from '../src/queue/score-events-queue.js';
-import { registerSchedulers } from '../src/queue/periods-queue.js';
-import type { QueueName } from '../src/queue/job-contracts.js';
+import type { AppContext } from '../context.js';
+import { Unavailable } from '../domain/errors.js';
+import { createWorkerRedis, onConnectionError, queueTarget } from '../storage/redis/connections.js';
+import { queuePrefix } from '../queue/score-events-queue.js';
+import { registerSchedulers } from '../queue/periods-queue.js';
+import type { QueueName } from '../queue/job-contracts.js';
 import { cappedExponentialBackoff } from './backoff.js';
 import { JOB_HANDLERS } from './job-handlers.js';
 import { buildJobRegistry, dispatcher, type JobHandler } from './job-registry.js';

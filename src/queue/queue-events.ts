@@ -1,8 +1,8 @@
 import { QueueEvents, QueueKeys } from 'bullmq';
-import type { Env } from '../../config/env.js';
-import type { Logger } from '../../logger.js';
-import { SCORE_EVENTS_QUEUE, queuePrefix } from '../../queue/score-events-queue.js';
-import { createWorkerRedis, onConnectionError, queueTarget, type RedisClient } from './connections.js';
+import type { Env } from '../config/env.js';
+import type { Logger } from '../logger.js';
+import { SCORE_EVENTS_QUEUE, queuePrefix } from './score-events-queue.js';
+import { createWorkerRedis, onConnectionError, queueTarget, type RedisClient } from '../storage/redis/connections.js';
 
 /**
  * Waits for score jobs to finish (`?wait=true`) by reading BullMQ's events stream of the
@@ -48,25 +48,4 @@ export class ScoreJobListener {
     this.connections.push(connection);
     return events;
   }
-}
-
-/**
- * Deletes the entries of BullMQ events streams (capped by BullMQ, ~10,000 entries each)
- * whose fields contain `text`: a finished job's return value may name a member through its
- * idempotency keys, and an erasure leaves no trace of the member (docs/api.md, Erasure). Read in pages.
- */
-export async function forgetInEventStreams(redis: RedisClient, streams: readonly string[], text: string): Promise<number> {
-  const PAGE = 1000;
-  let deleted = 0;
-  for (const stream of streams) {
-    let start = '-';
-    for (;;) {
-      const entries = await redis.xrange(stream, start, '+', 'COUNT', PAGE);
-      const matching = entries.filter(([, fields]) => fields.some((f) => f.includes(text))).map(([id]) => id);
-      if (matching.length > 0) deleted += await redis.xdel(stream, ...matching);
-      if (entries.length < PAGE) break;
-      start = `(${entries[entries.length - 1]![0]}`;
-    }
-  }
-  return deleted;
 }

@@ -1,12 +1,12 @@
-import type { AppContext } from '../src/context.js';
-import type { Board } from '../src/domain/board.js';
-import { overlapsWindow, periodContaining, type PeriodWindow } from '../src/domain/period.js';
-import { listBoards } from '../src/storage/postgres/boards-repository.js';
-import { duePeriods, periodsAwaitingWebhooks } from '../src/storage/postgres/closing-repository.js';
-import { createPeriods } from '../src/storage/postgres/periods-repository.js';
-import { ensureLedgerPartitions } from '../src/services/ledger-partitions.js';
-import { closeDueEmptyPeriods, closePeriod, enqueueWebhooks, placeLeftWaiting } from '../src/services/period-closing.js';
-import { evictRetiredPeriods } from '../src/services/closed-period-retention.js';
+import type { AppContext } from '../context.js';
+import type { Board } from '../domain/board.js';
+import { overlapsWindow, periodContaining, type PeriodWindow } from '../domain/period.js';
+import { listBoards } from '../storage/postgres/boards-repository.js';
+import { duePeriods, periodsAwaitingWebhooks } from '../storage/postgres/closing-repository.js';
+import { createPeriods } from '../storage/postgres/periods-repository.js';
+import { ensureLedgerPartitions } from './ledger-partitions.js';
+import { closeDueEmptyPeriods, closePeriod, enqueueWebhooks, placeLeftWaiting } from './period-closing.js';
+import { evictRetiredPeriods } from './closed-period-retention.js';
 
 /**
  * The period tick (a BullMQ job scheduler runs it every 30 s): creates the current and the

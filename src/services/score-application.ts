@@ -1,17 +1,16 @@
-import { UnrecoverableError } from 'bullmq';
-import type { AppContext } from '../src/context.js';
-import type { Board } from '../src/domain/board.js';
-import { scaleNumber } from '../src/domain/decimal.js';
-import { ALL_CATEGORIES, WORLD } from '../src/domain/ids.js';
-import { outsideWindow, periodContaining } from '../src/domain/period.js';
-import { unscale } from '../src/domain/decimal.js';
-import { readPlaceMany } from '../src/services/standings-source.js';
-import { applyBatch, type ApplyBatchResult, type RoutedEvent, type EventOutcome } from '../src/storage/postgres/events-repository.js';
-import { clearPendingCommand } from '../src/storage/redis/pending-events.js';
-import { requestScopeRebuilds } from '../src/services/rebuild-service.js';
-import type { EventResult, ScoreJob, ScoreJobResult } from '../src/queue/score-events-queue.js';
-import { isUnstorableText } from '../src/storage/postgres/pg-errors.js';
-import type { Placed, ScopeRef } from '../src/storage/redis/leaderboard-cache.js';
+import type { AppContext } from '../context.js';
+import type { Board } from '../domain/board.js';
+import { scaleNumber } from '../domain/decimal.js';
+import { ALL_CATEGORIES, WORLD } from '../domain/ids.js';
+import { outsideWindow, periodContaining } from '../domain/period.js';
+import { unscale } from '../domain/decimal.js';
+import { readPlaceMany } from './standings-source.js';
+import { applyBatch, type ApplyBatchResult, type RoutedEvent, type EventOutcome } from '../storage/postgres/events-repository.js';
+import { clearPendingCommand } from '../storage/redis/pending-events.js';
+import { requestScopeRebuilds } from './rebuild-service.js';
+import type { EventResult, ScoreJob, ScoreJobResult } from '../queue/score-events-queue.js';
+import type { ScopeRef } from '../storage/redis/leaderboard-cache.js';
+import type { Placed } from '../domain/ranking.js';
 
 const STALE_RETRIES = 3;
 
@@ -46,7 +45,7 @@ export async function processScoreJob(ctx: AppContext, job: ScoreJob, jobId?: st
 }
 
 /**
- * Step 1 for several jobs at once (workers/score-coalescer.ts): their events as one batch in
+ * Step 1 for several jobs at once (src/jobs/score-coalescer.ts): their events as one batch in
  * one laurel_apply_batch call. Throws before anything is committed, or commits all of it.
  */
 export async function applyScoreJobs(ctx: AppContext, jobs: readonly HeldScoreJob[]): Promise<AppliedScoreJobs> {
@@ -68,11 +67,8 @@ export async function applyScoreJobs(ctx: AppContext, jobs: readonly HeldScoreJo
 
     const asking = routed.filter((e) => wanting(e.ord));
     const before = asking.length > 0 ? await placementsBefore(ctx, asking, boards) : new Map<string, Placed>();
-    const outcome = await applyBatch(ctx.db, routed, revisions, ctx.clock.now()).catch((err: unknown) => {
-      // Text Postgres cannot store never gets better with retries (intake refuses it anyway).
-      if (isUnstorableText(err)) throw new UnrecoverableError(`batch holds text Postgres cannot store: ${(err as Error).message}`);
-      throw err;
-    });
+    // Text Postgres cannot store throws InvalidInput: the job then fails for good (src/jobs/job-errors.ts).
+    const outcome = await applyBatch(ctx.db, routed, revisions, ctx.clock.now());
     if (outcome.stale) continue;
     return { jobs, firstOrd, routed, boards, outcome, before };
   }

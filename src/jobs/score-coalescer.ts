@@ -1,9 +1,9 @@
 import { UnrecoverableError, type Job, type Worker } from 'bullmq';
-import type { AppContext } from '../src/context.js';
-import { Unavailable } from '../src/domain/errors.js';
-import { isContention } from '../src/storage/postgres/pg-errors.js';
-import { scoreJobSchema, type ScoreJob, type ScoreJobResult } from '../src/queue/score-events-queue.js';
-import { applyScoreJobs, processScoreJob, publishScoreJobs, type HeldScoreJob } from './score-processor.js';
+import type { AppContext } from '../context.js';
+import { Unavailable } from '../domain/errors.js';
+import { scoreJobSchema, type ScoreJob, type ScoreJobResult } from '../queue/score-events-queue.js';
+import { applyScoreJobs, processScoreJob, publishScoreJobs, type HeldScoreJob } from '../services/score-application.js';
+import { asJobError } from './job-errors.js';
 
 /**
  * How much one score job run takes on (the job BullMQ handed over plus the waiting jobs it
@@ -175,9 +175,9 @@ async function applyTogether(ctx: AppContext, group: readonly HeldScoreJob[]): P
   try {
     applied = await applyScoreJobs(ctx, group);
   } catch (err) {
-    // An outage or a busy database is no fault of one job: applying them one at a time would
-    // only multiply the load; each is retried by BullMQ instead.
-    if (ctx.failureOf(err) instanceof Unavailable || isContention(err)) return group.map(() => ({ error: err }));
+    // An outage or a busy database (Contention is Unavailable) is no fault of one job: applying
+    // them one at a time would only multiply the load; each is retried by BullMQ instead.
+    if (ctx.failureOf(err) instanceof Unavailable) return group.map(() => ({ error: err }));
     ctx.log.warn({ jobs: group.length, err: (err as Error).message }, 'coalesced jobs failed together; applying each alone');
     const alone: Settled[] = [];
     for (const job of group) alone.push(await settle(() => processScoreJob(ctx, job.data, job.id)));
@@ -208,7 +208,8 @@ async function finish(ctx: AppContext, worker: Worker, rider: Rider, settled: Se
       await rider.job.moveToCompleted(settled.result, rider.token, false);
       worker.emit('completed', rider.job, settled.result, 'active');
     } else {
-      const error = settled.error instanceof Error ? settled.error : new Error(String(settled.error));
+      const failure = asJobError(settled.error);
+      const error = failure instanceof Error ? failure : new Error(String(failure));
       await rider.job.moveToFailed(error, rider.token, false);
       worker.emit('failed', rider.job, error, 'active');
     }

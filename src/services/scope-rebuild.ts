@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { Job } from 'bullmq';
-import type { AppContext } from '../src/context.js';
-import { recomputeAggregates } from '../src/storage/postgres/moderation-repository.js';
-import { aggregatePage, countAggregates } from '../src/storage/postgres/standings-repository.js';
-import { recordRebuild } from '../src/storage/postgres/rebuild-log-repository.js';
-import { ScopeRebuildWriter } from '../src/storage/redis/scope-rebuild.js';
-import type { ScopeJob, ScopeJobResult } from '../src/queue/rebuild-queue.js';
-import { findPeriod } from '../src/storage/postgres/periods-repository.js';
-import { rebuildSkips } from '../src/services/rebuild-service.js';
+import type { AppContext } from '../context.js';
+import { recomputeAggregates } from '../storage/postgres/moderation-repository.js';
+import { aggregatePage, countAggregates } from '../storage/postgres/standings-repository.js';
+import { recordRebuild } from '../storage/postgres/rebuild-log-repository.js';
+import { ScopeRebuildWriter } from '../storage/redis/scope-rebuild.js';
+import type { ScopeJob, ScopeJobResult } from '../queue/rebuild-queue.js';
+import { findPeriod } from '../storage/postgres/periods-repository.js';
+import { rebuildSkips } from './rebuild-service.js';
 
 const PAGE_SIZE = 5000;
 
@@ -81,14 +80,4 @@ export async function processScopeRebuild(
   ctx.metrics.rebuildDuration.observe(result.durationMs / 1000);
   ctx.log.info({ ...result, trigger: job.trigger }, 'scope rebuilt');
   return result;
-}
-
-/** The parent of a rebuild flow runs once every scope is done: it sums them up. */
-export async function processRebuildRequest(job: Job): Promise<{ scopes: number; members: number; durationMs: number }> {
-  const values = Object.values(await job.getChildrenValues<ScopeJobResult>());
-  return {
-    scopes: values.length,
-    members: values.reduce((n, v) => n + (v.members ?? 0), 0),
-    durationMs: Date.now() - job.timestamp,
-  };
 }

@@ -1,5 +1,5 @@
-import type { AppContext } from '../src/context.js';
-import { writeRollups } from '../src/storage/postgres/rollups-repository.js';
+import type { AppContext } from '../context.js';
+import { writeRollups } from '../storage/postgres/rollups-repository.js';
 
 const HOUR = 3_600_000;
 

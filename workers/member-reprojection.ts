@@ -1,8 +1,0 @@
-import type { AppContext } from '../src/context.js';
-import type { MemberJob } from '../src/queue/rebuild-queue.js';
-import { reprojectMember } from '../src/services/member-projection.js';
-
-/** The job a moderation change queues before it commits, so Redis catches up even if the process dies after the commit. */
-export async function processMemberReprojection(ctx: AppContext, { member, openOnly }: MemberJob): Promise<number> {
-  return reprojectMember(ctx, member, openOnly);
-}
