@@ -3,7 +3,7 @@ import type { RedisClient } from '../storage/redis/connections.js';
 import type { RebuildQueue } from './rebuild-queue.js';
 import type { ScoreEventsQueue, ScoreJob } from './score-events-queue.js';
 
-/** The queues whose jobs carry member ids (SPEC 9.4: an erasure leaves no copy of the member there). */
+/** The queues whose jobs carry member ids (an erasure leaves no copy of the member there: docs/api.md, Erasure). */
 export interface MemberQueues {
   scoreQueue: ScoreEventsQueue;
   rebuildQueue: RebuildQueue;
@@ -13,7 +13,7 @@ export interface MemberQueues {
  * Finished score batches (kept minutes, failed ones days) and moderation re-projections
  * (kept days) carry member ids. Finished ones holding the member are removed; a failed
  * batch keeps the other members' events, which a retry still needs. Batches not yet run
- * are left alone: they apply after the erasure, as a new member (SPEC: a new event for the
+ * are left alone: they apply after the erasure, as a new member (docs/api.md, Erasure: a new event for the
  * same id starts a new member).
  */
 export async function removeQueuedCopies(queues: MemberQueues, member: string): Promise<void> {
@@ -45,7 +45,7 @@ async function forJobs<T>(queue: Queue, states: Array<'completed' | 'failed' | '
 /**
  * Deletes the entries of BullMQ events streams (capped by BullMQ, ~10,000 entries each)
  * whose fields contain `text`: a finished job's return value may name a member through its
- * idempotency keys, and an erasure leaves no trace of the member (SPEC 9.4). Read in pages.
+ * idempotency keys, and an erasure leaves no trace of the member (docs/api.md, Erasure). Read in pages.
  */
 export async function forgetInEventStreams(redis: RedisClient, queues: MemberQueues, text: string): Promise<number> {
   const PAGE = 1000;

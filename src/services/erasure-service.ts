@@ -49,7 +49,7 @@ export async function requestErasure(ctx: AppContext, member: string): Promise<{
 const SETTLE_MS = 1000;
 
 /**
- * Erases a member (SPEC 9.4), safe to run again at any step: Postgres first, in one
+ * Erases a member (docs/api.md, Erasure), safe to run again at any step: Postgres first, in one
  * transaction that also records which periods' Redis keys held the member; then those
  * (from the record, so a retry after the commit still knows them); then the score and
  * rebuild jobs, and the queues' event stream entries, still holding the member's id in the
