@@ -5,13 +5,14 @@ import { scaleNumber } from '../src/domain/decimal.js';
 import { ALL_CATEGORIES, WORLD } from '../src/domain/ids.js';
 import { outsideWindow, periodContaining } from '../src/domain/period.js';
 import { unscale } from '../src/domain/decimal.js';
-import { readPlaceMany } from '../src/services/standings-source.js';
+import { openPeriodReader } from '../src/services/standings/open-period-reader.js';
 import { applyBatch, type ApplyBatchResult, type RoutedEvent, type EventOutcome } from '../src/storage/postgres/events-repository.js';
 import { clearPendingCommand } from '../src/storage/redis/pending-events.js';
 import { requestScopeRebuilds } from '../src/services/rebuild-service.js';
 import type { EventResult, ScoreJob, ScoreJobResult } from '../src/queue/score-events-queue.js';
 import { isUnstorableText } from '../src/storage/postgres/pg-errors.js';
-import type { Placed, ScopeRef } from '../src/storage/redis/leaderboard-cache.js';
+import type { Placed } from '../src/storage/redis/leaderboard-cache.js';
+import type { MemberInScope } from '../src/domain/scope.js';
 
 const STALE_RETRIES = 3;
 
@@ -177,13 +178,13 @@ const placementKey = (board: string, period: string, member: string) => JSON.str
  * effect already there: its previous values are the ones after the batch.
  */
 async function placementsBefore(ctx: AppContext, routed: readonly RoutedEvent[], boards: ReadonlyMap<string, Board>) {
-  const queries = new Map<string, ScopeRef & { member: string }>();
+  const queries = new Map<string, MemberInScope>();
   for (const e of routed) {
     const board = boards.get(e.boardId);
     if (board) queries.set(placementKey(e.boardId, e.periodKey, e.memberId), { board, period: e.periodKey, category: ALL_CATEGORIES, region: WORLD, member: e.memberId });
   }
-  const placed = await readPlaceMany(ctx, [...queries.values()], { requestRebuilds: false });
-  return new Map([...queries.keys()].map((key, i) => [key, placed[i]!.placed]));
+  const placed = await openPeriodReader.placeMany(ctx, [...queries.values()], { requestRebuilds: false });
+  return new Map([...queries.keys()].map((key, i) => [key, placed[i]!]));
 }
 
 /**
@@ -198,12 +199,10 @@ async function describeOutcomes(
 ): Promise<EventResult[]> {
   const counted = sorted.filter((o) => o.outcome === 'applied' || o.outcome === 'duplicate');
   // A period not complete in Redis (lost, or being rebuilt) is ranked from Postgres.
-  const placements = (
-    await readPlaceMany(
-      ctx,
-      counted.map((o) => ({ board: boards.get(o.board)!, period: o.period, category: ALL_CATEGORIES, region: WORLD, member: o.member })),
-    )
-  ).map((r) => r.placed);
+  const placements = await openPeriodReader.placeMany(
+    ctx,
+    counted.map((o) => ({ board: boards.get(o.board)!, period: o.period, category: ALL_CATEGORIES, region: WORLD, member: o.member })),
+  );
   const byOrd = new Map(counted.map((o, i) => [o.ord, placements[i]!]));
   return sorted.map((o) => {
     const placed = byOrd.get(o.ord);
