@@ -1,5 +1,5 @@
 /**
- * Issue 21's read figures: `?members=` with 100 ids and a page with `?member=`, each beside
+ * Read figures: `?members=` with 100 ids and a page with `?member=`, each beside
  * the member-rank route in the same run (same server, same board, same load), req/s and p99
  * with autocannon (closed loop). `measureEntriesReads` is what `npm run bench` calls on its
  * board (latest.json: query.members100Rps, query.memberPageRps); run alone, this file

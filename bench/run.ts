@@ -29,6 +29,7 @@ import {
   parseHistogram,
   peakRssMiB,
   round,
+  buildLaurel,
   startProcess,
   stopProcess,
   waitFor,
@@ -580,6 +581,7 @@ async function main() {
   const loadAtStart = os.loadavg();
   await admin.query(`CREATE DATABASE "laurel_${tag}"`);
   await migrateDatabase(dbUrl);
+  buildLaurel();
   web = startProcess('src/bin/web.ts', env);
   await waitFor(async () => (await fetch(`${base}/readyz`)).ok, 30_000, 'web');
   if (ONLY === 'ingest') return void (await ingestPart());

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
@@ -6,15 +6,25 @@ import path from 'node:path';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 
-/** Starts a Laurel entry point as its own Node process (tsx as an import hook, so the pid is Node's). */
+/**
+ * Starts a process of the bench. Laurel's own (`src/bin/...`) run from the compiled build in
+ * dist/, as production runs them (`buildLaurel()` first); the bench's helpers from source.
+ */
 export function startProcess(entry: string, env: Record<string, string>): ChildProcess {
   // BENCH_CPU_PROF=1: each process writes a V8 CPU profile on exit (bench/results/profiles/,
   // summarised by `npx tsx bench/profile-summary.ts <file>`).
   const profile = process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(ROOT, 'bench/results/profiles')}`] : [];
+  const laurel = entry.startsWith('src/');
   // BENCH_WORKER_HEAP_MB=n caps the workers' V8 heap: a rebuild that finishes under a small
   // cap shows its memory is bounded, whatever its peak RSS when V8 may grow freely.
-  const heap = entry.startsWith('workers/') && process.env.BENCH_WORKER_HEAP_MB ? [`--max-old-space-size=${process.env.BENCH_WORKER_HEAP_MB}`] : [];
-  return spawn(process.execPath, [...profile, ...heap, '--import', 'tsx', entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const heap = entry.includes('worker') && process.env.BENCH_WORKER_HEAP_MB ? [`--max-old-space-size=${process.env.BENCH_WORKER_HEAP_MB}`] : [];
+  const run = laurel ? [path.join('dist', entry.replace(/\.ts$/, '.js'))] : ['--import', 'tsx', entry];
+  return spawn(process.execPath, [...profile, ...heap, ...run], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+/** `npm run build`: what `startProcess` runs Laurel from. */
+export function buildLaurel(): void {
+  execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 export async function stopProcess(child: ChildProcess): Promise<void> {

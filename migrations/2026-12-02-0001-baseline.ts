@@ -180,7 +180,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       revoked_at timestamptz
     )`.execute(db);
 
-  // Followed ids need not be members yet (SPEC: unknown members allowed), so no foreign key.
+  // Followed ids need not be members yet (unknown members are allowed), so no foreign key.
   await sql`
     CREATE TABLE member_follows (
       member_id text COLLATE "C" NOT NULL,

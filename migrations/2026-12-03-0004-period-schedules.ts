@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Boards may run on a schedule (SPEC §9.1): `every` (<n>h|d|w from an anchor) or `cron`.
+ * Boards may run on a schedule: `every` (<n>h|d|w from an anchor) or `cron`.
  * The kind stays a column (the tick and closing read it), the schedule's parameters are
  * kept as posted in `period_schedule`, present exactly for those two kinds.
  */

@@ -1,8 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Board windows (SPEC §9.1): events outside [starts, ends) are rejected `outside_window`.
- * The rejection reasons of SPEC §4's v2 list are allowed here at once, so the later
+ * Board windows: events outside [starts, ends) are rejected `outside_window`.
+ * All the later rejection reasons are allowed here at once, so the later
  * features (attempts, entrants) need no further change of this constraint.
  */
 export async function up(db: Kysely<any>): Promise<void> {

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Attempts (SPEC §9.1): per member and period only the first `max_attempts` events by
+ * Attempts: per member and period only the first `max_attempts` events by
  * (occurredAt, key) count. Every event of such a board is kept in the ledger; one beyond the
  * first n is `exhausted` (never counted), whatever order the events arrived in.
  * Adding the constraint to the partitioned ledger checks every attached partition once.

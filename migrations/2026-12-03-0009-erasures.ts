@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Erasures (SPEC 9.4). The record never holds the member id: only its SHA-256, which lets
+ * Erasures. The record never holds the member id: only its SHA-256, which lets
  * the job check the id it carries, and the pseudonym that replaced it in closed results.
  * `redis_periods` is written by the Postgres step (the periods whose Redis keys held the
  * member), so a retry after it still knows what to remove from Redis.

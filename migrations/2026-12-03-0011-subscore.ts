@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Subscores (SPEC 9.3): a board may order equal scores by a second number. `subscore_order`
+ * Subscores: a board may order equal scores by a second number. `subscore_order`
  * null means the board has none. An aggregate's subscore is 0 when its events carried none,
  * so every ordering can name the column without a null case. The event type gains the
  * field last: laurel_apply_batch (installed in the same transaction) aliases its columns

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Moderation counts in rollups (SPEC 9.3): exclusions, restores, voids and erasures, per
+ * Moderation counts in rollups : exclusions, restores, voids and erasures, per
  * board and period. Insert-only and without member ids, like duplicate_log: an erasure
  * deletes the member's events (and so their voided_at), and the counts must not change.
  */

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * maxMembers (SPEC §9.1): per period, the first `max_members` members to have an event applied
+ * maxMembers: per period, the first `max_members` members to have an event applied
  * (or to be entered through the API) are its entrants. `position` numbers them 1..n without
  * gaps in the order they entered, so the count is one backward probe of the primary key and
  * the list pages by position. An entry is never undone: erasure renames the member instead.

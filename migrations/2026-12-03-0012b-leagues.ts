@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Leagues (SPEC §9.2). `league_tiers` holds, per league board and member, the tier they play in
+ * Leagues. `league_tiers` holds, per league board and member, the tier they play in
  * next (written at each close that placed them). `league_placements` holds a member's bucket of
  * a period, written in the transaction of their first applied event (or at the previous
  * period's close) and never changed; `slot` numbers a tier's members 1..n in the order they

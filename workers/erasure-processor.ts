@@ -15,7 +15,7 @@ import { eraseMemberRows, findErasure, setErasureState } from '../src/storage/po
 const SETTLE_MS = 1000;
 
 /**
- * Erases a member (SPEC 9.4), safe to run again at any step: Postgres first, in one
+ * Erases a member (docs/api.md, Erasure), safe to run again at any step: Postgres first, in one
  * transaction that also records which periods' Redis keys held the member; then those
  * (from the record, so a retry after the commit still knows them); then the score and
  * rebuild jobs, and the queues' event stream entries, still holding the member's id in the
@@ -54,7 +54,7 @@ export async function processErasure(ctx: AppContext, { erasureId, member }: Era
  * Finished score batches (kept minutes, failed ones days) and moderation re-projections
  * (kept days) carry member ids. Finished ones holding the member are removed; a failed
  * batch keeps the other members' events, which a retry still needs. Batches not yet run
- * are left alone: they apply after the erasure, as a new member (SPEC: a new event for the
+ * are left alone: they apply after the erasure, as a new member (a new event for the
  * same id starts a new member).
  */
 async function removeQueuedCopies(ctx: AppContext, member: string): Promise<void> {

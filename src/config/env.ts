@@ -113,7 +113,7 @@ const envSchema = z.object({
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
   /** How long an idle keep-alive connection stays open; behind a load balancer, longer than its idle timeout. */
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
-  /** Open connections one web process accepts (SPEC §9.5: 10,000 open streams fit); beyond, new ones are closed at once. */
+  /** Open connections one web process accepts (room for 10,000 open event streams, docs/design/realtime.md); beyond, new ones are closed at once. */
   HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1_000_000).default(16_384),
   /**
    * Postgres standings reads at once per process while the leaderboard Redis cannot answer;
@@ -149,7 +149,7 @@ const envSchema = z.object({
    * removes them and reads of the period are answered from its final results in Postgres.
    */
   CLOSED_PERIOD_CACHE_HOURS: z.coerce.number().int().min(0).max(87_600).default(168),
-  /** Interval of the `: keepalive` comment on every open stream (SPEC §9.5: 15 s). */
+  /** Interval of the `: keepalive` comment on every open stream (15 s by default, docs/design/realtime.md). */
   STREAM_KEEPALIVE_MS: z.coerce.number().int().min(50).max(600_000).default(15_000),
   WEBHOOK_URL: z.string().url().optional(),
   WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),

@@ -13,7 +13,7 @@ export interface Awards {
   followingTop1: boolean;
 }
 
-/** SPEC §9.2: tiers lowest first; buckets of a tier hold up to bucketSize members. */
+/** Leagues (docs/design/leagues.md): tiers lowest first; buckets of a tier hold up to bucketSize members. */
 export interface League {
   tiers: string[];
   bucketSize: number;
@@ -37,9 +37,9 @@ export interface Board {
   maxAttempts: number | null;
   /** Per period, only the first maxMembers members to enter may score; null: no cap. */
   maxMembers: number | null;
-  /** Tiers and buckets (SPEC §9.2); null: no league. */
+  /** Tiers and buckets (docs/design/leagues.md); null: no league. */
   league: League | null;
-  /** Orders equal scores before the tie rule (SPEC 9.3); null: the board has none. */
+  /** Orders equal scores before the tie rule (docs/design/projection.md); null: the board has none. */
   subscore: { order: SortOrder } | null;
   decimals: number;
   minValue: number | null;
@@ -55,7 +55,7 @@ export interface Board {
 }
 
 /**
- * Fields that decide where and how stored events count. SPEC §2 fixes aggregation, order,
+ * Fields that decide where and how stored events count. The API fixes aggregation, order,
  * tieBreak and period once a board has events; timezone (period boundaries) and decimals
  * (the scale of stored values) would silently reinterpret the ledger too, and `regions` decides
  * which scopes the stored aggregates belong to, so they are fixed as well; so is maxAttempts,

@@ -3,7 +3,7 @@
  * sums never accumulate float error and ties compare exactly.
  */
 
-/** Largest magnitude of any stored value or aggregate, after scaling (SPEC §3). */
+/** Largest magnitude of any stored value or aggregate, after scaling (docs/design/projection.md). */
 export const MAX_SCALED = 2n ** 40n;
 
 export type ScaleResult = { ok: true; scaled: bigint } | { ok: false; reason: string };

@@ -1,6 +1,6 @@
 /**
  * Laurel's own errors. Services and storage throw these; only src/http maps them to statuses
- * and SPEC's error shape, and the CLI prints the same message and details.
+ * and the API's error shape, and the CLI prints the same message and details.
  */
 
 /** One field at fault: `path` names it (dotted), `index` the event of a batch. */
@@ -26,7 +26,7 @@ export class NotFound extends LaurelError {}
 
 /** The request is valid but contradicts the current state (a closed period, a changed definition). */
 export class Conflict extends LaurelError {
-  /** SPEC's error code: `conflict`, or a named state such as `board_full`. */
+  /** The API's error code: `conflict`, or a named state such as `board_full`. */
   readonly code: string;
   constructor(message: string, details?: ErrorDetail[], options: { cause?: unknown; code?: string } = {}) {
     super(message, details, options.cause === undefined ? undefined : { cause: options.cause });

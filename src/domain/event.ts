@@ -62,7 +62,7 @@ export interface FieldProblem {
 }
 
 /**
- * Checks an event against its board (SPEC §5): board known, category known, value within
+ * Checks an event against its board (docs/api.md): board known, category known, value within
  * the board's decimals, range and min/max, a subscore only where the board has one and
  * within its decimals and range, occurredAt not in the future.
  */

@@ -1,4 +1,4 @@
-/** Identifier formats from SPEC §2, shared by validation everywhere. */
+/** Identifier formats (docs/api.md), shared by validation everywhere. */
 export const BOARD_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 export const MEMBER_ID = /^[A-Za-z0-9_.:@-]{1,128}$/;
 export const CATEGORY_ID = /^[A-Za-z0-9_-]{1,64}$/;

@@ -4,7 +4,7 @@ export type Zone = 'promote' | 'relegate' | null;
 
 /**
  * Where the member at `place` (1-based, in bucket order) of `ranked` ranked members of a bucket
- * of `tier` stands (SPEC §9.2): the top `promote` move up, then the bottom `relegate` of those
+ * of `tier` stands (docs/design/leagues.md): the top `promote` move up, then the bottom `relegate` of those
  * not promoted move down; nobody moves past either end. (The close applies the same rule in
  * SQL, league-repository.ts closeLeague.)
  */

@@ -133,7 +133,7 @@ export function periodForKey(rules: PeriodRules, key: string): PeriodWindow | nu
   return window.key === key ? window : null;
 }
 
-/** Key of a scheduled period: its start in UTC, to the minute (SPEC §9.1). */
+/** Key of a scheduled period: its start in UTC, to the minute (docs/design/periods.md). */
 const SCHEDULED_KEY_FORMAT = "yyyyMMdd'T'HHmm'Z'";
 const SCHEDULED_KEY = /^\d{8}T\d{4}Z$/;
 const EVERY = /^([1-9]\d{0,3})([hdw])$/;

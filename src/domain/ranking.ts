@@ -6,8 +6,8 @@
  * |value| <= 2^40 < 2^53). Redis orders equal scores by member bytes, so the tie rule is
  * encoded in a fixed-width prefix of the sorted-set member: the reached second for
  * `first`, its complement for `last`, nothing for `member` and `shared`. The member id
- * follows, which makes the remaining ties fall back to the member id, as SPEC §3 asks.
- * A board with a subscore (SPEC §9.3) puts it first, as a fixed-width key (13 digits:
+ * follows, which makes the remaining ties fall back to the member id (docs/design/projection.md).
+ * A board with a subscore (docs/design/projection.md) puts it first, as a fixed-width key (13 digits:
  * the subscore shifted by 2^40, complemented for `desc`), so equal scores order by
  * subscore before the tie rule; the score itself cannot hold it (two 41-bit numbers do
  * not fit a double exactly).

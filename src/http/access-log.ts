@@ -40,27 +40,21 @@ export interface Answered {
   keyName: string | undefined;
 }
 
-/**
- * The request id, then at the end the line and the latency, on node's request and response,
- * so that the bare stream routes (`stream-door.ts`) log as every other route does.
- */
+/** The request id, then at the end the line and the latency. */
 export function trackRequest(log: Logger, metrics: Metrics, req: IncomingMessage, res: ServerResponse, answered: () => Answered): void {
   const started = performance.now();
   const header = req.headers['x-request-id'];
   const id = (typeof header === 'string' && header.slice(0, 64)) || randomUUID();
   res.setHeader('x-request-id', id);
-  let done = false;
-  const finished = (completed: boolean) => {
-    if (done) return;
-    done = true;
+  // One listener: 'close' follows 'finish' on every response, and on a client that hung up
+  // before the answer was sent (logged too, as 'request aborted').
+  res.once('close', () => {
+    const completed = res.writableFinished;
     const ms = performance.now() - started;
     const what = answered();
     if (completed) metrics.httpDuration.observe({ method: req.method!, route: what.route, status: String(res.statusCode) }, ms / 1000);
     if (!UNLOGGED.has(req.url!) && log.isLevelEnabled('info')) logLine(log, req.method!, what, completed ? res.statusCode : null, id, ms, completed);
-  };
-  res.once('finish', () => finished(true));
-  // A client that hangs up before the answer is logged too (pino-http did the same).
-  res.once('close', () => finished(false));
+  });
 }
 
 function logLine(log: Logger, method: string, what: Answered, statusCode: number | null, id: string, ms: number, completed: boolean): void {

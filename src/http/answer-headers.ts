@@ -1,61 +1,42 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestHandler, Response } from 'express';
+import cors from 'cors';
+import { API_HEADERS } from './security-headers.js';
 
-/**
- * Header rules of every answer, as plain functions over node's request and response, so
- * that the Express middleware and any handler outside Express send the very same headers.
- */
+/** Who may read answers from a browser (CORS_ORIGINS): any origin (`*`, only with PUBLIC_READS), or a list. */
+export type CorsOrigins = '*' | readonly string[];
 
-export interface CorsPolicy {
-  /** Origins allowed to read answers from a browser; `*` only with PUBLIC_READS. */
-  origins: '*' | readonly string[];
-}
-
-const ALLOWED_METHODS = 'GET, HEAD, PUT, POST, DELETE';
-const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Request-Id';
-const EXPOSED_HEADERS = 'Location, Retry-After, X-Request-Id';
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
-function allowedOrigin(req: IncomingMessage, policy: CorsPolicy): string | undefined {
-  const origin = req.headers.origin;
-  if (!origin) return undefined;
-  if (policy.origins === '*') return '*';
-  return policy.origins.includes(origin) ? origin : undefined;
-}
-
-function addVary(res: ServerResponse, field: string): void {
-  const current = String(res.getHeader('Vary') ?? '');
-  const fields = current ? current.split(/\s*,\s*/) : [];
-  if (!fields.some((f) => f.toLowerCase() === field.toLowerCase())) res.setHeader('Vary', [...fields, field].join(', '));
+/**
+ * CORS for browsers on an allowed origin, and preflights answered 204 before any key is
+ * looked for (browsers send none with them). No cookies are ever used, so credentials are
+ * never allowed. A request without `Origin`, or from an origin not listed, gets no CORS
+ * header at all; a listed origin is echoed with `Vary: Origin`.
+ */
+function corsFor(origins: CorsOrigins): RequestHandler {
+  return cors({
+    origin: (origin, allow) => allow(null, !origin ? false : origins === '*' ? '*' : origins.includes(origin)),
+    methods: ['GET', 'HEAD', 'PUT', 'POST', 'DELETE'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'],
+    exposedHeaders: ['Location', 'Retry-After', 'X-Request-Id'],
+    maxAge: PREFLIGHT_MAX_AGE_SECONDS,
+    optionsSuccessStatus: 204,
+  });
 }
 
 /**
- * CORS headers for an answer to a browser on an allowed origin (no cookies are ever used,
- * so credentials are never allowed). A listed origin is echoed, and `Vary: Origin` keeps
- * caches from serving one origin's answer to another.
+ * What every answer starts with: the security headers (one constant block) and `no-store`
+ * unless the route says its answer may be reused (`setReadHeaders`), then CORS.
  */
-export function setCorsHeaders(req: IncomingMessage, res: ServerResponse, policy: CorsPolicy): void {
-  if (policy.origins !== '*' && policy.origins.length > 0) addVary(res, 'Origin');
-  const origin = allowedOrigin(req, policy);
-  if (!origin) return;
-  res.setHeader('Access-Control-Allow-Origin', origin);
-  res.setHeader('Access-Control-Expose-Headers', EXPOSED_HEADERS);
-}
-
-/**
- * Answers a CORS preflight (OPTIONS with Access-Control-Request-Method) with 204. Returns
- * false for any other request. Preflights carry no key, so this runs before authentication.
- */
-export function answerPreflight(req: IncomingMessage, res: ServerResponse, policy: CorsPolicy): boolean {
-  if (req.method !== 'OPTIONS' || !req.headers['access-control-request-method']) return false;
-  setCorsHeaders(req, res, policy);
-  if (allowedOrigin(req, policy)) {
-    res.setHeader('Access-Control-Allow-Methods', ALLOWED_METHODS);
-    res.setHeader('Access-Control-Allow-Headers', ALLOWED_HEADERS);
-    res.setHeader('Access-Control-Max-Age', String(PREFLIGHT_MAX_AGE_SECONDS));
-  }
-  res.statusCode = 204;
-  res.end();
-  return true;
+export function answerStart(origins: CorsOrigins): RequestHandler {
+  const allowCors = corsFor(origins);
+  return (req, res, next) => {
+    for (const [name, value] of API_HEADERS) res.setHeader(name, value);
+    res.setHeader('Cache-Control', CACHE_CONTROL.none);
+    // Without Origin there is nothing for CORS to answer (most clients are game servers).
+    if (req.headers.origin === undefined) next();
+    else allowCors(req, res, next);
+  };
 }
 
 /**
@@ -71,29 +52,13 @@ const CACHE_CONTROL: Record<CachePolicy, string> = {
   none: 'no-store',
 };
 
-export function setCacheControl(res: ServerResponse, policy: CachePolicy): void {
+/**
+ * Headers of a successful read (a JSON answer or an event stream): its cache lifetime,
+ * `Vary: Authorization` (an admin key may see more than an anonymous caller), and, when
+ * browsers of other origins may read, a resource policy that lets them.
+ */
+export function setReadHeaders(res: Response, policy: CachePolicy, origins: CorsOrigins): void {
   res.setHeader('Cache-Control', CACHE_CONTROL[policy]);
-}
-
-/**
- * Headers of a successful read: its cache lifetime, `Vary: Authorization` (an admin key may
- * see more than an anonymous caller), and, when browsers of other origins may read, a
- * resource policy that lets them.
- */
-export function setReadHeaders(res: ServerResponse, policy: CachePolicy, cors: CorsPolicy): void {
-  setCacheControl(res, policy);
-  addVary(res, 'Authorization');
-  if (cors.origins === '*' || cors.origins.length > 0) res.setHeader('Cross-Origin-Resource-Policy', 'cross-origin');
-}
-
-/**
- * What every answer but the probes starts with: CORS, a preflight answered at once (before
- * any key is looked for: browsers send none with it), and `no-store` unless the route says
- * its answer may be reused. True when the preflight was the answer.
- */
-export function startAnswer(req: IncomingMessage, res: ServerResponse, cors: CorsPolicy): boolean {
-  setCorsHeaders(req, res, cors);
-  if (answerPreflight(req, res, cors)) return true;
-  setCacheControl(res, 'none');
-  return false;
+  res.vary('Authorization');
+  if (origins === '*' || origins.length > 0) res.setHeader('Cross-Origin-Resource-Policy', 'cross-origin');
 }

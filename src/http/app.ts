@@ -1,6 +1,5 @@
 import type { RequestListener } from 'node:http';
 import compression from 'compression';
-import proxyaddr from 'proxy-addr';
 import express, { type Express, type RequestHandler } from 'express';
 import type { AppContext } from '../context.js';
 import { ApiKeyVerifier } from '../services/api-keys.js';
@@ -9,9 +8,9 @@ import { authenticate } from './auth.js';
 import { accessLog } from './access-log.js';
 import { errorHandler } from './errors.js';
 import { createBudgets, type Budgets } from './rate-limit.js';
-import { startAnswer, type CorsPolicy } from './answer-headers.js';
+import { answerStart } from './answer-headers.js';
 import { methodNotAllowed } from './method-not-allowed.js';
-import { apiHeaders } from './security-headers.js';
+import { readBody } from './request-body.js';
 import { adminKeyRoutes } from './routes/admin-key-routes.js';
 import { entrantRoutes } from './routes/entrant-routes.js';
 import { leagueRoutes } from './routes/league-routes.js';
@@ -19,14 +18,11 @@ import { boardRoutes } from './routes/board-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
 import { standingsRoutes } from './routes/standings-routes.js';
+import { streamRoutes } from './routes/stream-routes.js';
 import { memberRoutes } from './routes/member-routes.js';
 import { adminRebuildRoutes } from './routes/admin-rebuild-routes.js';
 import { operationsRoutes } from './routes/operations-routes.js';
 import { consoleRoutes } from './routes/console-routes.js';
-import { withDoor } from './door.js';
-import type { EtagOf } from './json-answer.js';
-import { readBody } from './request-body.js';
-import { hotRouter, hotRoutes } from './routes/hot-routes.js';
 import { StreamHub } from '../services/realtime/stream-hub.js';
 import { laurelReadiness } from '../health/laurel-checks.js';
 import type { Readiness } from '../health/readiness.js';
@@ -34,47 +30,44 @@ import type { Readiness } from '../health/readiness.js';
 /** Answers over this size are compressed when the client accepts it. */
 export const COMPRESS_ABOVE_BYTES = 4096;
 
-/** Event streams never get here (`stream-door.ts`), so nothing holds a message back to compress it. */
-export const compress = compression({ threshold: COMPRESS_ABOVE_BYTES });
-
-/** `startAnswer` for every Express route but the probes. */
-function answerHeaders(cors: CorsPolicy): RequestHandler {
-  return (req, res, next) => {
-    if (!startAnswer(req, res, cors)) next();
-  };
+/**
+ * Compression for clients that accept it. A client that sends no Accept-Encoding (most
+ * game servers) skips the middleware, and with it the wrappers it puts around every response.
+ */
+function compressWhenAccepted(): RequestHandler {
+  const compress = compression({ threshold: COMPRESS_ABOVE_BYTES });
+  return (req, res, next) => (req.headers['accept-encoding'] ? compress(req, res, next) : next());
 }
 
 export interface WebApp {
-  /** What the HTTP server runs: the door (`door.ts`: event streams and hot routes), then the Express app. */
+  /** What the HTTP server runs: the Express app. */
   handler: RequestListener;
   app: Express;
   /** Ends the event streams, which would otherwise hold the server open (clients reconnect elsewhere). */
   closeStreams(): void;
   /** What /readyz answers; the process drains it on shutdown. */
   readiness: Readiness;
-  /** What admits a request (`admit` in auth.ts), for any other front end of the same process. */
+  /** What admits a request (`admitRequest` in auth.ts). */
   admission: { verifier: ApiKeyVerifier; budgets: Budgets };
   close(): Promise<void>;
 }
 
-/** The HTTP side: intake, query API and operations routes over one context. */
+/**
+ * The HTTP side: one Express middleware chain for every route. In order: the headers every
+ * answer starts with (security block, `no-store`, CORS and preflights), the request id and
+ * access log; the probes (no key, no budget); admission (key and budget, before any body
+ * is read: an unknown key, an exhausted budget or a keyless write is refused unread); the
+ * event streams, which need nothing after that; compression and the JSON body; then every
+ * other route, intake and the standings reads first; 405/404; errors. Routes are the app's
+ * own, not routers mounted in it: a request is matched once, by one router.
+ */
 export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadiness(ctx, 'web')): WebApp {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   app.set('trust proxy', ctx.env.TRUST_PROXY);
   const verifier = new ApiKeyVerifier(ctx.db, ctx.env.ADMIN_API_KEY, ctx.env.API_KEY_CACHE_SECONDS * 1000);
-
   const listener = createResultListener(ctx);
-
-  app.use(apiHeaders);
-  app.use(accessLog(ctx.log, ctx.metrics));
-  app.use(answerHeaders({ origins: ctx.env.CORS_ORIGINS }));
-  app.use(compress);
-  // Probes need no key and spend no budget.
-  app.use(healthRoutes(readiness));
-  // Key and budget, then body: an unknown key, an exhausted budget or a keyless write is
-  // refused before the body is read.
   const budgets = createBudgets(
     ctx.leaderboard.redis,
     {
@@ -86,33 +79,31 @@ export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadi
     },
     ctx.log,
   );
+  const streams = new StreamHub(ctx);
+
+  // Every route is the app's own: one router, tried in this order.
+  app.use(answerStart(ctx.env.CORS_ORIGINS));
+  app.use(accessLog(ctx.log, ctx.metrics));
+  healthRoutes(app, readiness);
   app.use(authenticate(verifier, budgets));
+  streamRoutes(app, ctx, verifier, streams);
+  app.use(compressWhenAccepted());
   app.use(readBody);
-  const cors = { origins: ctx.env.CORS_ORIGINS };
-  const hot = hotRoutes(ctx, listener);
-  app.use(hotRouter(ctx, verifier, hot, cors));
-  app.use(boardRoutes(ctx, verifier));
-  app.use(eventRoutes(ctx, verifier));
-  app.use(standingsRoutes(ctx, verifier));
-  app.use(entrantRoutes(ctx, verifier));
-  app.use(leagueRoutes(ctx, verifier));
-  app.use(memberRoutes(ctx, verifier));
-  app.use(adminKeyRoutes(ctx, verifier));
-  app.use(adminRebuildRoutes(ctx, verifier));
-  app.use(operationsRoutes(ctx, verifier));
-  app.use(consoleRoutes());
+  eventRoutes(app, ctx, verifier, listener);
+  standingsRoutes(app, ctx, verifier);
+  memberRoutes(app, ctx, verifier);
+  boardRoutes(app, ctx, verifier);
+  entrantRoutes(app, ctx, verifier);
+  leagueRoutes(app, ctx, verifier);
+  adminKeyRoutes(app, ctx, verifier);
+  adminRebuildRoutes(app, ctx, verifier);
+  operationsRoutes(app, ctx, verifier);
+  consoleRoutes(app);
   app.use(methodNotAllowed(app));
   app.use(errorHandler(ctx.log, ctx.failures, ctx.failureOf));
 
-  const streams = new StreamHub(ctx);
-  const trustProxy = app.get('trust proxy fn') as Parameters<typeof proxyaddr>[1];
-  const handler = withDoor(
-    { ctx, verifier, budgets, hub: streams, cors, clientIp: (req) => proxyaddr(req, trustProxy), etagOf: app.get('etag fn') as EtagOf, compress, app, routes: hot },
-    app,
-  );
-
   return {
-    handler,
+    handler: app,
     app,
     closeStreams: () => streams.close(),
     readiness,

@@ -7,17 +7,14 @@ import { roleAllows, type ApiKeyVerifier, type Principal, type Role } from '../s
 /** Bull Board lives here; browsers log in to it with HTTP basic auth. */
 export const BULL_BOARD_PATH = '/admin/queues';
 
-/**
- * What admission looks at, and nothing Express-specific: any HTTP front end (Express or a
- * bare node:http handler) can call the functions below with the same facts.
- */
+/** What admission looks at. */
 export interface RequestFacts {
   method: string;
   /** The path as the client sent it, without the query. */
   path: string;
   headers: IncomingHttpHeaders;
-  /** The client address as TRUST_PROXY resolves it. */
-  ip: string | undefined;
+  /** The client address as TRUST_PROXY resolves it: asked only when an address budget is spent, which a request with a known key never does. */
+  ip(): string | undefined;
 }
 
 export function principalOf(res: Response): Principal | undefined {
@@ -64,16 +61,16 @@ export function unauthorized(path: string, message: string): HttpError {
 export async function admit(verifier: ApiKeyVerifier, budgets: Budgets, facts: RequestFacts): Promise<Principal | undefined> {
   const key = presentedKey(facts.headers, facts.path);
   if (key === undefined) {
-    await budgets.ip(facts.ip);
+    await budgets.ip(facts.ip());
     return undefined;
   }
   let principal = key === null ? 'refused' : verifier.known(key);
   if (principal === undefined) {
-    await budgets.lookup(facts.ip);
+    await budgets.lookup(facts.ip());
     principal = (await verifier.verify(key!)) ?? 'refused';
   }
   if (principal === 'refused') {
-    await budgets.ip(facts.ip);
+    await budgets.ip(facts.ip());
     throw unauthorized(facts.path, key === null ? 'malformed Authorization header: expected Bearer <key>' : 'unknown or revoked API key');
   }
   await budgets.key(principal.id);
@@ -111,11 +108,15 @@ export function checkRole(principal: Principal | undefined, required: Role, path
   }
 }
 
-export const factsOf = (req: Request): RequestFacts => ({ method: req.method, path: req.originalUrl.split('?')[0]!, headers: req.headers, ip: req.ip });
+export const factsOf = (req: Request): RequestFacts => ({ method: req.method, path: pathOf(req.originalUrl), headers: req.headers, ip: () => req.ip });
+
+function pathOf(url: string): string {
+  const query = url.indexOf('?');
+  return query < 0 ? url : url.slice(0, query);
+}
 
 /**
- * Admission before the body is read, on node's response (Express and the bare stream routes
- * alike): the key and budget, and a request to a route that takes a body refused without a
+ * Admission before the body is read: the key and budget, and a request to a route that takes a body refused without a
  * key or with a read key. Such a refusal, and any body this server will not read, closes the
  * connection after the answer, so the unread body is never waited for.
  */

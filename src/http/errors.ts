@@ -16,7 +16,7 @@ export class HttpError extends Error {
   }
 }
 
-/** Status and SPEC error code of each domain error. */
+/** Status and error code of each domain error. */
 function statusOf(err: LaurelError): { status: number; code: string } {
   if (err instanceof InvalidInput) return { status: 400, code: err.code };
   if (err instanceof NotFound) return { status: 404, code: 'not_found' };
@@ -28,7 +28,7 @@ function statusOf(err: LaurelError): { status: number; code: string } {
 /** Problems listed in one answer; a batch of junk would otherwise answer megabytes of them. */
 export const MAX_DETAILS = 100;
 
-/** What an error answers: status, SPEC §5's body and any headers of its own. */
+/** What an error answers: status, the error body of docs/api.md and any headers of its own. */
 export interface ErrorAnswer {
   status: number;
   body: { error: string; message: string; details?: ErrorDetail[] };
@@ -36,12 +36,11 @@ export interface ErrorAnswer {
 }
 
 /**
- * Turns whatever a handler threw into SPEC §5's error shape: Laurel's domain errors, the
+ * Turns whatever a handler threw into the error shape of docs/api.md: Laurel's domain errors, the
  * edge's own HttpErrors, Express' body-parser refusals, and (through `translate`, which
  * knows the storage drivers) outages and text Postgres cannot store. An outage refuses every
  * request while it lasts, so it is logged through `failures`: one line per dependency per
- * interval, with a count. A plain function, so that Express and the bare stream routes
- * (`stream-door.ts`) answer the same.
+ * interval, with a count.
  */
 export function errorAnswer(err: unknown, path: string, log: Logger, failures: RepeatLimitedLog, translate: (err: unknown) => LaurelError | undefined): ErrorAnswer {
   const headers: Record<string, string> = {};
@@ -87,10 +86,17 @@ export function errorAnswer(err: unknown, path: string, log: Logger, failures: R
   return answer(500, 'internal', 'internal error');
 }
 
-/** `errorAnswer` as Express' last handler. */
+/**
+ * `errorAnswer` as Express' last handler. An error after the answer began (an event stream
+ * whose subscription failed, say) cannot be answered any more: the response is cut off, so
+ * the client sees a broken answer and retries rather than waiting on it.
+ */
 export function errorHandler(log: Logger, failures: RepeatLimitedLog, translate: (err: unknown) => LaurelError | undefined): ErrorRequestHandler {
   return (err, req, res, _next) => {
-    if (res.headersSent) return;
+    if (res.headersSent) {
+      log.warn({ err: err instanceof Error ? err.message : String(err), path: req.path }, 'answer failed after it began');
+      return void res.destroy();
+    }
     const { status, body, headers } = errorAnswer(err, req.path, log, failures, translate);
     res.set(headers).status(status).json(body);
   };

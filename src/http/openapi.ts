@@ -113,7 +113,7 @@ interface Operation {
 
 const json = (schema: z.ZodType, description: string) => ({ description, schema });
 
-/** The `data` of each event a stream sends besides its own (SPEC §9.5): the end and a pause. */
+/** The `data` of each event a stream sends besides its own (docs/design/realtime.md): the end and a pause. */
 const streamEnd = { closed: answers.streamClosedSchema, unavailable: answers.errorSchema };
 
 /** Every route Laurel serves, keyed `METHOD /path`. */

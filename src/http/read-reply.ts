@@ -1,12 +1,12 @@
 import type { Response } from 'express';
-import { setReadHeaders, type CorsPolicy } from './answer-headers.js';
+import { setReadHeaders, type CorsOrigins } from './answer-headers.js';
 
 /**
- * Sends a read route's answer with its read headers: reusable for years once its period is
+ * Sends a read route's answer with its read headers: reusable for a day once its period is
  * closed (`final`), for a few seconds otherwise.
  */
-export function replyRead(res: Response, cors: CorsPolicy, body: unknown, final = false): void {
-  setReadHeaders(res, final ? 'final' : 'live', cors);
+export function replyRead(res: Response, origins: CorsOrigins, body: unknown, final = false): void {
+  setReadHeaders(res, final ? 'final' : 'live', origins);
   res.json(body);
 }
 

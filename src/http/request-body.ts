@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import express, { type RequestHandler } from 'express';
 import typeis from 'type-is';
 import { declaresBody, takesBody } from './auth.js';
@@ -25,7 +25,7 @@ export function refuseUnreadableBody(req: IncomingMessage): void {
   }
 }
 
-/** Express' JSON parser, the one both front ends read bodies with (it sets `req.body`). */
+/** Express' JSON parser (it sets `req.body`). */
 const jsonParser = express.json({ limit: MAX_BODY_BYTES, strict: false, type: JSON_TYPES });
 
 /** `refuseUnreadableBody`, then the JSON body of a method that has one, for Express. */
@@ -34,12 +34,3 @@ export const readBody: RequestHandler = (req, res, next) => {
   if (takesBody(req.method)) jsonParser(req, res, next);
   else next();
 };
-
-/** The same on node's request and response: the parsed body (undefined when none was sent). */
-export function readBodyOf(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
-  refuseUnreadableBody(req);
-  return new Promise((resolve, reject) => {
-    // The parser's errors (http-errors with a `type`) go to errorAnswer, as Express hands them to its handler.
-    jsonParser(req, res, (err?: Error) => (err ? reject(err) : resolve((req as { body?: unknown }).body)));
-  });
-}

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
-/** Metrics of the realtime streams (SPEC §9.5) of one web process. */
+/** Metrics of the realtime streams (docs/design/realtime.md) of one web process. */
 export interface StreamMetrics {
   open: Gauge<'kind'>;
   messages: Counter<'event'>;

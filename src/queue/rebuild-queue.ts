@@ -26,7 +26,7 @@ export const memberJobSchema = z.object({ member: z.string(), openOnly: z.boolea
 export type MemberJob = z.infer<typeof memberJobSchema>;
 
 /**
- * Erases a member (SPEC 9.4). The id travels in the job only, never in the erasure record;
+ * Erases a member (docs/api.md, Erasure). The id travels in the job only, never in the erasure record;
  * the job leaves no copy behind in Redis, finished or failed (the record tracks the state).
  */
 export const erasureJobSchema = z.object({ erasureId: z.uuid(), member: z.string() });

@@ -31,11 +31,20 @@ const MAX_REFUSED_HASHES = 10_000;
 /** ... and for this long: a key cannot be valid before it is created, and is random. */
 const REFUSED_HASH_MS = 10_000;
 
+interface PresentedKey {
+  hash: string;
+  admin: boolean;
+}
+
+const ADMIN: Principal = Object.freeze({ id: 'admin', name: 'admin (ADMIN_API_KEY)', role: 'admin' });
+
 export class ApiKeyVerifier {
   private readonly adminHash: Buffer;
   private readonly cache = new Map<string, { principal: Principal; until: number }>();
   // Bounded, so a flood of random keys costs a fixed amount of memory, not one entry each.
   private readonly refused = new LRUCache<string, true>({ max: MAX_REFUSED_HASHES, ttl: REFUSED_HASH_MS });
+  // Bounded like `refused`: the raw keys recently presented (they are in every request's headers anyway).
+  private readonly presented = new LRUCache<string, PresentedKey>({ max: MAX_REFUSED_HASHES });
 
   constructor(
     private readonly db: Db,
@@ -57,19 +66,31 @@ export class ApiKeyVerifier {
    * undefined when only a lookup can tell.
    */
   known(presented: string): Principal | 'refused' | undefined {
-    return this.knownByHash(hashKey(presented));
+    return this.knownAs(this.identify(presented));
   }
 
-  private knownByHash(hash: string): Principal | 'refused' | undefined {
-    if (timingSafeEqual(Buffer.from(hash, 'hex'), this.adminHash)) return { id: 'admin', name: 'admin (ADMIN_API_KEY)', role: 'admin' };
+  /** A key's hash, and whether it is the admin key, worked out once per key rather than per request. */
+  private identify(presented: string): PresentedKey {
+    let identity = this.presented.get(presented);
+    if (!identity) {
+      const hash = hashKey(presented);
+      identity = { hash, admin: timingSafeEqual(Buffer.from(hash, 'hex'), this.adminHash) };
+      this.presented.set(presented, identity);
+    }
+    return identity;
+  }
+
+  private knownAs({ hash, admin }: PresentedKey): Principal | 'refused' | undefined {
+    if (admin) return ADMIN;
     const hit = this.cache.get(hash);
     if (hit && hit.until > Date.now()) return hit.principal;
     return this.refused.has(hash) ? 'refused' : undefined;
   }
 
   async verify(presented: string): Promise<Principal | null> {
-    const hash = hashKey(presented);
-    const known = this.knownByHash(hash);
+    const identity = this.identify(presented);
+    const { hash } = identity;
+    const known = this.knownAs(identity);
     if (known === 'refused') return null;
     if (known) return known;
     const record = await findActiveKeyByHash(this.db, hash);

@@ -34,7 +34,7 @@ async function cappedBoard(ctx: AppContext, boardId: string): Promise<Board & { 
 
 /**
  * POST /v1/boards/{id}/entrants/{memberId}: enters a member into the current period without a
- * score (SPEC §9.1). Idempotent: a member already entered answers their entry again.
+ * score (docs/design/leagues.md). Idempotent: a member already entered answers their entry again.
  */
 export async function enterEntrant(ctx: AppContext, boardId: string, memberId: string) {
   assertMemberId(memberId);

@@ -12,7 +12,7 @@ export function memberHash(member: string): string {
 }
 
 /**
- * DELETE /v1/members/{id} (SPEC 9.4): records the erasure (hash of the id, the pseudonym its
+ * DELETE /v1/members/{id} (docs/api.md, Erasure): records the erasure (hash of the id, the pseudonym its
  * closed results will carry: random, so it cannot be recomputed from the id) and queues its
  * job, whose id is the erasure id. Refused with 503, and nothing recorded, when the queue
  * cannot take it.

@@ -4,7 +4,7 @@ import { Unavailable } from '../domain/errors.js';
 import type { RedisClient } from '../storage/redis/connections.js';
 import { readMemoryUsage, type MemoryUsage } from '../storage/redis/memory-usage.js';
 
-/** How long a memory reading is used before the next is taken (SPEC-free; the "at most every second"). */
+/** How long a memory reading is used before the next is taken (at most one reading a second). */
 const READ_INTERVAL_MS = 1000;
 /**
  * What a batch costs the queue Redis for each byte of its job's JSON: the job hash holding the

@@ -98,7 +98,7 @@ export async function acceptEvents(ctx: AppContext, body: unknown, options: { wa
   await marked;
 
   if (!options.wait || !options.listener) return { status: 202, body: { accepted: parsed.length } };
-  // SPEC's 5 s covers opening the listener (the first ?wait=true of a process) too.
+  // The 5 s wait covers opening the listener (the first ?wait=true of a process) too.
   const deadline = Date.now() + WAIT_TIMEOUT_MS;
   try {
     const events = await withTimeout(options.listener.open(), Math.min(ENQUEUE_TIMEOUT_MS, WAIT_TIMEOUT_MS));

@@ -54,7 +54,7 @@ async function setExcluded(ctx: AppContext, memberId: string, by: string, change
     if (change.exclude) await recordExclusion(trx, memberId, change.reason, by, at);
     else await recordRestore(trx, memberId, change.reason, by, at);
     await bumpAllAggregates(trx, memberId);
-    // Open periods only: a closed period's standings are final (SPEC §6), so it answers the
+    // Open periods only: a closed period's standings are final (docs/design/periods.md), so it answers the
     // same before its retirement (from Redis) as after (from its stored final results).
     await queueReprojection(ctx, memberId, true);
     ctx.log.info({ member: memberId, by }, change.exclude ? 'member excluded' : 'member restored');

@@ -51,7 +51,7 @@ export async function closePeriod(ctx: AppContext, board: Board, key: string): P
       return true;
     });
   ctx.periods.forget(board.id, key);
-  // Members who played on while this close was pending take their places now (SPEC §9.2).
+  // Members who played on while this close was pending take their places now (docs/design/leagues.md).
   if (board.league) await placeWaitingMembers(ctx.db, board.id, key, now);
   if (!finished) return false;
   ctx.metrics.closeDuration.observe((Date.now() - started) / 1000);
@@ -131,7 +131,7 @@ export async function enqueueWebhooks(ctx: AppContext, board: Board, key: string
   await markWebhooksEnqueued(ctx.db, board.id, key, ctx.clock.now());
 }
 
-/** Places the members a league close left waiting when the process died right after it (SPEC §9.2). */
+/** Places the members a league close left waiting when the process died right after it (docs/design/leagues.md). */
 export async function placeLeftWaiting(ctx: AppContext): Promise<void> {
   for (const p of await periodsWithWaitingMembers(ctx.db)) await placeWaitingMembers(ctx.db, p.boardId, p.key, ctx.clock.now());
 }

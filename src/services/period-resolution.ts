@@ -20,7 +20,7 @@ export interface ResolvedPeriod {
 }
 
 /**
- * Resolves `current` or a period key without creating anything (SPEC §8.3). The current
+ * Resolves `current` or a period key without creating anything (docs/design/periods.md). The current
  * period is always known; any other key must name a period that exists.
  */
 export async function resolvePeriod(ctx: AppContext, board: Board, requested: string): Promise<ResolvedPeriod | null> {

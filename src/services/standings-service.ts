@@ -178,7 +178,7 @@ export async function withNames<T extends { member: string; scaled: number; rank
   }));
 }
 
-/** `{ subscore }` of an entry as clients see it, on a board that has one (SPEC §9.3). */
+/** `{ subscore }` of an entry as clients see it, on a board that has one (docs/design/projection.md). */
 export function entrySubscore(board: Board, scaled: number | undefined): { subscore?: number } {
   return board.subscore && scaled !== undefined ? { subscore: unscale(scaled, board.decimals) } : {};
 }

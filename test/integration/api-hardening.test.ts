@@ -54,7 +54,7 @@ describe('validation details', () => {
   });
   afterAll(() => h.close());
 
-  it('lists at most 100 problems and counts the rest in the message, in SPEC error shape', async () => {
+  it('lists at most 100 problems and counts the rest in the message, in the API error shape', async () => {
     const events = Array.from({ length: 300 }, (_, i) => ({ board: 'cap', member: `m${i}`, value: 1, idempotencyKey: `cap-${i}`, junk1: 1, junk2: 2 }));
     const res = await h.api('POST', '/v1/events', { events });
     expect(res.status).toBe(400);

@@ -15,7 +15,7 @@ async function periodKeys(board: string) {
   return (await h.ctx.db.selectFrom('periods').select(['key', 'ends_at', 'state']).where('board_id', '=', board).orderBy('key').execute()).map((p) => p.key);
 }
 
-describe('board windows (SPEC §9.1)', () => {
+describe('board windows', () => {
   it('rejects events outside [startsAt, endsAt) as outside_window, kept for audit, and creates no period there', async () => {
     h.clock.set('2026-12-06T23:59:30Z');
     const put = await h.api('PUT', '/v1/boards/weekend', {

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTick } from '../../workers/period-tick.js';
 import { ADMIN_KEY, createHarness, type Harness } from '../support/harness.js';
 
-// The console (SPEC §9.6) driven in a real Chromium against a real Laurel. Expected
+// The console (docs/operations.md) driven in a real Chromium against a real Laurel. Expected
 // standings are computed here from the values posted, never read back from Laurel first.
-// CONSOLE_SCREENSHOTS=1 also writes each page to docs/console/ for the README.
+// CONSOLE_SCREENSHOTS=1 also writes each page to docs/console/ for docs/operations.md.
 
 const NOW = new Date('2026-12-02T12:00:00Z');
 const SHOTS = process.env.CONSOLE_SCREENSHOTS ? 'docs/console' : null;
@@ -392,7 +392,7 @@ describe('the console', () => {
     ];
     await post(played.map((e, i) => ({ board: 'ladder', member: e.member, value: e.value, occurredAt: `2026-12-03T${e.at}Z`, idempotencyKey: `ladder-${i}` })));
 
-    // The reference (SPEC §9.2): buckets of 3 filled in the order of first events, each ranked
+    // The reference (docs/design/leagues.md): buckets of 3 filled in the order of first events, each ranked
     // by its sums; the top `promote` go up and the bottom `relegate` down (promotion first in a
     // bucket too small for both), none past either end of the tiers.
     const firsts = new Map<string, string>();

@@ -4,7 +4,7 @@ import { createHarness, type Harness } from '../support/harness.js';
 import { until } from '../support/poll.js';
 
 /**
- * Issue 21's read targets: `?members=` (100 ids) and `?member=` are one Redis round trip and
+ * The read targets: `?members=` (100 ids) and `?member=` are one Redis round trip and
  * no Postgres statement on a cached read. Counted, not timed: socket writes of the
  * leaderboard connection naming leaderboard keys (a pipeline or MULTI is one write) and every
  * pg query of the process.

@@ -3,7 +3,7 @@ import { createHarness, type Harness } from '../support/harness.js';
 import { closePeriod } from '../../src/services/period-closing.js';
 import { prng, referenceStandings, shuffle, type RefEvent, type RefStanding, type TieBreak } from '../support/reference.js';
 
-/** SPEC §9.3: picked members' entries (`members`), `me` beside a page (`member`). */
+/** Picked members' entries (`members`), `me` beside a page (`member`). */
 
 const NOW = new Date('2026-12-02T12:00:00Z');
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../support/harness.js';
 
-/** SPEC 9.3 `?metadata=true`: the metadata of the event behind each entry's current value. */
+/** `?metadata=true`: the metadata of the event behind each entry's current value. */
 
 let h: Harness;
 beforeAll(async () => {

@@ -10,7 +10,7 @@ import { createContext, type AppContext } from '../../src/context.js';
 import { createLogger } from '../../src/logger.js';
 import { until } from '../support/poll.js';
 
-/** SPEC 9.4: DELETE /v1/members/{id} leaves nothing of the member, and no other rank moves. */
+/** Erasure: DELETE /v1/members/{id} leaves nothing of the member, and no other rank moves. */
 
 let h: Harness;
 /** Another web process's view: its own caches of names and follow lists, told by Redis pub/sub. */

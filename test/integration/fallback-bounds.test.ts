@@ -4,14 +4,14 @@ import { createHarness, type ApiResponse, type Harness } from '../support/harnes
 import { prng, referenceStandings, type RefEvent, wireEvent } from '../support/reference.js';
 
 /**
- * Issue 16: the Postgres fallback is bounded per process (FALLBACK_MAX_CONCURRENT, then 503
- * with Retry-After in SPEC's error shape) and by a statement timeout, so a burst of reads of
+ * The Postgres fallback is bounded per process (FALLBACK_MAX_CONCURRENT, then 503
+ * with Retry-After in the API's error shape) and by a statement timeout, so a burst of reads of
  * a scope Redis lost leaves every other route answering.
  */
 
 const NOW = new Date('2026-12-02T12:00:00Z');
 const PERIOD = '2026-12';
-const SPEC = { aggregation: 'best', order: 'asc', tieBreak: 'shared' } as const;
+const BOARD_RULES = { aggregation: 'best', order: 'asc', tieBreak: 'shared' } as const;
 
 let h: Harness;
 beforeAll(async () => {
@@ -23,7 +23,9 @@ afterAll(() => h.close());
 const wire = (board: string, e: RefEvent) => wireEvent(board, e);
 
 async function seed(board: string, n: number, seedNo: number): Promise<RefEvent[]> {
-  expect((await h.api('PUT', `/v1/boards/${board}`, { aggregation: SPEC.aggregation, order: SPEC.order, tieBreak: SPEC.tieBreak })).status).toBe(201);
+  expect((await h.api('PUT', `/v1/boards/${board}`, { aggregation: BOARD_RULES.aggregation, order: BOARD_RULES.order, tieBreak: BOARD_RULES.tieBreak })).status).toBe(
+    201,
+  );
   const rand = prng(seedNo);
   const events: RefEvent[] = Array.from({ length: n }, (_, i) => ({
     key: `${board}-${i}`,
@@ -35,7 +37,7 @@ async function seed(board: string, n: number, seedNo: number): Promise<RefEvent[
   return events;
 }
 
-/** A refusal of the fallback's bound or timeout: 503, Retry-After, and exactly SPEC's error fields. */
+/** A refusal of the fallback's bound or timeout: 503, Retry-After, and exactly the API's error fields. */
 function expectRefused(res: ApiResponse): void {
   expect(res.status).toBe(503);
   expect(res.headers.get('retry-after')).toBe('1');
@@ -46,8 +48,8 @@ function expectRefused(res: ApiResponse): void {
 
 describe('the Postgres fallback under a burst', () => {
   it('answers a thousand concurrent reads right or 503 with Retry-After, while health, intake and cached reads go on', async () => {
-    const lost = referenceStandings(await seed('fb-lost', 200, 3), SPEC);
-    const kept = referenceStandings(await seed('fb-kept', 50, 4), SPEC);
+    const lost = referenceStandings(await seed('fb-lost', 200, 3), BOARD_RULES);
+    const kept = referenceStandings(await seed('fb-kept', 50, 4), BOARD_RULES);
     await h.drain();
     // The lost board's scope is no longer complete in Redis; its rebuild is held back.
     await h.ctx.rebuildQueue.pause();
@@ -118,7 +120,7 @@ describe('the Postgres fallback under a burst', () => {
   });
 
   it('cancels a fallback read that runs past the statement timeout and answers 503 with Retry-After', async () => {
-    const lost = referenceStandings(await seed('fb-slow', 20, 5), SPEC);
+    const lost = referenceStandings(await seed('fb-slow', 20, 5), BOARD_RULES);
     await h.drain();
     await h.ctx.rebuildQueue.pause();
     try {

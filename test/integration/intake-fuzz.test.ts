@@ -7,7 +7,7 @@ import { TEST_REDIS_URL } from '../support/databases.js';
 import { keysOfPrefix, scanMatching } from '../../src/storage/redis/maintenance.js';
 
 /**
- * Hostile and malformed intake (SPEC §5): every bad request is a 4xx in the SPEC error
+ * Hostile and malformed intake: every bad request is a 4xx in the API's error
  * shape naming the problem, never a 500, and leaves no trace: no job, no row, no Redis key.
  * The valid edges right next to each limit are accepted, applied and read back.
  */
@@ -68,7 +68,7 @@ async function post(body: unknown, headers: Record<string, string> = { 'content-
   return { status: res.status, body: parsed, headers: res.headers };
 }
 
-/** The SPEC error shape, with the named field among the details when one is expected. */
+/** The API's error shape, with the named field among the details when one is expected. */
 function expectRefused(res: ApiResponse, status: number, path?: string | RegExp, index?: number): void {
   const label = JSON.stringify(res.body).slice(0, 300);
   expect(res.status, label).toBe(status);

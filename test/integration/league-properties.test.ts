@@ -17,8 +17,8 @@ const MAX_MEMBERS = 7;
 const MAX_ATTEMPTS = 3;
 
 /**
- * Entry (maxMembers) and league placement depend on the order batches are applied, as SPEC
- * §9.1/§9.2 say, and on nothing else: not on the order of events inside a batch. Attempts and
+ * Entry (maxMembers) and league placement depend on the order batches are applied (docs/design/leagues.md)
+ * and on nothing else: not on the order of events inside a batch. Attempts and
  * standings are order-free. Each run shuffles the events, splits them into batches at random
  * and compares entrants, statuses, every bucket's standings and, after the close, every tier
  * with the reference applied to that same split.

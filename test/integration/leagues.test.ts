@@ -16,7 +16,7 @@ const ev = (key: string, member: string, value: number, occurredAt: string) => (
 type Entry = { rank: number; member: string; score: number; zone: string | null };
 const rows = (body: { entries: Entry[] }) => body.entries.map((e) => [e.rank, e.member, e.score, e.zone]);
 
-describe('leagues (SPEC §9.2)', () => {
+describe('leagues', () => {
   it('refuses a league the board cannot run, naming the field, and fixes it once the board has events', async () => {
     const cases: Array<[object, string]> = [
       [{ aggregation: 'sum', period: 'all', league }, 'league'],

@@ -18,7 +18,7 @@ async function status(key: string) {
   return reason ? `${status}:${reason}` : status;
 }
 
-describe('maxAttempts (SPEC §9.1)', () => {
+describe('maxAttempts', () => {
   it('counts only the first n events by occurredAt; an earlier late event takes the place of the last counted one', async () => {
     expect((await h.api('PUT', '/v1/boards/tries', { aggregation: 'best', period: 'day', maxAttempts: 2 })).body.maxAttempts).toBe(2);
     const ev = (key: string, time: string, value: number) => ({ board: 'tries', member: 'ann', value, idempotencyKey: key, occurredAt: at(time) });
@@ -54,7 +54,7 @@ describe('maxAttempts (SPEC §9.1)', () => {
       // Few distinct times, so that order among equal times falls to the key.
       atMs: Date.parse(at('08:00')) + Math.floor(rand() * 4) * 600_000,
     }));
-    // Reference: per member the first 3 by (time, key bytes), then SPEC §3 sum and ranking.
+    // Reference: per member the first 3 by (time, key bytes), then the sum and the ranking.
     const firstThree = members.flatMap((m) =>
       events
         .filter((e) => e.member === m)

@@ -9,7 +9,7 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-describe('rollups count moderation (SPEC 9.3)', () => {
+describe('rollups count moderation', () => {
   it('per board and period: exclusions, restores, voids and erasures, which outlive the erased member', async () => {
     h.clock.set('2026-12-02T10:15:00Z');
     for (const board of ['mod-a', 'mod-b']) await h.api('PUT', `/v1/boards/${board}`, { aggregation: 'sum' });

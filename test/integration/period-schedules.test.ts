@@ -17,7 +17,7 @@ async function periodRows(board: string) {
   return rows.map((p) => [p.key, p.starts_at.toISOString(), p.ends_at?.toISOString() ?? null, p.state]);
 }
 
-describe('cron schedules (SPEC §9.1)', () => {
+describe('cron schedules', () => {
   it('runs Friday-to-Friday weeks from 18:00 in the board timezone, keyed by their start in UTC', async () => {
     h.clock.set('2026-12-09T12:00:00Z');
     const put = await h.api('PUT', '/v1/boards/friday', { aggregation: 'sum', period: { cron: '0 18 * * FRI' }, timezone: 'Europe/Paris', graceSeconds: 60 });
@@ -90,7 +90,7 @@ describe('cron schedules (SPEC §9.1)', () => {
   });
 });
 
-describe('every schedules (SPEC §9.1)', () => {
+describe('every schedules', () => {
   it('`d` and `w` keep local wall time across DST, `h` is absolute time', async () => {
     h.clock.set('2026-04-05T12:00:00Z');
     // Anchor: Saturday 28 March 2026, 09:00 in Paris (08:00 UTC, before the change on the 29th).

@@ -8,7 +8,7 @@ import { aggregate, rankAll, type Aggregation, type Order, type RefEvent, type R
  * twice, late, at period boundaries, conflicting, voided, with members excluded, restored
  * or moved between regions, every standing Laurel serves over HTTP (every period, category
  * and region scope, member ranks, neighbours, following) equals the one a small model of
- * SPEC §3-§4 computes here, from the cache and from the Postgres fallback alike.
+ * of the ranking rules computes here, from the cache and from the Postgres fallback alike.
  *
  * The model below and test/support/reference.ts share no code with src/. A failure prints
  * fast-check's seed and path; PROP_SEED=<seed> (same PROP_RUNS) replays the same scenarios,
@@ -211,7 +211,7 @@ class Model {
   }
 
   /**
-   * SPEC §9.1: per member and period, only the first maxAttempts stored events by
+   * maxAttempts: per member and period, only the first maxAttempts stored events by
    * (occurredAt, key bytes) count, whatever order they arrived in. A voided event keeps its
    * place among the attempts (voiding does not hand back a try).
    */

@@ -7,7 +7,7 @@ import { referenceStandings, type RefEvent } from '../support/reference.js';
 import { until } from '../support/poll.js';
 
 /**
- * Issue 16 item 2, across two real web processes: reads Redis can answer (top page, around,
+ * Across two real web processes: reads Redis can answer (top page, around,
  * following 200, the member across boards, a rank) make no Postgres round trip per request
  * (display names and follow lists come from each process's memory), and a rename or a new
  * follow list through one process is served by the other as soon as its notice arrives.

@@ -9,7 +9,7 @@ import { connect, type Socket } from 'node:net';
 import { loadLua } from '../../src/storage/redis/scripts.js';
 
 /**
- * SPEC §9.5 streams over real HTTP against a real Laurel (web and workers in this process,
+ * Event streams over real HTTP against a real Laurel (web and workers in this process,
  * real Postgres and Redis; `npm run test:cluster` runs it on a Redis Cluster, with sharded
  * channels). What a stream says is compared with values written here by hand.
  */

@@ -307,7 +307,7 @@ describe('rate limits', () => {
     await redis.stop();
   });
 
-  it('answers 429 with Retry-After and the SPEC error shape once a key spends its budget, per key', async () => {
+  it('answers 429 with Retry-After and the API error shape once a key spends its budget, per key', async () => {
     const key = await newKey('read');
     for (let i = 0; i < 5; i += 1) expect((await get('/v1/boards', key)).status).toBe(200);
     const limited = await get('/v1/boards', key);

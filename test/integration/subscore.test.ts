@@ -7,7 +7,7 @@ import { prng, referenceStandings, shuffle, type Aggregation, type Order, type R
 import { until } from '../support/poll.js';
 
 /**
- * SPEC §9.3 subscores: equal scores ordered by the aggregated subscore, then by the tie
+ * Subscores: equal scores ordered by the aggregated subscore, then by the tie
  * rule, identical from the cache, the Postgres fallback, a fromEvents rebuild, `verify` and
  * the final results of a closed period, against the reference model.
  */
@@ -50,7 +50,7 @@ async function served(path: string): Promise<{ source: string; rows: unknown[] }
   return { source: res.body.source, rows: res.body.entries.map((e: any) => [e.rank, e.member, e.score, e.subscore]) };
 }
 
-describe('subscore (SPEC 9.3)', () => {
+describe('subscore', () => {
   it('is refused with a 400 naming the field: on a board without one, with too many decimals, beyond ±2^40', async () => {
     await h.api('PUT', '/v1/boards/plain', { aggregation: 'best' });
     await h.api('PUT', '/v1/boards/withsub', { aggregation: 'best', decimals: 1, subscore: { order: 'asc' } });

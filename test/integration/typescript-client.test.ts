@@ -118,7 +118,7 @@ describe('the client against a running Laurel', () => {
     expect(await laurel.revokeKey({ params: { path: { keyId: key.id } } })).toBeUndefined();
   });
 
-  it('throws the SPEC error shape as a LaurelError', async () => {
+  it('throws the API error shape as a LaurelError', async () => {
     const laurel = createLaurelClient({ baseUrl: h.baseUrl, apiKey: ADMIN_KEY });
     const missing = await laurel.getBoard({ params: { path: { boardId: 'nowhere' } } }).catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(LaurelError);

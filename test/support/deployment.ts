@@ -38,7 +38,7 @@ export interface Deployment {
 export interface DeploymentOptions {
   webs?: number;
   workers?: number;
-  /** One process doing both (SPEC's development mode) instead of separate webs and workers. */
+  /** One process doing both (the development mode) instead of separate webs and workers. */
   allInOne?: boolean;
 }
 

@@ -3,7 +3,7 @@ import type { RefEvent } from './reference.js';
 const byTimeThenKey = (x: RefEvent, y: RefEvent) => x.atMs - y.atMs || Buffer.compare(Buffer.from(x.key), Buffer.from(y.key));
 
 /**
- * SPEC §9.1's entrants, modelled for the tests only: batches are applied in order; within a
+ * Entrants, modelled for the tests only: batches are applied in order; within a
  * batch, members not yet in enter in the order of their first event by (occurredAt, key),
  * while places are left. Returns the entrants in the order they entered.
  */

@@ -23,7 +23,7 @@ export interface RefLeagueOutcome {
 }
 
 /**
- * SPEC §9.1 and §9.2 for one period of a `sum`/`desc`/`first` board, modelled for the tests
+ * Entrants and leagues for one period of a `sum`/`desc`/`first` board, modelled for the tests
  * only: entry follows the batches in order (within a batch, first events by (occurredAt, key));
  * attempts and standings are order-free. Members play in `tierOf` (startTier if absent). The
  * first `waiting` batches arrive while the previous period's close is pending: their members

@@ -19,7 +19,7 @@ export interface PrivateRedis {
 /**
  * A redis-server of the test's own on 127.0.0.1, so that a test may crash, restart or flush
  * it without touching the machine's shared Redis. `persistent` turns on the AOF, the way
- * SPEC asks production to run the queue Redis; `notYet` leaves it stopped until `start()`.
+ * production must run the queue Redis; `notYet` leaves it stopped until `start()`.
  */
 export async function startPrivateRedis(options: { persistent?: boolean; notYet?: boolean } = {}): Promise<PrivateRedis> {
   const port = await freePort();

@@ -1,5 +1,5 @@
 /**
- * An independent model of SPEC §3, written for the tests only: it shares no code with
+ * An independent model of the ranking rules, written for the tests only: it shares no code with
  * Laurel. Values are integers in the board's smallest unit (the test generates them that
  * way), times are milliseconds.
  */
@@ -13,7 +13,7 @@ export interface RefEvent {
   units: number;
   atMs: number;
   category?: string;
-  /** Subscore in the board's smallest unit; absent counts as 0 (SPEC §9.3). */
+  /** Subscore in the board's smallest unit; absent counts as 0 (docs/design/projection.md). */
   sub?: number;
 }
 

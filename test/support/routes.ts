@@ -1,5 +1,4 @@
 import type { WebApp } from '../../src/http/app.js';
-import { STREAM_ROUTES } from '../../src/http/stream-door.js';
 
 interface Layer {
   route?: { path: string; methods: Record<string, boolean> };
@@ -7,12 +6,9 @@ interface Layer {
   handle?: { stack?: Layer[] };
 }
 
-/**
- * Routes as the Express router holds them (`GET /v1/boards/:boardId`), with the event streams
- * served in front of it; mounted sub-apps (Swagger UI, Bull Board) as USE.
- */
+/** Routes as the Express router holds them (`GET /v1/boards/:boardId`); mounted sub-apps (Swagger UI, Bull Board) as USE. */
 export function routesOf(web: WebApp): string[] {
-  const found = new Set<string>(STREAM_ROUTES);
+  const found = new Set<string>();
   const walk = (stack: Layer[]) => {
     for (const layer of stack) {
       if (layer.route) {

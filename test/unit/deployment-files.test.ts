@@ -217,9 +217,9 @@ describe('monitoring (deploy/prometheus, deploy/grafana)', () => {
       for (const name of metricsIn(rule.expr)) expect(known, name).toContain(name);
     }
     expect(rules.flatMap((r: any) => metricsIn(r.expr))).toContain('laurel_queue_jobs');
-    // Issue 18: an alert on the queue backlog and one on the queue Redis' memory.
+    // An alert on the queue backlog and one on the queue Redis' memory.
     expect(rules.flatMap((r: any) => metricsIn(r.expr))).toContain('laurel_queue_redis_memory_bytes');
-    // README names these rules rather than restating them.
+    // docs/operations.md names these rules rather than restating them.
     for (const name of ['LaurelQueueRedisMemoryHigh', 'LaurelQueueBacklog', 'LaurelFailedJobs']) expect(rules.map((r: any) => r.alert)).toContain(name);
   });
 

@@ -3,7 +3,7 @@ import { parseBucket, zoneOf } from '../../src/domain/league.js';
 
 const league = { tiers: ['low', 'mid', 'top'], bucketSize: 4, promote: 2, relegate: 2, startTier: 'low' };
 
-describe('league zones (SPEC §9.2)', () => {
+describe('league zones', () => {
   it('marks the top promote and the bottom relegate of a full bucket', () => {
     expect([1, 2, 3, 4, 5].map((place) => zoneOf(league, 'mid', place, 5))).toEqual(['promote', 'promote', null, 'relegate', 'relegate']);
   });

@@ -9,7 +9,7 @@ export { WebhookVerificationError };
 
 export type ApiError = components['schemas']['Error'];
 
-/** Any answer of Laurel that is not a success: the SPEC error shape, with its HTTP status. */
+/** Any answer of Laurel that is not a success: the API's error shape, with its HTTP status. */
 export class LaurelError extends Error {
   readonly error: string;
   readonly details: ApiError['details'];

@@ -28,7 +28,7 @@ export async function boardsPage({ query }) {
   );
 }
 
-// The fields the form has controls for; anything else a board holds (SPEC §9's schedules,
+// The fields the form has controls for; anything else a board holds (schedules,
 // windows, leagues, limits) is edited as JSON beside them, so the form never drops a
 // setting it does not know and PUT (which replaces the definition) keeps it.
 const FORM_FIELDS = [
@@ -125,7 +125,7 @@ export async function boardFormPage({ navigate }, boardId) {
     field(
       'More settings (JSON)',
       h('textarea', { name: 'more', rows: 4, value: Object.keys(more).length ? JSON.stringify(more, null, 2) : '' }),
-      'schedules, window, league, limits: as SPEC writes them',
+      'schedules, window, league, limits: as the API takes them (docs/api.md)',
     ),
   ];
   return h(

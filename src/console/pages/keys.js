@@ -1,7 +1,7 @@
 import { api, seg, tabList } from '../api.js';
 import { field, form, h, input, notice, select, table, time } from '../dom.js';
 
-// The API lists no keys (SPEC §5: create, shown once; revoke by id): this tab remembers
+// The API lists no keys (create, shown once; revoke by id): this tab remembers
 // the ids and names of the keys it created, never the keys themselves.
 const createdKeys = tabList('keys', 50);
 const created = createdKeys.all;

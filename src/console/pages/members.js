@@ -88,7 +88,7 @@ export function memberPage({ params, signal }) {
         e.reason,
         e.status === 'applied' ? voidForm(e.idempotencyKey, refreshAll) : null,
       ]);
-    // Newest first, a page at a time: `nextCursor` pages on (SPEC §9.3).
+    // Newest first, a page at a time: `nextCursor` pages on (docs/api.md).
     const more = async (cursor) => {
       const page = await api('GET', `${path}/events`, { query: { limit: 50, cursor }, signal });
       return { rows: rowsOf(page.events), next: page.nextCursor };
@@ -114,13 +114,13 @@ export function memberPage({ params, signal }) {
       );
       listed.append(older);
     } catch (err) {
-      // Not every deployment lists a member's events yet (SPEC §9.3); the lookup by key still works.
+      // Not every deployment lists a member's events yet; the lookup by key still works.
       listed.append(errorBox(err));
     }
     return h('div', {}, listed, lookup, result);
   });
 
-  // SPEC §9.2: where the member plays this period on each league board, and the tier they
+  // Leagues: where the member plays this period on each league board, and the tier they
   // play in next (the tier the last close earned them; a member new to a board starts in
   // its start tier).
   const leagues = reloadable('Leagues', async () => {
@@ -173,7 +173,7 @@ export function memberPage({ params, signal }) {
     };
     dialog.append(
       h('h2', {}, `Erase ${member}?`),
-      h('p', {}, 'Erasing removes the member, their events, awards and notifications everywhere (SPEC §9.4). It cannot be undone.'),
+      h('p', {}, 'Erasing removes the member, their events, awards and notifications everywhere. It cannot be undone.'),
       form({ 'aria-label': 'Erase member', class: 'danger' }, [field(`Type ${member} to confirm`, confirm)], 'Erase member', async ({ confirm: typed }) => {
         if (typed !== member) throw Object.assign(new Error('type the member id exactly to confirm the erasure'), { details: [] });
         const { erasureId } = await api('DELETE', path);
@@ -187,7 +187,7 @@ export function memberPage({ params, signal }) {
     return h(
       'div',
       {},
-      h('p', {}, 'Erasing removes the member everywhere (SPEC §9.4). It cannot be undone.'),
+      h('p', {}, 'Erasing removes the member everywhere. It cannot be undone.'),
       button('Erase member…', () => dialog.showModal(), { class: 'danger' }),
       dialog,
       status,

@@ -1,7 +1,7 @@
 import { api, followStream, seg } from '../api.js';
 import { button, errorBox, facts, field, form, h, input, link, panel, select, table, boardField } from '../dom.js';
 
-/** SPEC §5's largest page: a board is only ever read a page at a time, whatever its size. */
+/** The API's largest page: a board is only ever read a page at a time, whatever its size. */
 const PAGE_SIZES = [25, 50, 100, 200];
 
 const memberLink = (member) => link(`#/members/${seg(member)}`, member);
@@ -168,7 +168,7 @@ export const memberFacts = (s) =>
   ]);
 
 /**
- * SPEC §9.2 league buckets, browsed by tier and bucket number. The API lists no buckets and
+ * League buckets (docs/design/leagues.md), browsed by tier and bucket number. The API lists no buckets and
  * counting them would mean reading a whole tier (tens of thousands of buckets at 1,000,000
  * members), so the operator names or steps to one: each view is one bucket read. Buckets fill
  * in order, so an empty bucket has no later ones to step to (one whose every member was

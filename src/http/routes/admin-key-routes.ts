@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import { z } from 'zod';
 import { isSafeText, UNSAFE_TEXT_MESSAGE } from '../../domain/ids.js';
 import type { AppContext } from '../../context.js';
@@ -15,8 +15,7 @@ export const createKeySchema = z
   })
   .strict();
 
-export function adminKeyRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router {
-  const router = Router();
+export function adminKeyRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier): void {
   const admin = requireRole(verifier, 'admin');
 
   router.post('/v1/admin/keys', admin, async (req, res) => {
@@ -32,5 +31,4 @@ export function adminKeyRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Route
     ctx.log.info({ keyId: id, by: principalOf(res)?.name }, 'api key revoked');
     res.status(204).end();
   });
-  return router;
 }

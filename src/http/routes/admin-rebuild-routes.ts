@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { rebuildStatus, requestRebuild } from '../../services/rebuild-service.js';
@@ -7,8 +7,7 @@ import { erasureStatus } from '../../services/erasure-service.js';
 import { param } from '../params.js';
 import { requireRole } from '../auth.js';
 
-export function adminRebuildRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router {
-  const router = Router();
+export function adminRebuildRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier): void {
   const admin = requireRole(verifier, 'admin');
 
   router.post('/v1/admin/rebuilds', admin, async (req, res) => {
@@ -24,5 +23,4 @@ export function adminRebuildRoutes(ctx: AppContext, verifier: ApiKeyVerifier): R
   router.get('/v1/admin/stats', admin, async (req, res) => {
     res.json(await stats(ctx, req.query));
   });
-  return router;
 }

@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { getBoardView, listBoardViews, putBoard } from '../../services/boards-service.js';
@@ -6,11 +6,10 @@ import { param } from '../params.js';
 import { requireRole } from '../auth.js';
 import { replyRead } from '../read-reply.js';
 
-export function boardRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router {
-  const router = Router();
+export function boardRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier): void {
   const read = requireRole(verifier, 'read', { publicReads: ctx.env.PUBLIC_READS });
   const admin = requireRole(verifier, 'admin');
-  const cors = { origins: ctx.env.CORS_ORIGINS };
+  const cors = ctx.env.CORS_ORIGINS;
 
   router.put('/v1/boards/:boardId', admin, async (req, res) => {
     const { created, board } = await putBoard(ctx, param(req, 'boardId'), req.body);
@@ -23,5 +22,4 @@ export function boardRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router {
   router.get('/v1/boards/:boardId', read, async (req, res) => {
     replyRead(res, cors, await getBoardView(ctx, param(req, 'boardId')));
   });
-  return router;
 }

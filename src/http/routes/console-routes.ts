@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url';
-import express, { Router } from 'express';
+import express, { type IRouter } from 'express';
 import { consolePageHeaders } from '../security-headers.js';
 
-/** Where the operators' console (SPEC §9.6) is served. */
+/** Where the operators' console (docs/operations.md, Console) is served. */
 export const CONSOLE_PATH = '/console';
 
 // Beside this module's folder in src/ and, copied by `npm run build`, in dist/src/.
@@ -13,8 +13,6 @@ const CONSOLE_DIR = fileURLToPath(new URL('../../console/', import.meta.url));
  * need no key; the data comes from the public API, each call carrying the operator's key
  * like any other client's. Laurel's `no-store` stays: a deploy is seen at the next load.
  */
-export function consoleRoutes(): Router {
-  const router = Router();
+export function consoleRoutes(router: IRouter): void {
   router.use(CONSOLE_PATH, consolePageHeaders, express.static(CONSOLE_DIR, { cacheControl: false, dotfiles: 'ignore', index: 'index.html' }));
-  return router;
 }

@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { enterEntrant, entrantsPage } from '../../services/entrants-service.js';
@@ -6,12 +6,11 @@ import { param } from '../params.js';
 import { requireRole } from '../auth.js';
 import { aboutClosedPeriod, replyRead } from '../read-reply.js';
 
-/** Entrants of maxMembers boards (SPEC §9.1). */
-export function entrantRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router {
-  const router = Router();
+/** Entrants of maxMembers boards (docs/design/leagues.md). */
+export function entrantRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier): void {
   const ingest = requireRole(verifier, 'ingest');
   const read = requireRole(verifier, 'read', { publicReads: ctx.env.PUBLIC_READS });
-  const cors = { origins: ctx.env.CORS_ORIGINS };
+  const cors = ctx.env.CORS_ORIGINS;
 
   router.post('/v1/boards/:boardId/entrants/:memberId', ingest, async (req, res) => {
     const { created, entry } = await enterEntrant(ctx, param(req, 'boardId'), param(req, 'memberId'));
@@ -21,5 +20,4 @@ export function entrantRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router
     const page = await entrantsPage(ctx, param(req, 'boardId'), req.query);
     replyRead(res, cors, page, aboutClosedPeriod(page));
   });
-  return router;
 }

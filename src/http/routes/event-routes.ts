@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import { z } from 'zod';
 import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier } from '../../services/api-keys.js';
@@ -6,15 +6,26 @@ import { eventStatus } from '../../services/event-status.js';
 import { param } from '../params.js';
 import { principalOf, requireRole } from '../auth.js';
 import { voidEvent } from '../../services/moderation-service.js';
+import { acceptEvents, type ResultListener } from '../../services/intake-service.js';
+import { parseOrThrow } from '../../domain/validation.js';
 
 export const intakeQuerySchema = z.object({
   wait: z.enum(['true', 'false']).optional().meta({ description: 'true: answer once applied (at most 5 s), with per-event results' }),
 });
 
-/** The event routes but intake itself, which is a hot route (`hot-routes.ts`). */
-export function eventRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router {
-  const router = Router();
+/** Intake (registered first: it is the route most requests go to), an event's status, and voids. */
+export function eventRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier, listener: ResultListener): void {
   const ingest = requireRole(verifier, 'ingest');
+
+  router.post('/v1/events', ingest, async (req, res) => {
+    const { wait } = parseOrThrow(intakeQuerySchema, req.query, 'query');
+    const body: unknown = req.body;
+    const answer = await acceptEvents(ctx, body, { wait: wait === 'true', listener });
+    // A single event has a status resource of its own; a batch has none.
+    const single = body as { idempotencyKey?: unknown } | undefined;
+    if (answer.status === 202 && typeof single?.idempotencyKey === 'string') res.location(`/v1/events/${encodeURIComponent(single.idempotencyKey)}`);
+    res.status(answer.status).json(answer.body);
+  });
 
   router.post('/v1/events/:idempotencyKey/void', requireRole(verifier, 'admin'), async (req, res) => {
     res.json(await voidEvent(ctx, param(req, 'idempotencyKey'), req.body, principalOf(res)!.name));
@@ -22,5 +33,4 @@ export function eventRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router {
   router.get('/v1/events/:idempotencyKey', ingest, async (req, res) => {
     res.json(await eventStatus(ctx, param(req, 'idempotencyKey'), { admin: principalOf(res)?.role === 'admin' }));
   });
-  return router;
 }

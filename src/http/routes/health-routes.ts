@@ -1,8 +1,7 @@
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import type { Readiness } from '../../health/readiness.js';
 
-export function healthRoutes(readiness: Readiness): Router {
-  const router = Router();
+export function healthRoutes(router: IRouter, readiness: Readiness): void {
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -10,5 +9,4 @@ export function healthRoutes(readiness: Readiness): Router {
     const report = await readiness.report();
     res.status(report.ready ? 200 : 503).json(report.body);
   });
-  return router;
 }

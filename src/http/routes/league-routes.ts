@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { bucketLeague, memberLeague, memberLeagues } from '../../services/league-service.js';
@@ -6,11 +6,10 @@ import { param } from '../params.js';
 import { requireRole } from '../auth.js';
 import { aboutClosedPeriod, replyRead } from '../read-reply.js';
 
-/** League reads (SPEC §9.2). */
-export function leagueRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router {
-  const router = Router();
+/** League reads (docs/design/leagues.md). */
+export function leagueRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier): void {
   const read = requireRole(verifier, 'read', { publicReads: ctx.env.PUBLIC_READS });
-  const cors = { origins: ctx.env.CORS_ORIGINS };
+  const cors = ctx.env.CORS_ORIGINS;
 
   router.get('/v1/boards/:boardId/standings/:memberId/league', read, async (req, res) => {
     const body = await memberLeague(ctx, param(req, 'boardId'), param(req, 'memberId'), req.query);
@@ -23,5 +22,4 @@ export function leagueRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router 
   router.get('/v1/members/:memberId/leagues', read, async (req, res) => {
     replyRead(res, cors, await memberLeagues(ctx, param(req, 'memberId')));
   });
-  return router;
 }

@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import type { AppContext } from '../../context.js';
 import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { putFollowing } from '../../services/following-service.js';
@@ -7,17 +7,20 @@ import { excludeMember, restoreMember } from '../../services/moderation-service.
 import { requestErasure } from '../../services/erasure-service.js';
 import { memberEventsPage } from '../../services/member-events-service.js';
 import { awardsOf, notificationsOf } from '../../services/period-results-service.js';
+import { memberAcrossBoards } from '../../services/standings-service.js';
 import { param } from '../params.js';
 import { principalOf, requireRole } from '../auth.js';
 import { replyRead } from '../read-reply.js';
 
-export function memberRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router {
-  const router = Router();
+export function memberRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier): void {
   const ingest = requireRole(verifier, 'ingest');
   const read = requireRole(verifier, 'read', { publicReads: ctx.env.PUBLIC_READS });
   const admin = requireRole(verifier, 'admin');
-  const cors = { origins: ctx.env.CORS_ORIGINS };
+  const cors = ctx.env.CORS_ORIGINS;
 
+  router.get('/v1/members/:memberId/standings', read, async (req, res) => {
+    replyRead(res, cors, await memberAcrossBoards(ctx, param(req, 'memberId'), req.query));
+  });
   router.put('/v1/members/:memberId', ingest, async (req, res) => {
     res.json(await putMember(ctx, param(req, 'memberId'), req.body));
   });
@@ -47,5 +50,4 @@ export function memberRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router 
   router.get('/v1/members/:memberId/events', admin, async (req, res) => {
     res.json(await memberEventsPage(ctx, param(req, 'memberId'), req.query));
   });
-  return router;
 }

@@ -1,4 +1,4 @@
-import { Router, type RequestHandler } from 'express';
+import { type IRouter, type RequestHandler } from 'express';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
@@ -27,8 +27,7 @@ function browserAdmin(): RequestHandler {
   };
 }
 
-export function operationsRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Router {
-  const router = Router();
+export function operationsRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier): void {
   const admin = requireRole(verifier, 'admin');
 
   router.get('/metrics', admin, async (_req, res) => {
@@ -49,5 +48,4 @@ export function operationsRoutes(ctx: AppContext, verifier: ApiKeyVerifier): Rou
     serverAdapter: board,
   });
   router.use(BULL_BOARD_PATH, browserAdmin(), guardBullBoardWrites(ctx.env.BULL_BOARD_WRITE), htmlPageHeaders, board.getRouter() as RequestHandler);
-  return router;
 }

@@ -7,7 +7,7 @@ import { header, memberStandingBody, withNames, type ResolvedScope } from '../st
 import { readerOf, type Sourced } from '../standings/reader.js';
 import type { Watched } from '../../storage/redis/leaderboard-cache.js';
 
-/** SPEC §9.5: at most one message per second per stream. */
+/** At most one message per second per stream (docs/design/realtime.md). */
 export const STREAM_INTERVAL_MS = 1000;
 /** How often a process re-reads what it watches whatever the notices (pub/sub may lose some). */
 const STREAM_RESYNC_MS = 15_000;

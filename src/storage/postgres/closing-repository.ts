@@ -122,7 +122,7 @@ export async function writeFinalStandings(db: Db, board: Board, key: string): Pr
 }
 
 /**
- * Awards (SPEC §6): top{N} per (category, world) scope, the best tier reached; region_top{N}
+ * Awards (docs/design/periods.md): top{N} per (category, world) scope, the best tier reached; region_top{N}
  * per region of the (all) category; following_top1 to whoever ranks first among themselves
  * and those they follow (ties share first place, so equals are never picked arbitrarily).
  */
@@ -175,7 +175,7 @@ export async function writeReports(db: Db, board: Board, key: string, label: str
              CASE WHEN r.rank % 100 BETWEEN 11 AND 13 THEN 'th'
                   WHEN r.rank % 10 = 1 THEN 'st' WHEN r.rank % 10 = 2 THEN 'nd' WHEN r.rank % 10 = 3 THEN 'rd'
                   ELSE 'th' END
-             -- A league board names the tier the member plays in next (SPEC §9.2).
+             -- A league board names the tier the member plays in next (docs/design/leagues.md).
              || coalesce('; next tier: ' || lp.next_tier, ''),
            (SELECT w.award FROM awards w
              WHERE w.board_id = r.board_id AND w.period_key = r.period_key AND w.member_id = r.member_id

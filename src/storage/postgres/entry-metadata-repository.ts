@@ -3,8 +3,8 @@ import type { Db } from './database.js';
 import { hashedKeySql } from './functions/key-hash.js';
 
 /**
- * The metadata of the event that produced each member's current value in a category (SPEC
- * 9.3 `?metadata=true`): the aggregate's `last_key` names that event for every aggregation
+ * The metadata of the event that produced each member's current value in a category
+ * (`?metadata=true`, docs/api.md): the aggregate's `last_key` names that event for every aggregation
  * (best: the best pair reached first; last: the latest; sum: the latest counted). One
  * statement for a whole answer: the aggregates by primary key, the key table for the event's
  * partition, the ledger by (key, occurred_at). Members without an aggregate are left out.

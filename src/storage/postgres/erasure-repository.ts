@@ -73,7 +73,7 @@ export async function eraseMemberRows(db: Db, erasureId: string, member: string,
         FROM member_aggregates a JOIN erasures e ON e.id = ${erasureId}
        WHERE a.member_id = ${member}`.execute(trx);
     await sql`UPDATE period_results SET member_id = ${pseudonym} WHERE member_id = ${member}`.execute(trx);
-    // An entry is never undone (SPEC §9.1): the place stays taken, under the pseudonym.
+    // An entry is never undone (docs/design/leagues.md): the place stays taken, under the pseudonym.
     await sql`UPDATE board_entrants SET member_id = ${pseudonym} WHERE member_id = ${member}`.execute(trx);
     // League slots stay taken too (buckets do not shift); the member's tier goes.
     await sql`UPDATE league_placements SET member_id = ${pseudonym} WHERE member_id = ${member}`.execute(trx);

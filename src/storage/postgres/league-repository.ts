@@ -8,7 +8,7 @@ import { placeMembersSql } from './functions/league-rules.js';
 const literal = (text: string): string => `'${text.replace(/'/g, "''")}'`;
 
 /**
- * Promotion and relegation of a closing period (SPEC §9.2), inside the close transaction after
+ * Promotion and relegation of a closing period (docs/design/leagues.md), inside the close transaction after
  * the final standings: each bucket is ranked by the members' (all, world) final positions
  * (so by the board's tie rule); the top `promote` move up, then the bottom `relegate` of those
  * not promoted move down, never past either end. Writes each placement's bucket rank, outcome
@@ -65,7 +65,7 @@ export async function closeLeague(db: Db, board: Board & { league: League }, key
 
 /**
  * Places the members who played in the periods after a just-closed one while its close was
- * pending, in the order of their first applied events (SPEC §9.2). Runs after the close commits,
+ * pending, in the order of their first applied events (docs/design/leagues.md). Runs after the close commits,
  * in its own transaction under each period's entries lock: a batch that saw the previous period
  * still open has committed before this reads the ledger, and a later one sees it closed and
  * places its members itself. Repeating it places nobody twice.

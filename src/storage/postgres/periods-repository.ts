@@ -55,7 +55,7 @@ export async function createPeriods(
 }
 
 /**
- * An `all` board's period ends with its window (SPEC §9.1): when the window changes, the
+ * An `all` board's period ends with its window (docs/design/periods.md): when the window changes, the
  * open `all` period follows, so it closes at the new endsAt + graceSeconds (or never).
  */
 export async function setOpenAllPeriodEnd(db: Db, boardId: string, endsAt: Date | null): Promise<void> {

@@ -53,7 +53,7 @@ export class ScoreJobListener {
 /**
  * Deletes the entries of BullMQ events streams (capped by BullMQ, ~10,000 entries each)
  * whose fields contain `text`: a finished job's return value may name a member through its
- * idempotency keys, and an erasure leaves no trace of the member (SPEC 9.4). Read in pages.
+ * idempotency keys, and an erasure leaves no trace of the member (docs/api.md, Erasure). Read in pages.
  */
 export async function forgetInEventStreams(redis: RedisClient, streams: readonly string[], text: string): Promise<number> {
   const PAGE = 1000;

@@ -29,7 +29,7 @@ import type { StoredFunction } from './stored-function.js';
  *   rejection row kept (unique on those three) is the first copy's.
  *
  * Signature (jsonb, jsonb, timestamptz) -> jsonb: workers of the previous release call it
- * during a rolling deploy. Read "Stored functions" in docs/ARCHITECTURE.md before changing it.
+ * during a rolling deploy. Read "Stored functions" in docs/design/ledger.md before changing it.
  */
 
 /** Columns of laurel_apply_event (migrations/...-0001-baseline.ts), in its order. */

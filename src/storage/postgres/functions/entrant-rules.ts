@@ -1,5 +1,5 @@
 /**
- * Entrants of a maxMembers board (SPEC §9.1), as SQL spliced into laurel_apply_batch and into
+ * Entrants of a maxMembers board (docs/design/leagues.md), as SQL spliced into laurel_apply_batch and into
  * the entrants repository (POST /v1/boards/{id}/entrants/{member}), so both follow one rule.
  *
  * Entries of one (board, period) are made one transaction at a time under this advisory lock,

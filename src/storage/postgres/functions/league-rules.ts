@@ -1,5 +1,5 @@
 /**
- * League placement (SPEC §9.2) as SQL spliced into laurel_apply_batch (at a member's first
+ * League placement (docs/design/leagues.md) as SQL spliced into laurel_apply_batch (at a member's first
  * applied event) and into the close of the previous period (members who waited for it), so
  * both place by one rule. Both run under the period's entries lock (entrant-rules.ts).
  */

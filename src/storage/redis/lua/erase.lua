@@ -1,4 +1,4 @@
--- Removes one member from every given category of one period (erasure, SPEC 9.4): their
+-- Removes one member from every given category of one period (erasure, docs/api.md): their
 -- entries leave the world and region sets and their state goes, in the live keys and in a
 -- running rebuild's temp keys and the live writes it has yet to replay.
 -- KEYS[1]  period base

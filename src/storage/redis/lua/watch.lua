@@ -1,4 +1,4 @@
--- Everything a web process's streams of one scope need after a change, in one call (SPEC §9.5).
+-- Everything a web process's streams of one scope need after a change, in one call (docs/design/realtime.md).
 -- KEYS[1]  scope sorted set, KEYS[2] member state (its index), KEYS[3] the period's ok hash
 -- ARGV[1]  category, ARGV[2] shared flag ('0' no, '1' equal scores share a rank, '2' equal
 -- scores and subscores), ARGV[3] top N (0: no top),
