@@ -273,7 +273,11 @@ export async function memberAcrossBoards(ctx: AppContext, memberId: string, quer
   const resolved = await resolvePeriods(ctx, boards, period);
   // One placeMany per reader (one pipeline and at most one Postgres call each), all at once.
   const byReader = new Map<StandingsReader, typeof resolved>();
-  for (const r of resolved) if (r.stored) byReader.set(readerOf(r), [...(byReader.get(readerOf(r)) ?? []), r]);
+  for (const r of resolved) {
+    if (!r.stored) continue;
+    const reader = readerOf(r);
+    byReader.set(reader, [...(byReader.get(reader) ?? []), r]);
+  }
   const byBoard = new Map<string, Sourced<Placed>>();
   await Promise.all(
     [...byReader].map(async ([reader, periods]) => {

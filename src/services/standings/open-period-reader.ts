@@ -14,8 +14,8 @@ import type { DatabaseReads } from './reader.js';
 const rankedAggregates: DatabaseReads = {
   slice: (ctx, s, offset, limit) => ctx.fallback.run((pg) => rankScope(pg, s, { offset, limit })),
   sliceAndPlace: (ctx, s, offset, limit, member) =>
-    ctx.fallback.run(async (pg) => ({ slice: await rankScope(pg, s, { offset, limit }), placed: (await placesIn(pg, s, [member])).placed.get(member)! })),
-  place: (ctx, s, member) => ctx.fallback.run(async (pg) => (await placesIn(pg, s, [member])).placed.get(member)!),
+    ctx.fallback.run(async (pg) => ({ slice: await rankScope(pg, s, { offset, limit }), placed: (await placementsIn(pg, s, [member])).placed.get(member)! })),
+  place: (ctx, s, member) => ctx.fallback.run(async (pg) => (await placementsIn(pg, s, [member])).placed.get(member)!),
   // One statement per scope, whatever its number of members.
   placeMany: (ctx, queries) =>
     ctx.fallback.run(async (pg) => {
@@ -27,7 +27,7 @@ const rankedAggregates: DatabaseReads = {
         byScope.set(key, group);
       }
       const placed = new Map<string, Map<string, Placed>>();
-      for (const [key, group] of byScope) placed.set(key, (await placesIn(pg, group.scope, group.members)).placed);
+      for (const [key, group] of byScope) placed.set(key, (await placementsIn(pg, group.scope, group.members)).placed);
       return queries.map((q) => placed.get(JSON.stringify([q.board.id, q.period, q.category, q.region]))!.get(q.member)!);
     }),
   around: (ctx, s, member, radius) => ctx.fallback.run((pg) => aroundInScope(pg, s, member, radius)),
@@ -36,13 +36,13 @@ const rankedAggregates: DatabaseReads = {
   watch: (ctx, s, members, topN) =>
     ctx.fallback.run(async (pg) => {
       const top = topN > 0 ? await rankScope(pg, s, { offset: 0, limit: topN }) : null;
-      const { total, placed } = await placesIn(pg, s, members, top?.total);
+      const { total, placed } = await placementsIn(pg, s, members, top?.total);
       return { total, top: top?.entries ?? [], placed };
     }),
 };
 
 /** The scope's total and each given member's placement, ranked or not: one statement, none for no members when the total is known. */
-async function placesIn(pg: Db, s: Scope, members: readonly string[], knownTotal?: number): Promise<{ total: number; placed: Map<string, Placed> }> {
+async function placementsIn(pg: Db, s: Scope, members: readonly string[], knownTotal?: number): Promise<{ total: number; placed: Map<string, Placed> }> {
   const { total, placed } = members.length === 0 && knownTotal !== undefined ? { total: knownTotal, placed: [] } : await placeManyInScope(pg, s, members);
   const byMember = new Map<string, Placed>(members.map((m) => [m, { total, rank: null, scaled: null }]));
   for (const { standing } of placed) {
