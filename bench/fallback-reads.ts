@@ -110,14 +110,14 @@ async function explainReads(url: string, board: Board, n: number): Promise<void>
   pool.on('error', () => undefined);
   let last: CompiledQuery | undefined;
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: (e) => void (e.level === 'query' && (last = e.query)) });
-  const scope = { period: 'all', category: 'all', region: 'world' };
+  const scope = { board, period: 'all', category: 'all', region: 'world' };
   const middle = `m${Math.floor(n / 2) + 1}`;
   const reads: Array<[string, () => Promise<unknown>]> = [
-    [`rank of ${middle}`, () => placeInScope(db, board, scope, middle)],
-    ['top-50', () => rankScope(db, board, scope, { offset: 0, limit: 50 })],
-    [`around ${middle}, radius 5`, () => aroundInScope(db, board, scope, middle, 5)],
-    [`page at offset ${Math.floor(n / 2)}`, () => rankScope(db, board, scope, { offset: Math.floor(n / 2), limit: 50 })],
-    ['page past the end', () => rankScope(db, board, scope, { offset: n + 10, limit: 50 })],
+    [`rank of ${middle}`, () => placeInScope(db, scope, middle)],
+    ['top-50', () => rankScope(db, scope, { offset: 0, limit: 50 })],
+    [`around ${middle}, radius 5`, () => aroundInScope(db, scope, middle, 5)],
+    [`page at offset ${Math.floor(n / 2)}`, () => rankScope(db, scope, { offset: Math.floor(n / 2), limit: 50 })],
+    ['page past the end', () => rankScope(db, scope, { offset: n + 10, limit: 50 })],
   ];
   try {
     for (const [label, read] of reads) {

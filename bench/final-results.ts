@@ -9,6 +9,7 @@ import pg from 'pg';
 import { Kysely, PostgresDialect, type CompiledQuery } from 'kysely';
 import type { Database } from '../src/storage/postgres/schema.js';
 import { migrateDatabase } from '../src/storage/postgres/migrator.js';
+import { findBoard } from '../src/storage/postgres/boards-repository.js';
 import { resultOfMember, resultsAround, resultsOfMemberMany, resultsOfMembers, resultsPage } from '../src/storage/postgres/final-results-repository.js';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -47,7 +48,7 @@ try {
       if (e.level === 'query') captured.push(e.query);
     },
   });
-  const scope = { board: 'big', period: '2026-11', category: 'all', region: 'world' };
+  const scope = { board: (await findBoard(db, 'big'))!, period: '2026-11', category: 'all', region: 'world' };
   const mid = `m${String(Math.floor(members / 2)).padStart(7, '0')}`;
   const some = Array.from({ length: 1000 }, (_, i) => `m${String(1 + Math.floor((i * members) / 1000)).padStart(7, '0')}`);
   const cases: Record<string, () => Promise<unknown>> = {

@@ -35,18 +35,17 @@ export async function boardPeriods(ctx: AppContext, boardId: string, query: Reco
 export async function periodResults(ctx: AppContext, boardId: string, key: string, query: Record<string, unknown>) {
   const page = parseOrThrow(resultsQuerySchema, query, 'query');
   const scope = await resolveScope(ctx, boardId, { ...query, period: key });
-  if (scope.period.state !== 'closed') {
-    throw new Conflict(`period "${key}" of board "${boardId}" is ${scope.period.state}; final results exist once it is closed`);
+  if (scope.view.state !== 'closed') {
+    throw new Conflict(`period "${key}" of board "${boardId}" is ${scope.view.state}; final results exist once it is closed`);
   }
-  const ref = { board: boardId, period: key, category: scope.category, region: scope.region };
-  const [final, awards] = await Promise.all([resultsPage(ctx.db, ref, page.offset, page.limit), scopeAwards(ctx.db, ref)]);
+  const [final, awards] = await Promise.all([resultsPage(ctx.db, scope, page.offset, page.limit), scopeAwards(ctx.db, scope)]);
   const names = await displayNames(
     ctx.db,
     final.entries.map((e) => e.member),
   );
   return {
     board: boardId,
-    period: scope.period,
+    period: scope.view,
     category: scope.category,
     region: scope.region,
     total: final.total,

@@ -4,12 +4,12 @@ import { scaleNumber } from '../domain/decimal.js';
 import { ALL_CATEGORIES, WORLD } from '../domain/ids.js';
 import { outsideWindow, periodContaining } from '../domain/period.js';
 import { unscale } from '../domain/decimal.js';
-import { readPlaceMany } from './standings-source.js';
+import { openPeriodReader } from './standings/open-period-reader.js';
 import { applyBatch, type ApplyBatchResult, type RoutedEvent, type EventOutcome } from '../storage/postgres/events-repository.js';
 import { clearPendingCommand } from '../storage/redis/pending-events.js';
 import { requestScopeRebuilds } from './rebuild-service.js';
 import type { EventResult, ScoreJob, ScoreJobResult } from '../queue/score-events-queue.js';
-import type { ScopeRef } from '../storage/redis/leaderboard-cache.js';
+import type { MemberInScope } from '../domain/scope.js';
 import type { Placed } from '../domain/ranking.js';
 
 const STALE_RETRIES = 3;
@@ -173,13 +173,13 @@ const placementKey = (board: string, period: string, member: string) => JSON.str
  * effect already there: its previous values are the ones after the batch.
  */
 async function placementsBefore(ctx: AppContext, routed: readonly RoutedEvent[], boards: ReadonlyMap<string, Board>) {
-  const queries = new Map<string, ScopeRef & { member: string }>();
+  const queries = new Map<string, MemberInScope>();
   for (const e of routed) {
     const board = boards.get(e.boardId);
     if (board) queries.set(placementKey(e.boardId, e.periodKey, e.memberId), { board, period: e.periodKey, category: ALL_CATEGORIES, region: WORLD, member: e.memberId });
   }
-  const placed = await readPlaceMany(ctx, [...queries.values()], { requestRebuilds: false });
-  return new Map([...queries.keys()].map((key, i) => [key, placed[i]!.placed]));
+  const placed = await openPeriodReader.placeMany(ctx, [...queries.values()], { requestRebuilds: false });
+  return new Map([...queries.keys()].map((key, i) => [key, placed[i]!]));
 }
 
 /**
@@ -194,12 +194,10 @@ async function describeOutcomes(
 ): Promise<EventResult[]> {
   const counted = sorted.filter((o) => o.outcome === 'applied' || o.outcome === 'duplicate');
   // A period not complete in Redis (lost, or being rebuilt) is ranked from Postgres.
-  const placements = (
-    await readPlaceMany(
-      ctx,
-      counted.map((o) => ({ board: boards.get(o.board)!, period: o.period, category: ALL_CATEGORIES, region: WORLD, member: o.member })),
-    )
-  ).map((r) => r.placed);
+  const placements = await openPeriodReader.placeMany(
+    ctx,
+    counted.map((o) => ({ board: boards.get(o.board)!, period: o.period, category: ALL_CATEGORIES, region: WORLD, member: o.member })),
+  );
   const byOrd = new Map(counted.map((o, i) => [o.ord, placements[i]!]));
   return sorted.map((o) => {
     const placed = byOrd.get(o.ord);

@@ -6,11 +6,10 @@ import { ALL_CATEGORIES, MEMBER_ID, REGION_CODE, WORLD } from '../domain/ids.js'
 import { placement } from '../domain/ranking.js';
 import { MAX_FOLLOWING } from './following-service.js';
 import { resolvePeriod, resolvePeriods, type PeriodView } from './period-resolution.js';
-import { readAround, readPick, readPlace, readPlaceMany, readSlice, readSliceAndPlace, type Source } from './standings-source.js';
-import { finalAround, finalPick, finalPlace, finalPlaceMany, finalSlice, finalSliceAndPlace } from './final-standings-source.js';
-import { closedAround, closedPick, closedPlace, closedPlaceMany, closedSlice, closedSliceAndPlace, closedWatched } from './closed-standings-source.js';
-import { readRetired, readWatched } from './realtime/watch-source.js';
-import type { Placed, ScopeRef, SliceEntry } from '../storage/redis/leaderboard-cache.js';
+import { readerOf, type Source, type Sourced, type StandingsReader } from './standings/reader.js';
+import type { Scope } from '../domain/scope.js';
+import type { SliceEntry } from '../storage/redis/leaderboard-cache.js';
+import type { Placed } from '../domain/ranking.js';
 import { producingMetadata } from '../storage/postgres/entry-metadata-repository.js';
 import { NotFound } from '../domain/errors.js';
 import { parseOrThrow } from '../domain/validation.js';
@@ -46,15 +45,13 @@ export const standingsQuerySchema = pageQuerySchema.extend({
   member: z.string().regex(MEMBER_ID, 'not a valid member id').optional().meta({ description: "adds `me`: this member's rank, score and percentile" }),
 });
 
-export interface Scope {
-  board: Board;
-  period: PeriodView;
+/** A scope as a request names it, with what its period is now. */
+export interface ResolvedScope extends Scope {
+  view: PeriodView;
   /** False when the period has no row yet: nothing can be ranked in it. */
   periodStored: boolean;
-  /** Closed longer than the cache retention: answered from its final results (final-standings-source). */
+  /** Closed longer than the cache retention: answered from its final results only. */
   retired: boolean;
-  category: string;
-  region: string;
 }
 
 export interface ScopeHeader {
@@ -67,12 +64,12 @@ export interface ScopeHeader {
 }
 
 /** Resolves board, period, category and region, answering 404 for whichever is unknown. */
-export async function resolveScope(ctx: AppContext, boardId: string, query: unknown): Promise<Scope> {
+export async function resolveScope(ctx: AppContext, boardId: string, query: unknown): Promise<ResolvedScope> {
   return resolveParsedScope(ctx, boardId, parseOrThrow(scopeQuerySchema, query, 'query'));
 }
 
 /** resolveScope for a query already parsed by a schema that extends scopeQuerySchema. */
-async function resolveParsedScope(ctx: AppContext, boardId: string, q: z.infer<typeof scopeQuerySchema>): Promise<Scope> {
+async function resolveParsedScope(ctx: AppContext, boardId: string, q: z.infer<typeof scopeQuerySchema>): Promise<ResolvedScope> {
   const board = await ctx.boards.get(boardId);
   if (!board) throw new NotFound(`board "${boardId}" not found`);
   const period = await resolvePeriod(ctx, board, q.period);
@@ -83,55 +80,16 @@ async function resolveParsedScope(ctx: AppContext, boardId: string, q: z.infer<t
   if (q.region !== WORLD && (!board.regions || !REGION_CODE.test(q.region))) {
     throw new NotFound(board.regions ? `region "${q.region}" is not a valid region code` : `board "${boardId}" does not rank by region`);
   }
-  return { board, period: period.view, periodStored: period.stored, retired: period.retired, category: q.category, region: q.region };
-}
-
-const liveReads = {
-  slice: readSlice,
-  sliceAndPlace: readSliceAndPlace,
-  place: readPlace,
-  around: readAround,
-  pick: readPick,
-  places: (ctx: AppContext, s: ScopeRef, members: readonly string[]) => readWatched(ctx, s, members, 0),
-};
-const finalReads = {
-  slice: finalSlice,
-  sliceAndPlace: finalSliceAndPlace,
-  place: finalPlace,
-  around: finalAround,
-  pick: finalPick,
-  places: (ctx: AppContext, s: ScopeRef, members: readonly string[]) => readRetired(ctx, s, members, 0),
-};
-const closedReads = {
-  slice: closedSlice,
-  sliceAndPlace: closedSliceAndPlace,
-  place: closedPlace,
-  around: closedAround,
-  pick: closedPick,
-  places: (ctx: AppContext, s: ScopeRef, members: readonly string[]) => closedWatched(ctx, s, members, 0),
-};
-
-/**
- * Where a scope's standings are read: an open (or closing) period from the cache with its
- * Postgres fallback; a closed one from the cache while it holds the scope, else from its
- * final results; a retired one from its final results only.
- */
-function readsOf(scope: Scope) {
-  if (scope.retired) return finalReads;
-  return scope.period.state === 'closed' ? closedReads : liveReads;
+  return { board, period: period.view.key, view: period.view, periodStored: period.stored, retired: period.retired, category: q.category, region: q.region };
 }
 
 /** Given members' places in a resolved scope, in one read; league buckets rank on it. */
-export function placesIn(ctx: AppContext, scope: Scope, members: readonly string[]) {
-  return readsOf(scope).places(ctx, ref(scope), members);
+export function placesIn(ctx: AppContext, scope: ResolvedScope, members: readonly string[]) {
+  return readerOf(scope).watch(ctx, scope, members, 0);
 }
 
-export function header(scope: Scope, total: number, source: Source): ScopeHeader {
-  return { board: scope.board.id, period: scope.period, category: scope.category, region: scope.region, total, source };
-}
-
-export function ref(scope: Scope): ScopeRef {
-  return { board: scope.board, period: scope.period.key, category: scope.category, region: scope.region };
+export function header(scope: ResolvedScope, total: number, source: Source): ScopeHeader {
+  return { board: scope.board.id, period: scope.view, category: scope.category, region: scope.region, total, source };
 }
 
 export interface StandingEntry {
@@ -151,7 +109,7 @@ export async function withMetadata(ctx: AppContext, scope: Scope, wanted: boolea
   if (!wanted) return entries;
   const found = await producingMetadata(
     ctx.db,
-    { board: scope.board.id, period: scope.period.key, category: scope.category },
+    { board: scope.board.id, period: scope.period, category: scope.category },
     entries.map((e) => e.member),
   );
   return entries.map((e) => ({ ...e, metadata: found.get(e.member) ?? null }));
@@ -171,14 +129,14 @@ export async function standingsPage(
 ): Promise<ScopeHeader & { limit: number; offset: number; entries: StandingEntry[]; me?: MemberPlacement }> {
   const q = parseOrThrow(standingsQuerySchema, query, 'query');
   const scope = await resolveParsedScope(ctx, boardId, q);
-  const reads = readsOf(scope);
+  const reader = readerOf(scope);
   const empty: Placed = { total: 0, rank: null, scaled: null };
   let read: { source: Source; total: number; entries: SliceEntry[]; me: Placed | null };
   if (!scope.periodStored) {
     read = { source: 'cache', total: 0, entries: [], me: q.member === undefined ? null : empty };
   } else if (q.members) {
     const asked = [...new Set(q.members)];
-    const { source, total, placed } = await reads.places(ctx, ref(scope), q.member === undefined ? asked : [...asked, q.member]);
+    const { source, total, placed } = await reader.watch(ctx, scope, q.member === undefined ? asked : [...asked, q.member], 0);
     const entries = asked.flatMap((member) => {
       const p = placed.get(member);
       return p?.rank != null && p.scaled !== null ? [{ rank: p.rank, member, scaled: p.scaled, subscore: p.subscore }] : [];
@@ -187,10 +145,10 @@ export async function standingsPage(
     entries.sort((a, b) => a.rank - b.rank || (a.member < b.member ? -1 : a.member > b.member ? 1 : 0));
     read = { source, total, entries, me: q.member === undefined ? null : (placed.get(q.member) ?? { ...empty, total }) };
   } else if (q.member !== undefined) {
-    const { source, slice, placed } = await reads.sliceAndPlace(ctx, ref(scope), q.offset, q.limit, q.member);
+    const { source, slice, placed } = await reader.sliceAndPlace(ctx, scope, q.offset, q.limit, q.member);
     read = { source, total: slice.total, entries: slice.entries, me: placed };
   } else {
-    const { source, total, entries } = await reads.slice(ctx, ref(scope), q.offset, q.limit);
+    const { source, total, entries } = await reader.slice(ctx, scope, q.offset, q.limit);
     read = { source, total, entries, me: null };
   }
   return {
@@ -233,7 +191,7 @@ export async function aroundMember(ctx: AppContext, boardId: string, memberId: s
   const { radius } = q;
   assertMember(memberId);
   const scope = await resolveParsedScope(ctx, boardId, q);
-  const slice = scope.periodStored ? await readsOf(scope).around(ctx, ref(scope), memberId, radius) : { source: 'cache' as const, total: 0, entries: [] };
+  const slice = scope.periodStored ? await readerOf(scope).around(ctx, scope, memberId, radius) : { source: 'cache' as const, total: 0, entries: [] };
   const own = slice.entries.find((e) => e.member === memberId);
   return {
     ...header(scope, slice.total, slice.source),
@@ -263,7 +221,7 @@ export async function followingStandings(ctx: AppContext, boardId: string, membe
   assertMember(memberId);
   const scope = await resolveParsedScope(ctx, boardId, q);
   const group = [memberId, ...(await ctx.members.followedBy(memberId))];
-  const { source, picked } = scope.periodStored ? await readsOf(scope).pick(ctx, ref(scope), group) : { source: 'cache' as const, picked: [] };
+  const { source, picked } = scope.periodStored ? await readerOf(scope).pick(ctx, scope, group) : { source: 'cache' as const, picked: [] };
   const ranked = picked.map((p, i) => ({ ...p, rank: i + 1 }));
   if (scope.board.tieBreak === 'shared') {
     ranked.forEach((p, i) => {
@@ -284,14 +242,12 @@ export async function followingStandings(ctx: AppContext, boardId: string, membe
 export async function memberStanding(ctx: AppContext, boardId: string, memberId: string, query: Record<string, unknown>) {
   assertMember(memberId);
   const scope = await resolveScope(ctx, boardId, query);
-  const { source, placed } = scope.periodStored
-    ? await readsOf(scope).place(ctx, ref(scope), memberId)
-    : { source: 'cache' as const, placed: { total: 0, rank: null, scaled: null } };
-  return memberStandingBody(scope, memberId, source, placed);
+  const placed = scope.periodStored ? await readerOf(scope).place(ctx, scope, memberId) : { source: 'cache' as const, total: 0, rank: null, scaled: null };
+  return memberStandingBody(scope, memberId, placed.source, placed);
 }
 
 /** The member standing route's body, also the payload of its stream's `standing` events. */
-export function memberStandingBody(scope: Scope, memberId: string, source: Source, placed: Placed) {
+export function memberStandingBody(scope: ResolvedScope, memberId: string, source: Source, placed: Placed) {
   return { ...header(scope, placed.total, source), ...placementOf(scope.board, memberId, placed) };
 }
 
@@ -316,27 +272,29 @@ export async function memberAcrossBoards(ctx: AppContext, memberId: string, quer
   assertMember(memberId);
   const boards = await ctx.boards.list();
   const resolved = await resolvePeriods(ctx, boards, period);
-  const placeQuery = (r: (typeof resolved)[number]) => ({ board: r.board, period: r.view.key, category: ALL_CATEGORIES, region: WORLD, member: memberId });
-  const live = resolved.filter((r) => r.stored && !r.retired && r.view.state !== 'closed');
-  const closed = resolved.filter((r) => !r.retired && r.view.state === 'closed');
-  const retired = resolved.filter((r) => r.retired);
-  const [livePlacements, closedPlacements, finalPlacements] = await Promise.all([
-    readPlaceMany(ctx, live.map(placeQuery)),
-    closedPlaceMany(ctx, closed.map(placeQuery)),
-    finalPlaceMany(ctx, retired.map(placeQuery)),
-  ]);
-  const byBoard = new Map([
-    ...live.map((r, i) => [r.board.id, livePlacements[i]!] as const),
-    ...closed.map((r, i) => [r.board.id, closedPlacements[i]!] as const),
-    ...retired.map((r, i) => [r.board.id, finalPlacements[i]!] as const),
-  ]);
+  // One placeMany per reader (one pipeline and at most one Postgres call each), all at once.
+  const byReader = new Map<StandingsReader, typeof resolved>();
+  for (const r of resolved) {
+    if (!r.stored) continue;
+    const reader = readerOf(r);
+    byReader.set(reader, [...(byReader.get(reader) ?? []), r]);
+  }
+  const byBoard = new Map<string, Sourced<Placed>>();
+  await Promise.all(
+    [...byReader].map(async ([reader, periods]) => {
+      const placed = await reader.placeMany(
+        ctx,
+        periods.map((r) => ({ board: r.board, period: r.view.key, category: ALL_CATEGORIES, region: WORLD, member: memberId })),
+      );
+      periods.forEach((r, i) => byBoard.set(r.board.id, placed[i]!));
+    }),
+  );
   return {
     member: memberId,
     standings: resolved.map(({ board, view }) => {
-      const found = byBoard.get(board.id);
-      const placed = found?.placed;
-      const { member: _member, ...placedBody } = placementOf(board, memberId, placed ?? { total: 0, rank: null, scaled: null });
-      return { board: board.id, period: view, total: placed?.total ?? 0, source: found?.source ?? 'cache', ...placedBody };
+      const placed = byBoard.get(board.id) ?? { source: 'cache' as const, total: 0, rank: null, scaled: null };
+      const { member: _member, ...placedBody } = placementOf(board, memberId, placed);
+      return { board: board.id, period: view, total: placed.total, source: placed.source, ...placedBody };
     }),
   };
 }

@@ -69,7 +69,7 @@ async function checkNoKeysLeft(ctx: AppContext, board: Board, period: string, ou
 /** A closed period's final results, page by page in position order (index-backed position ranges). */
 async function* finalRows(ctx: AppContext, board: Board, scope: { period: string; category: string; region: string }) {
   for (let offset = 0; ; offset += PAGE) {
-    const page = await resultsPage(ctx.db, { board: board.id, ...scope }, offset, PAGE);
+    const page = await resultsPage(ctx.db, { board, ...scope }, offset, PAGE);
     if (page.entries.length === 0) return;
     yield page.entries;
   }
@@ -123,7 +123,7 @@ async function compareScope(
   }
   pending = first;
   let dbTotal = 0;
-  for await (const rows of closed ? finalRows(ctx, board, scope) : streamScope(ctx.postgres.pool, ctx.db, board, scope, PAGE)) {
+  for await (const rows of closed ? finalRows(ctx, board, scope) : streamScope(ctx.postgres.pool, ctx.db, { board, ...scope }, PAGE)) {
     dbTotal += rows.length;
     for (const d of rows) {
       if (pending.length === 0) pending = (await nextCachePage()) ?? [];

@@ -61,7 +61,7 @@ async function expectPlaces(board: Board, aggs: ReadonlyMap<string, Agg>, region
   });
   const picked = await h.ctx.leaderboard.pick(scope, members.slice(0, 300));
   expect(picked).not.toHaveProperty('miss');
-  const pickedMembers = (picked as Array<{ member: string }>).map((p) => p.member);
+  const pickedMembers = (picked as { picked: Array<{ member: string }> }).picked.map((p) => p.member);
   expect(pickedMembers).toEqual(
     members
       .slice(0, 300)

@@ -3,9 +3,9 @@ import { leaderboardTarget } from '../../storage/redis/connections.js';
 import { NoticeSubscriber, type Notice } from '../../storage/redis/change-notices.js';
 import { streamMetrics, type StreamMetrics } from '../../observability/stream-metrics.js';
 import { resolvePeriod } from '../period-resolution.js';
-import { header, memberStandingBody, ref, withNames, type Scope } from '../standings-service.js';
-import { readRetired, readWatched, type WatchedScope } from './watch-source.js';
-import { closedWatched } from '../closed-standings-source.js';
+import { header, memberStandingBody, withNames, type ResolvedScope } from '../standings-service.js';
+import { readerOf, type Sourced } from '../standings/reader.js';
+import type { Watched } from '../../storage/redis/leaderboard-cache.js';
 
 /** At most one message per second per stream (docs/design/realtime.md). */
 export const STREAM_INTERVAL_MS = 1000;
@@ -34,7 +34,7 @@ interface Stream {
 
 /** All streams of one process on one scope: read together, at most once per interval. */
 interface ScopeWatch {
-  scope: Scope;
+  scope: ResolvedScope;
   streams: Set<Stream>;
   fresh: Set<Stream>;
   dirty: boolean;
@@ -74,7 +74,7 @@ export class StreamHub {
   }
 
   /** Starts a stream; the returned function ends it (the client left). */
-  async open(scope: Scope, spec: StreamSpec, sink: StreamSink): Promise<() => void> {
+  async open(scope: ResolvedScope, spec: StreamSpec, sink: StreamSink): Promise<() => void> {
     const stream: Stream = { spec, sink, fresh: true, last: null, unavailable: false };
     this.metrics.open.inc({ kind: spec.kind });
     let gone = false;
@@ -84,7 +84,7 @@ export class StreamHub {
       this.metrics.open.dec({ kind: spec.kind });
       this.leave(scope, stream);
     };
-    if (scope.period.state === 'closed' || this.periods.get(this.channel(scope))?.finishing) {
+    if (scope.view.state === 'closed' || this.periods.get(this.channel(scope))?.finishing) {
       // Nothing will change any more: the final state, then `closed`.
       const watch = this.scopeWatch(scope);
       watch.streams.add(stream);
@@ -103,19 +103,19 @@ export class StreamHub {
     return leave;
   }
 
-  private scopeWatch(scope: Scope): ScopeWatch {
+  private scopeWatch(scope: ResolvedScope): ScopeWatch {
     return { scope, streams: new Set(), fresh: new Set(), dirty: false, changedAt: null, lastRead: 0, timer: null, timerDue: 0, running: false };
   }
 
-  private channel(scope: Scope): string {
-    return this.ctx.leaderboard.keys.changes(scope.board.id, scope.period.key);
+  private channel(scope: ResolvedScope): string {
+    return this.ctx.leaderboard.keys.changes(scope.board.id, scope.period);
   }
 
-  private periodWatch(scope: Scope): PeriodWatch {
+  private periodWatch(scope: ResolvedScope): PeriodWatch {
     const channel = this.channel(scope);
     let period = this.periods.get(channel);
     if (period) return period;
-    period = { channel, board: scope.board.id, period: scope.period.key, scopes: new Map(), finishing: false };
+    period = { channel, board: scope.board.id, period: scope.period, scopes: new Map(), finishing: false };
     this.periods.set(channel, period);
     this.metrics.subscriptions.inc();
     this.notices()
@@ -135,7 +135,7 @@ export class StreamHub {
     return this.subscriber;
   }
 
-  private leave(scope: Scope, stream: Stream): void {
+  private leave(scope: ResolvedScope, stream: Stream): void {
     const period = this.periods.get(this.channel(scope));
     const key = scopeKey(scope);
     const watch = period?.scopes.get(key);
@@ -207,7 +207,7 @@ export class StreamHub {
         await this.deliver(watch, targets, state, changedAt, false);
       }
     } catch (err) {
-      this.ctx.log.warn({ err: (err as Error).message, board: watch.scope.board.id, period: watch.scope.period.key }, 'stream read failed; retrying');
+      this.ctx.log.warn({ err: (err as Error).message, board: watch.scope.board.id, period: watch.scope.period }, 'stream read failed; retrying');
       for (const s of targets) {
         if (s.unavailable) continue;
         s.unavailable = true;
@@ -225,7 +225,7 @@ export class StreamHub {
     this.schedule(watch);
   }
 
-  private async read(watch: ScopeWatch, targets: readonly Stream[]): Promise<WatchedScope> {
+  private async read(watch: ScopeWatch, targets: readonly Stream[]): Promise<Sourced<Watched>> {
     const members = new Set<string>();
     let topN = 0;
     for (const s of targets) {
@@ -234,20 +234,18 @@ export class StreamHub {
     }
     if (!watch.scope.periodStored) {
       // The period had no row when the stream began: the first event creates it.
-      const resolved = await resolvePeriod(this.ctx, watch.scope.board, watch.scope.period.key);
-      if (resolved) watch.scope = { ...watch.scope, period: resolved.view, periodStored: resolved.stored, retired: resolved.retired };
+      const resolved = await resolvePeriod(this.ctx, watch.scope.board, watch.scope.period);
+      if (resolved) watch.scope = { ...watch.scope, view: resolved.view, periodStored: resolved.stored, retired: resolved.retired };
     }
     if (!watch.scope.periodStored) return { source: 'cache', total: 0, top: [], placed: new Map() };
-    if (watch.scope.retired) return readRetired(this.ctx, ref(watch.scope), [...members], topN);
-    if (watch.scope.period.state === 'closed') return closedWatched(this.ctx, ref(watch.scope), [...members], topN);
-    return readWatched(this.ctx, ref(watch.scope), [...members], topN);
+    return readerOf(watch.scope).watch(this.ctx, watch.scope, [...members], topN);
   }
 
   /**
    * Writes each target stream's message if its state changed (always: first and final
    * messages). Streams of the same member or limit share one serialised body per read.
    */
-  private async deliver(watch: ScopeWatch, targets: readonly Stream[], state: WatchedScope, changedAt: number | null, always: boolean): Promise<void> {
+  private async deliver(watch: ScopeWatch, targets: readonly Stream[], state: Sourced<Watched>, changedAt: number | null, always: boolean): Promise<void> {
     const { scope } = watch;
     const bodies = new Map<string, string>();
     let named: Awaited<ReturnType<typeof withNames>> | null = null;
@@ -304,15 +302,15 @@ export class StreamHub {
     watch.dirty = false;
     const streams = [...watch.streams];
     try {
-      const resolved = await resolvePeriod(this.ctx, watch.scope.board, watch.scope.period.key);
-      if (resolved) watch.scope = { ...watch.scope, period: resolved.view, periodStored: resolved.stored };
+      const resolved = await resolvePeriod(this.ctx, watch.scope.board, watch.scope.period);
+      if (resolved) watch.scope = { ...watch.scope, view: resolved.view, periodStored: resolved.stored };
       await this.deliver(watch, streams, await this.read(watch, streams), null, true);
     } catch (err) {
       // A client that reconnects reads the final state from a closed period's stream.
       this.ctx.log.warn({ err: (err as Error).message }, 'final stream state could not be read');
     }
     for (const s of streams) {
-      s.sink.send('closed', JSON.stringify({ board: watch.scope.board.id, period: watch.scope.period }));
+      s.sink.send('closed', JSON.stringify({ board: watch.scope.board.id, period: watch.scope.view }));
       this.metrics.messages.inc({ event: 'closed' });
       s.sink.end();
     }
@@ -372,6 +370,6 @@ export class StreamHub {
   }
 }
 
-function scopeKey(scope: Scope): string {
+function scopeKey(scope: ResolvedScope): string {
   return `${scope.category}|${scope.region}`;
 }

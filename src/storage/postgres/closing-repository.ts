@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from './database.js';
 import type { Board } from '../../domain/board.js';
+import type { Scope } from '../../domain/scope.js';
 import { scopeOrder } from './standings-repository.js';
 
 export interface DuePeriod {
@@ -235,14 +236,14 @@ export async function rankedMemberCount(db: Db, boardId: string, key: string): P
   return rows[0]!.n;
 }
 
-export async function scopeAwards(db: Db, ref: { board: string; period: string; category: string; region: string }) {
+export async function scopeAwards(db: Db, scope: Scope) {
   return db
     .selectFrom('awards')
     .select(['member_id', 'award', 'rank'])
-    .where('board_id', '=', ref.board)
-    .where('period_key', '=', ref.period)
-    .where('category', '=', ref.category)
-    .where('region', '=', ref.region)
+    .where('board_id', '=', scope.board.id)
+    .where('period_key', '=', scope.period)
+    .where('category', '=', scope.category)
+    .where('region', '=', scope.region)
     .orderBy('rank')
     .orderBy('member_id')
     .execute();

@@ -4,6 +4,7 @@ import { sql, type RawBuilder } from 'kysely';
 import type { Db } from './database.js';
 import type { Board } from '../../domain/board.js';
 import { WORLD } from '../../domain/ids.js';
+import type { Scope } from '../../domain/scope.js';
 import type { AggregateState } from './events-repository.js';
 
 /**
@@ -19,12 +20,6 @@ export interface DbStanding {
   scaled: number;
   /** Scaled; on boards with a subscore only. */
   subscore?: number;
-}
-
-export interface DbScope {
-  period: string;
-  category: string;
-  region: string;
 }
 
 /**
@@ -44,7 +39,8 @@ export function scopeOrder(board: Board): { full: RawBuilder<unknown>; reversed:
   return { full: keys(false).full, reversed: keys(true).full, value: keys(false).value };
 }
 
-function ranked(board: Board, scope: DbScope): RawBuilder<unknown> {
+function ranked(scope: Scope): RawBuilder<unknown> {
+  const { board } = scope;
   const order = scopeOrder(board);
   const regionFilter = scope.region === WORLD ? sql`` : sql`AND a.region = ${scope.region}`;
   return sql`
@@ -81,13 +77,14 @@ function subscoreOf(board: Board, subscore: number): { subscore?: number } {
  * read once through their partial index into a hashed set (NOT IN over a non-null key),
  * so a scan probes a hash per entry instead of an index.
  */
-function inScope(board: Board, scope: DbScope): RawBuilder<unknown> {
-  return sql`${scopeRows(board, scope)}
+function inScope(scope: Scope): RawBuilder<unknown> {
+  return sql`${scopeRows(scope)}
        AND a.member_id NOT IN (SELECT x.id FROM members x WHERE x.excluded_at IS NOT NULL)`;
 }
 
 /** The scope's rows of member_aggregates `a`, excluded members included. */
-function scopeRows(board: Board, scope: DbScope): RawBuilder<unknown> {
+function scopeRows(scope: Scope): RawBuilder<unknown> {
+  const { board } = scope;
   const regionFilter = scope.region === WORLD ? sql`` : sql`AND a.region = ${scope.region}`;
   return sql`a.board_id = ${board.id} AND a.period_key = ${scope.period} AND a.category = ${scope.category}
        AND a.event_count > 0 ${regionFilter}`;
@@ -100,19 +97,20 @@ function scopeRows(board: Board, scope: DbScope): RawBuilder<unknown> {
  * the rows, less the few excluded members' (found through their partial index), which is
  * cheaper than an anti-join on every row counted.
  */
-function countRows(board: Board, scope: DbScope, filters: ReadonlyArray<RawBuilder<unknown>>, where: RawBuilder<unknown> = sql`true`): RawBuilder<unknown> {
+function countRows(scope: Scope, filters: ReadonlyArray<RawBuilder<unknown>>, where: RawBuilder<unknown> = sql`true`): RawBuilder<unknown> {
+  const { board } = scope;
   const counts = sql.join(filters.map((f, i) => sql`count(*) FILTER (WHERE ${f}) AS ${sql.raw(`c${i}`)}`));
   const less = sql.join(filters.map((_, i) => sql.raw(`(t.c${i} - x.c${i})::int AS c${i}`)));
   return sql`(SELECT ${less} FROM
-      (SELECT ${counts} FROM member_aggregates a WHERE ${scopeRows(board, scope)} AND ${where}) t,
+      (SELECT ${counts} FROM member_aggregates a WHERE ${scopeRows(scope)} AND ${where}) t,
       (SELECT ${counts} FROM members x JOIN member_aggregates a
           ON a.board_id = ${board.id} AND a.period_key = ${scope.period} AND a.category = ${scope.category} AND a.member_id = x.id
-        WHERE x.excluded_at IS NOT NULL AND ${scopeRows(board, scope)} AND ${where}) x)`;
+        WHERE x.excluded_at IS NOT NULL AND ${scopeRows(scope)} AND ${where}) x)`;
 }
 
 /** How many ranked rows of the scope satisfy `condition` (read as an index range). */
-function countWhere(board: Board, scope: DbScope, condition: RawBuilder<unknown> = sql`true`): RawBuilder<number> {
-  return sql<number>`(SELECT c0 FROM ${countRows(board, scope, [sql`true`], condition)} n)`;
+function countWhere(scope: Scope, condition: RawBuilder<unknown> = sql`true`): RawBuilder<number> {
+  return sql<number>`(SELECT c0 FROM ${countRows(scope, [sql`true`], condition)} n)`;
 }
 
 /** Rows of `a` strictly ahead of (`v`, `sub`) by (value, subscore), in the board's order. */
@@ -153,14 +151,15 @@ function tieAhead(board: Board): RawBuilder<unknown> {
  * before the page and the page itself are read and ordered fully (an incremental sort of
  * equal values over the rank index's value order).
  */
-function positionsFrom(board: Board, scope: DbScope, first: RawBuilder<unknown>, ahead: RawBuilder<unknown>, after: RawBuilder<unknown>, upTo: RawBuilder<unknown>) {
+function positionsFrom(scope: Scope, first: RawBuilder<unknown>, ahead: RawBuilder<unknown>, after: RawBuilder<unknown>, upTo: RawBuilder<unknown>) {
+  const { board } = scope;
   const order = scopeOrder(board);
   return sql`SELECT * FROM (
           SELECT a.member_id, a.value, a.subscore,
                  ${ahead} + row_number() OVER (ORDER BY ${order.full}) AS position,
                  ${ahead} + rank() OVER (ORDER BY ${order.value}) AS shared_rank
             FROM member_aggregates a
-           WHERE ${first} IS NOT NULL AND ${inScope(board, scope)} AND NOT ${better(board, first)}
+           WHERE ${first} IS NOT NULL AND ${inScope(scope)} AND NOT ${better(board, first)}
            ORDER BY ${order.full}
            LIMIT greatest(${upTo} - ${ahead}, 0)) p
          WHERE p.position > ${after}`;
@@ -174,19 +173,20 @@ function positionsFrom(board: Board, scope: DbScope, first: RawBuilder<unknown>,
  * page is read from that value's first position (positionsFrom). So a page costs the count
  * plus O(offset) index entries, and sorts only its own rows and their ties.
  */
-export async function rankScope(db: Db, board: Board, scope: DbScope, page: { offset: number; limit: number }): Promise<{ total: number; entries: DbStanding[] }> {
+export async function rankScope(db: Db, scope: Scope, page: { offset: number; limit: number }): Promise<{ total: number; entries: DbStanding[] }> {
+  const { board } = scope;
   const direction = sql.raw(board.order === 'desc' ? 'DESC' : 'ASC');
   const first = sql`(SELECT value FROM first)`;
   const { rows } = await sql<RankedRow>`
-    WITH total AS (SELECT ${countWhere(board, scope)} AS n),
+    WITH total AS (SELECT ${countWhere(scope)} AS n),
     first AS (
       SELECT a.value FROM member_aggregates a
-       WHERE ${inScope(board, scope)} AND ${page.offset} < (SELECT n FROM total)
+       WHERE ${inScope(scope)} AND ${page.offset} < (SELECT n FROM total)
        ORDER BY a.value ${direction}, a.member_id ${direction}
       OFFSET ${page.offset} LIMIT 1),
-    ahead AS (SELECT ${countWhere(board, scope, better(board, first))} AS n)
+    ahead AS (SELECT ${countWhere(scope, better(board, first))} AS n)
     SELECT total.n AS total, t.member_id, t.value, t.subscore, t.position, t.shared_rank
-      FROM total LEFT JOIN LATERAL (${positionsFrom(board, scope, first, sql`(SELECT n FROM ahead)`, sql`${page.offset}`, sql`${page.offset + page.limit}`)}) t ON true
+      FROM total LEFT JOIN LATERAL (${positionsFrom(scope, first, sql`(SELECT n FROM ahead)`, sql`${page.offset}`, sql`${page.offset + page.limit}`)}) t ON true
      ORDER BY t.position`.execute(db);
   const total = rows[0]?.total ?? 0;
   return { total, entries: rows.filter((r) => r.member_id !== null).map((r) => toStanding(board, r)) };
@@ -199,27 +199,28 @@ export async function rankScope(db: Db, board: Board, scope: DbScope, page: { of
  * page's first value; the rows ahead of that value are the member's count less the few
  * between; then the page is read as any page (positionsFrom).
  */
-export async function aroundInScope(db: Db, board: Board, scope: DbScope, member: string, radius: number): Promise<{ total: number; entries: DbStanding[] }> {
+export async function aroundInScope(db: Db, scope: Scope, member: string, radius: number): Promise<{ total: number; entries: DbStanding[] }> {
+  const { board } = scope;
   const meValue = sql`(SELECT value FROM me)`;
   const meSubscore = sql`(SELECT subscore FROM me)`;
   const first = sql`(SELECT value FROM first)`;
   const position = sql`(SELECT n FROM place)`;
   const best = sql.raw(board.order === 'desc' ? 'max' : 'min');
   const { rows } = await sql<RankedRow>`
-    WITH me AS (SELECT a.member_id, a.value, a.subscore, a.reached_at FROM member_aggregates a WHERE ${inScope(board, scope)} AND a.member_id = ${member}),
+    WITH me AS (SELECT a.member_id, a.value, a.subscore, a.reached_at FROM member_aggregates a WHERE ${inScope(scope)} AND a.member_id = ${member}),
     counted AS (
       SELECT c0 AS total, c1 AS better, c2 AS subscore_ahead
-        FROM ${countRows(board, scope, [sql`true`, better(board, meValue), subscoreAhead(board, meValue, meSubscore)])} n),
-    place AS (SELECT counted.better + counted.subscore_ahead + ${countWhere(board, scope, pairTieAhead(board))} + 1 AS n FROM counted, me),
+        FROM ${countRows(scope, [sql`true`, better(board, meValue), subscoreAhead(board, meValue, meSubscore)])} n),
+    place AS (SELECT counted.better + counted.subscore_ahead + ${countWhere(scope, pairTieAhead(board))} + 1 AS n FROM counted, me),
     lead AS (
       SELECT a.value FROM member_aggregates a, me
-       WHERE ${inScope(board, scope)} AND ${better(board, meValue, true)}
+       WHERE ${inScope(scope)} AND ${better(board, meValue, true)}
          AND (a.value <> me.value OR ${subscoreAhead(board, sql`me.value`, sql`me.subscore`)} OR (a.subscore = me.subscore AND ${tieAhead(board)}))
        ORDER BY ${scopeOrder(board).reversed} LIMIT ${radius}),
     first AS (SELECT coalesce((SELECT ${best}(value) FROM lead), me.value) AS value FROM me),
-    ahead AS (SELECT counted.better - ${countWhere(board, scope, sql`${better(board, meValue)} AND NOT ${better(board, first)}`)} AS n FROM counted)
+    ahead AS (SELECT counted.better - ${countWhere(scope, sql`${better(board, meValue)} AND NOT ${better(board, first)}`)} AS n FROM counted)
     SELECT counted.total, t.member_id, t.value, t.subscore, t.position, t.shared_rank
-      FROM counted LEFT JOIN LATERAL (${positionsFrom(board, scope, first, sql`(SELECT n FROM ahead)`, sql`${position} - 1 - ${radius}`, sql`${position} + ${radius}`)}) t ON true
+      FROM counted LEFT JOIN LATERAL (${positionsFrom(scope, first, sql`(SELECT n FROM ahead)`, sql`${position} - 1 - ${radius}`, sql`${position} + ${radius}`)}) t ON true
      ORDER BY t.position`.execute(db);
   const total = rows[0]?.total ?? 0;
   return { total, entries: rows.filter((r) => r.member_id !== null).map((r) => toStanding(board, r)) };
@@ -229,13 +230,8 @@ export async function aroundInScope(db: Db, board: Board, scope: DbScope, member
  * The member's rank and 1-based position in the scope order, or null when unranked: counts
  * of the index entries ahead of it (better values, then ties ahead), never a sort.
  */
-export async function placeInScope(
-  db: Db,
-  board: Board,
-  scope: DbScope,
-  member: string,
-): Promise<{ total: number; standing: DbStanding | null; position: number | null }> {
-  const { total, placed } = await placeManyInScope(db, board, scope, [member]);
+export async function placeInScope(db: Db, scope: Scope, member: string): Promise<{ total: number; standing: DbStanding | null; position: number | null }> {
+  const { total, placed } = await placeManyInScope(db, scope, [member]);
   const found = placed[0];
   return found ? { total, standing: found.standing, position: found.position } : { total, standing: null, position: null };
 }
@@ -246,10 +242,10 @@ export async function placeInScope(
  */
 export async function placeManyInScope(
   db: Db,
-  board: Board,
-  scope: DbScope,
+  scope: Scope,
   members: readonly string[],
 ): Promise<{ total: number; placed: Array<{ standing: DbStanding; position: number }> }> {
+  const { board } = scope;
   // One member (a rank, around, `me`): the total and the members ahead in one pass over the
   // scope. More (the streams, `members=`): the total once, then a count up to each member.
   const one = members.length === 1;
@@ -257,14 +253,14 @@ export async function placeManyInScope(
   const meSubscore = sql`(SELECT subscore FROM me)`;
   const { rows } = await sql<{ total: number; member_id: string | null; value: number | null; subscore: number; better: number | null; ties: number | null }>`
     WITH me AS (SELECT a.member_id, a.value, a.subscore, a.reached_at FROM member_aggregates a
-                 WHERE ${inScope(board, scope)} AND a.member_id = ANY(${[...members]}::text[])),
-    counted AS (SELECT c0 AS total, c1 AS better FROM ${countRows(board, scope, [sql`true`, one ? pairAhead(board, meValue, meSubscore) : sql`false`])} n)
+                 WHERE ${inScope(scope)} AND a.member_id = ANY(${[...members]}::text[])),
+    counted AS (SELECT c0 AS total, c1 AS better FROM ${countRows(scope, [sql`true`, one ? pairAhead(board, meValue, meSubscore) : sql`false`])} n)
     SELECT counted.total,
            me.member_id,
            me.value,
            me.subscore,
-           ${one ? sql`counted.better` : countWhere(board, scope, pairAhead(board, sql`me.value`, sql`me.subscore`))} AS better,
-           ${countWhere(board, scope, pairTieAhead(board))} AS ties
+           ${one ? sql`counted.better` : countWhere(scope, pairAhead(board, sql`me.value`, sql`me.subscore`))} AS better,
+           ${countWhere(scope, pairTieAhead(board))} AS ties
       FROM counted LEFT JOIN me ON true`.execute(db);
   const placed = rows.flatMap((row) => {
     if (row.member_id === null || row.value === null || row.better === null || row.ties === null) return [];
@@ -276,18 +272,14 @@ export async function placeManyInScope(
 }
 
 /** The given members that are ranked in the scope, in scope order. */
-export async function pickInScope(
-  db: Db,
-  board: Board,
-  scope: DbScope,
-  members: readonly string[],
-): Promise<Array<{ member_id: string; value: number; subscore?: number }>> {
+export async function pickInScope(db: Db, scope: Scope, members: readonly string[]): Promise<Array<{ member: string; scaled: number; subscore?: number }>> {
+  const { board } = scope;
   if (members.length === 0) return [];
   const { rows } = await sql<{ member_id: string; value: number; subscore: number }>`
     SELECT a.member_id, a.value, a.subscore FROM member_aggregates a
-     WHERE ${inScope(board, scope)} AND a.member_id = ANY(${[...members]}::text[])
+     WHERE ${inScope(scope)} AND a.member_id = ANY(${[...members]}::text[])
      ORDER BY ${scopeOrder(board).full}`.execute(db);
-  return rows.map((r) => ({ member_id: r.member_id, value: r.value, ...subscoreOf(board, r.subscore) }));
+  return rows.map((r) => ({ member: r.member_id, scaled: r.value, ...subscoreOf(board, r.subscore) }));
 }
 
 /** One page of a category's aggregates in member-id order, shaped for the projection. */
@@ -326,8 +318,9 @@ export async function aggregateRegions(db: Db, ref: { board: string; period: str
  * The whole ranking of one scope, streamed through a server-side cursor in chunks: one
  * pass over Postgres however large the scope, with memory bounded by the chunk.
  */
-export async function* streamScope(pool: pg.Pool, db: Db, board: Board, scope: DbScope, chunk = 5000): AsyncGenerator<DbStanding[]> {
-  const compiled = sql<RankedRow>`SELECT * FROM (${ranked(board, scope)}) t ORDER BY position`.compile(db);
+export async function* streamScope(pool: pg.Pool, db: Db, scope: Scope, chunk = 5000): AsyncGenerator<DbStanding[]> {
+  const { board } = scope;
+  const compiled = sql<RankedRow>`SELECT * FROM (${ranked(scope)}) t ORDER BY position`.compile(db);
   const client = await pool.connect();
   try {
     const cursor = client.query(new Cursor<RankedRow>(compiled.sql, [...compiled.parameters]));

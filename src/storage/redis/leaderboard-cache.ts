@@ -1,6 +1,7 @@
 import type { Board } from '../../domain/board.js';
 import { decodeEntry, entryOfAggregate, rankKeyOfEntry, scaledFromSortScore, sortScore, subscoreOfEntry, type Placed } from '../../domain/ranking.js';
 import type { PeriodCategory } from '../../domain/period.js';
+import type { MemberInScope, Scope } from '../../domain/scope.js';
 import type { AggregateState } from '../postgres/events-repository.js';
 import type { LeaderboardKeys } from './leaderboard-keys.js';
 import type { LeaderboardRedis } from './scripts.js';
@@ -12,16 +13,6 @@ type ScriptPipeline = Pipeline & {
   laurelErase(base: string, member: string, ...categories: string[]): void;
   laurelPlace(...args: string[]): void;
 };
-
-// The standings readers still import Placed from here; they are being reworked separately.
-export type { Placed };
-
-export interface ScopeRef {
-  board: Board;
-  period: string;
-  category: string;
-  region: string;
-}
 
 /** A read Redis cannot answer: the category is not complete there (a rebuild may be running). */
 export interface Miss {
@@ -145,7 +136,7 @@ export class LeaderboardCache {
    * What every stream of one scope in a web process needs, in one script call: the total,
    * the top `topN` entries and each given member's placement.
    */
-  async watch(s: ScopeRef, members: readonly string[], topN: number): Promise<Watched | Miss> {
+  async watch(s: Scope, members: readonly string[], topN: number): Promise<Watched | Miss> {
     const [scope, state, ok, category] = this.readKeys(s);
     const reply = await this.redis.laurelWatch(scope, state, ok, category, sharedFlag(s.board), topN, ...members);
     if (reply[0] === 0) return miss(reply);
@@ -163,7 +154,7 @@ export class LeaderboardCache {
     return { total, top: rankedEntries(s.board, 0, first, items), placed };
   }
 
-  private readKeys(s: ScopeRef): [string, string, string, string] {
+  private readKeys(s: Scope): [string, string, string, string] {
     return [
       this.keys.scope(s.board.id, s.period, s.category, s.region),
       this.keys.state(s.board.id, s.period, s.category),
@@ -172,12 +163,12 @@ export class LeaderboardCache {
     ];
   }
 
-  async slice(s: ScopeRef, offset: number, limit: number): Promise<Slice | Miss> {
+  async slice(s: Scope, offset: number, limit: number): Promise<Slice | Miss> {
     return sliceFrom(await this.redis.laurelSlice(...this.readKeys(s), offset, limit, sharedFlag(s.board)), s.board, offset);
   }
 
   /** The member and up to `radius` neighbours on each side; no entries when the member is unranked. */
-  async around(s: ScopeRef, member: string, radius: number): Promise<Slice | Miss> {
+  async around(s: Scope, member: string, radius: number): Promise<Slice | Miss> {
     const reply = await this.redis.laurelAround(...this.readKeys(s), member, radius, sharedFlag(s.board));
     if (reply[0] === 0) return miss(reply);
     const [, total, from, first, items] = reply;
@@ -189,7 +180,7 @@ export class LeaderboardCache {
    * The entries of the given members that are ranked in the scope, in scope order: one
    * round trip (HMGET + ZMSCORE), O(k log N) for k members whatever their ranks.
    */
-  async pick(s: ScopeRef, members: readonly string[]): Promise<PickedEntry[] | Miss> {
+  async pick(s: Scope, members: readonly string[]): Promise<{ picked: PickedEntry[] } | Miss> {
     const reply = await this.redis.laurelPick(...this.readKeys(s), ...members);
     if (reply[0] === 0) return miss(reply);
     const flat = reply[1];
@@ -199,14 +190,14 @@ export class LeaderboardCache {
       picked.push({ member: flat[i]!, entry, sortScore: Number(flat[i + 2]!), scaled: scaledFromSortScore(s.board.order, flat[i + 2]!), ...subscoreOf(s.board, entry) });
     }
     // Redis order: by score, then by entry bytes (entries are ASCII, so code units are bytes).
-    return picked.sort((a, b) => a.sortScore - b.sortScore || (a.entry < b.entry ? -1 : a.entry > b.entry ? 1 : 0));
+    return { picked: picked.sort((a, b) => a.sortScore - b.sortScore || (a.entry < b.entry ? -1 : a.entry > b.entry ? 1 : 0)) };
   }
 
   /**
    * A page and one member's placement, read together (MULTI: one round trip, one moment),
    * so `me` agrees with the entries beside it.
    */
-  async sliceAndPlace(s: ScopeRef, offset: number, limit: number, member: string): Promise<{ slice: Slice; placed: Placed } | Miss> {
+  async sliceAndPlace(s: Scope, offset: number, limit: number, member: string): Promise<SliceAndPlace | Miss> {
     const keys = this.readKeys(s);
     const tx = this.redis.multi() as unknown as ScriptPipeline & { laurelSlice(...args: unknown[]): void; exec(): Promise<Reply[] | null> };
     tx.laurelSlice(...keys, offset, limit, sharedFlag(s.board));
@@ -221,12 +212,12 @@ export class LeaderboardCache {
   }
 
   /** One member's placement: one script call, no pipeline around it. */
-  async place(s: ScopeRef, member: string): Promise<Placed | Miss> {
+  async place(s: Scope, member: string): Promise<Placed | Miss> {
     return placedFrom(await this.redis.laurelPlace(...this.readKeys(s), member, sharedFlag(s.board)), s.board);
   }
 
   /** Placements of many members, possibly on many boards, in one round trip (one per slot on a cluster). */
-  async placeMany(queries: ReadonlyArray<ScopeRef & { member: string }>): Promise<Array<Placed | Miss>> {
+  async placeMany(queries: readonly MemberInScope[]): Promise<Array<Placed | Miss>> {
     if (queries.length === 0) return [];
     const replies = await execBySlot(
       this.redis,
@@ -317,6 +308,17 @@ export interface SliceEntry {
 export interface Slice {
   total: number;
   entries: SliceEntry[];
+}
+
+/** A page and one member's placement, read at one moment. */
+export interface SliceAndPlace {
+  slice: Slice;
+  placed: Placed;
+}
+
+/** Given members' entries that are ranked in a scope, in scope order. */
+export interface Picked {
+  picked: Array<Omit<SliceEntry, 'rank'>>;
 }
 
 export interface Watched {
