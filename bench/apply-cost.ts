@@ -5,7 +5,8 @@
  * same rows, on a database of its own; a call's fixed cost is what the small sizes show.
  * Postgres-side self times come from pg_stat_user_functions (track_functions = all).
  * Usage: npx tsx bench/apply-cost.ts [batches of 1000] [sizes, e.g. 1,10,100,1000]
- * (APPLY_COST_EXPLAIN_SIZE: the size of the one call explained statement by statement)
+ * (APPLY_COST_EXPLAIN_SIZE: the size of the one call explained statement by statement, with its
+ * buffer accesses and trigger calls)
  */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -97,7 +98,7 @@ try {
   explained.on('notice', (n) => plans.push(n.message ?? ''));
   await explained.query("LOAD 'auto_explain'");
   await explained.query(
-    "SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; SET auto_explain.log_analyze = on; SET auto_explain.log_timing = on; SET auto_explain.log_level = 'notice'",
+    "SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; SET auto_explain.log_analyze = on; SET auto_explain.log_timing = on; SET auto_explain.log_buffers = on; SET auto_explain.log_triggers = on; SET auto_explain.log_level = 'notice'",
   );
   const one = new Kysely<Database>({
     dialect: new PostgresDialect({ pool: { connect: async () => Object.assign(explained, { release: () => undefined }), end: async () => undefined } }),
@@ -111,6 +112,12 @@ try {
       text: (/Query Text: ([\s\S]*?)\n(?:\S|\s{2}\S)/.exec(p)?.[1] ?? p).replace(/\s+/g, ' ').slice(0, 110),
     }))
     .sort((a, b) => b.ms - a.ms);
+  // Buffer accesses and trigger calls do not move with the load of a shared machine as times
+  // do: they compare schemas (indexes, foreign keys) where medians drown in noise. The call's
+  // own plan counts its nested statements' buffers.
+  const call = plans.find((p) => /Query Text:\s*SELECT laurel_apply_batch/.test(p)) ?? '';
+  const buffers = /Buffers: (.*)/.exec(call)?.[1] ?? 'none';
+  const triggers = plans.flatMap((p) => p.match(/^\s*Trigger .*$/gm) ?? []).map((t) => t.trim());
   // APPLY_COST_PLANS=<file>: every plan of that batch, in full.
   if (process.env.APPLY_COST_PLANS) writeFileSync(process.env.APPLY_COST_PLANS, plans.join('\n\n'));
   const { rows } = await raw.query(
@@ -129,6 +136,9 @@ try {
       .slice(0, 12)
       .map((st) => `  ${st.ms.toFixed(1)} ms  ${st.text}`)
       .join('\n')}\n`,
+  );
+  process.stdout.write(
+    `Buffers of that batch (the call, nested statements included): ${buffers}\nTriggers of that batch: ${triggers.length === 0 ? 'none' : `\n${triggers.map((t) => `  ${t}`).join('\n')}`}\n`,
   );
   await raw.end();
   await ctx.close();
