@@ -101,10 +101,17 @@ try {
     "SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; SET auto_explain.log_analyze = on; SET auto_explain.log_timing = on; SET auto_explain.log_buffers = on; SET auto_explain.log_triggers = on; SET auto_explain.log_level = 'notice'",
   );
   const one = new Kysely<Database>({
-    dialect: new PostgresDialect({ pool: { connect: async () => Object.assign(explained, { release: () => undefined }), end: async () => undefined } }),
+    dialect: new PostgresDialect({
+      pool: { connect: async () => Object.assign(explained, { release: () => undefined }), end: async () => undefined },
+    }),
   });
   // APPLY_COST_EXPLAIN_SIZE=1: where a small call's fixed cost goes instead.
-  await applyBatch(one, batch(Number(process.env.APPLY_COST_EXPLAIN_SIZE ?? 1000)), [{ id: 'cost', revision: board.revision }], new Date());
+  await applyBatch(
+    one,
+    batch(Number(process.env.APPLY_COST_EXPLAIN_SIZE ?? 1000)),
+    [{ id: 'cost', revision: board.revision }],
+    new Date(),
+  );
   await explained.end();
   const statements = plans
     .map((p) => ({
@@ -126,7 +133,9 @@ try {
   const line = (name: string, size: number, xs: number[]) =>
     `${name}: median ${round(quantile(xs, 0.5), 2)} ms, p90 ${round(quantile(xs, 0.9), 2)} ms per call of ${size}, ${round((quantile(xs, 0.5) * 1000) / size, 1)} µs per event (${xs.length} calls)`;
   for (const [size, t] of timings) {
-    process.stdout.write(`${line('laurel_apply_batch via applyBatch', size, t.apply)}\n${line('  raw INSERT of the same rows', size, t.insert)}\n`);
+    process.stdout.write(
+      `${line('laurel_apply_batch via applyBatch', size, t.apply)}\n${line('  raw INSERT of the same rows', size, t.insert)}\n`,
+    );
   }
   process.stdout.write(
     `Postgres function times (pg_stat_user_functions):\n${rows.map((r) => `  ${r.funcname}: ${r.calls} calls, total ${r.total_ms} ms, self ${r.self_ms} ms`).join('\n')}\n`,

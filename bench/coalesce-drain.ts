@@ -38,7 +38,9 @@ const ctx = createContext(
     LOG_LEVEL: 'warn',
   }),
 );
-const alone = JOB_HANDLERS.map((h) => (h.queue === 'score-events' ? handler('score-events', 'apply', (c, data, job) => processScoreJob(c, data, job.id)) : h));
+const alone = JOB_HANDLERS.map((h) =>
+  h.queue === 'score-events' ? handler('score-events', 'apply', (c, data, job) => processScoreJob(c, data, job.id)) : h,
+);
 let seq = 0;
 const oneEventJob = (): ScoreJob => {
   seq += 1;
@@ -58,11 +60,17 @@ try {
     for (const mode of ['alone', 'coalesced'] as const) {
       await ctx.scoreQueue.addBulk(Array.from({ length: jobs }, () => ({ name: 'apply', data: oneEventJob() })));
       const started = performance.now();
-      const workers = startWorkers(ctx, { concurrency, schedulers: false, ...(mode === 'alone' ? { handlers: alone } : {}) });
+      const workers = startWorkers(ctx, {
+        concurrency,
+        schedulers: false,
+        ...(mode === 'alone' ? { handlers: alone } : {}),
+      });
       await waitFor(queueEmpty, 600_000, 'drain');
       const seconds = (performance.now() - started) / 1000;
       await workers.close();
-      lines.push(`one-event jobs, ${mode}, concurrency ${concurrency}: ${round(jobs / seconds, 0)} events/s (${jobs} jobs in ${round(seconds, 1)} s)`);
+      lines.push(
+        `one-event jobs, ${mode}, concurrency ${concurrency}: ${round(jobs / seconds, 0)} events/s (${jobs} jobs in ${round(seconds, 1)} s)`,
+      );
       process.stdout.write(`${lines.at(-1)}\n`);
     }
   }

@@ -44,18 +44,29 @@ function paths(t: EntriesReadsTarget) {
   });
   const memberPage = Array.from(
     { length: 200 },
-    (_, k) => `${base}?${q}&limit=50&offset=${(k * 50) % Math.max(1, n - 50)}&member=${encodeURIComponent(t.members[(k * 31) % n]!)}`,
+    (_, k) =>
+      `${base}?${q}&limit=50&offset=${(k * 50) % Math.max(1, n - 50)}&member=${encodeURIComponent(t.members[(k * 31) % n]!)}`,
   );
-  const memberRank = Array.from({ length: 1000 }, (_, k) => `${base}/${encodeURIComponent(t.members[(k * 13) % n]!)}?${q}`);
+  const memberRank = Array.from(
+    { length: 1000 },
+    (_, k) => `${base}/${encodeURIComponent(t.members[(k * 13) % n]!)}?${q}`,
+  );
   return { members100, memberPage, memberRank };
 }
 
 export async function measureEntriesReads(t: EntriesReadsTarget): Promise<EntriesReadsFigures> {
   if (t.members.length < 100) throw new Error('the entries reads need a board of at least 100 ranked members');
   const p = paths(t);
-  const load = (list: string[]) => http({ url: t.url, paths: list, headers: t.headers, seconds: t.seconds, connections: t.connections });
+  const load = (list: string[]) =>
+    http({ url: t.url, paths: list, headers: t.headers, seconds: t.seconds, connections: t.connections });
   // Warm-up: scripts loaded, display names cached, connections open.
-  await http({ url: t.url, paths: [...p.members100, ...p.memberPage, ...p.memberRank], headers: t.headers, seconds: 1, connections: t.connections });
+  await http({
+    url: t.url,
+    paths: [...p.members100, ...p.memberPage, ...p.memberRank],
+    headers: t.headers,
+    seconds: 1,
+    connections: t.connections,
+  });
   const members100 = await load(p.members100);
   const memberPage = await load(p.memberPage);
   const memberRank = await load(p.memberRank);
@@ -86,10 +97,23 @@ async function main(): Promise<void> {
   if (!key) throw new Error('ADMIN_API_KEY must name an admin key of the Laurel at BENCH_URL');
   const count = Number(process.env.BENCH_ENTRIES_MEMBERS ?? 10_000);
   const board = `entries-bench-${Date.now().toString(36)}`;
-  await call(url, key, 'PUT', `/v1/boards/${board}`, { aggregation: 'best', period: 'all', tieBreak: 'shared', subscore: { order: 'asc' } });
+  await call(url, key, 'PUT', `/v1/boards/${board}`, {
+    aggregation: 'best',
+    period: 'all',
+    tieBreak: 'shared',
+    subscore: { order: 'asc' },
+  });
   const members = Array.from({ length: count }, (_, i) => `eb${i}`);
   for (let i = 0; i < count; i += 1000) {
-    const events = members.slice(i, i + 1000).map((member, j) => ({ board, member, value: (i + j) % 997, subscore: (i + j) % 13, idempotencyKey: `${board}-${i + j}` }));
+    const events = members
+      .slice(i, i + 1000)
+      .map((member, j) => ({
+        board,
+        member,
+        value: (i + j) % 997,
+        subscore: (i + j) % 13,
+        idempotencyKey: `${board}-${i + j}`,
+      }));
     await call(url, key, 'POST', '/v1/events', { events });
   }
   const deadline = Date.now() + 120_000;
@@ -106,7 +130,16 @@ async function main(): Promise<void> {
     seconds: Number(process.env.BENCH_SECONDS ?? 10),
     connections: Number(process.env.BENCH_CONNECTIONS ?? 16),
   });
-  console.log(JSON.stringify({ members: count, query: { ...figures, members100VsRank: round(figures.members100Rps / figures.memberRankRps, 2) } }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        members: count,
+        query: { ...figures, members100VsRank: round(figures.members100Rps / figures.memberRankRps, 2) },
+      },
+      null,
+      2,
+    ),
+  );
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

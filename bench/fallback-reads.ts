@@ -98,7 +98,14 @@ async function measure(ctx: AppContext, n: number, samples: number): Promise<Fal
   const rank = await timed(samples, (i) => memberStanding(ctx, BOARD, member(i), query));
   const top50 = await timed(samples, () => standingsPage(ctx, BOARD, { ...query, limit: '50' }));
   const around = await timed(samples, (i) => aroundMember(ctx, BOARD, member(i), { ...query, radius: '5' }));
-  return { rankP50Ms: rank.p50, rankP99Ms: rank.p99, top50P50Ms: top50.p50, top50P99Ms: top50.p99, aroundP50Ms: around.p50, aroundP99Ms: around.p99 };
+  return {
+    rankP50Ms: rank.p50,
+    rankP99Ms: rank.p99,
+    top50P50Ms: top50.p50,
+    top50P99Ms: top50.p99,
+    aroundP50Ms: around.p50,
+    aroundP99Ms: around.p99,
+  };
 }
 
 /** Each fallback statement run once more under EXPLAIN (ANALYZE, BUFFERS), printed. */
@@ -109,7 +116,10 @@ async function explainReads(url: string, board: Board, n: number): Promise<void>
   const pool = new pg.Pool({ connectionString: url, max: 1, options });
   pool.on('error', () => undefined);
   let last: CompiledQuery | undefined;
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: (e) => void (e.level === 'query' && (last = e.query)) });
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool }),
+    log: (e) => void (e.level === 'query' && (last = e.query)),
+  });
   const scope = { board, period: 'all', category: 'all', region: 'world' };
   const middle = `m${Math.floor(n / 2) + 1}`;
   const reads: Array<[string, () => Promise<unknown>]> = [
@@ -122,7 +132,9 @@ async function explainReads(url: string, board: Board, n: number): Promise<void>
   try {
     for (const [label, read] of reads) {
       await read();
-      const { rows } = await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${last!.sql}`, [...last!.parameters]);
+      const { rows } = await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${last!.sql}`, [
+        ...last!.parameters,
+      ]);
       process.stdout.write(`\n== ${label}\n${rows.map((r) => r['QUERY PLAN']).join('\n')}\n`);
     }
   } finally {
@@ -131,7 +143,8 @@ async function explainReads(url: string, board: Board, n: number): Promise<void>
 }
 
 export async function fallbackReadsBench(options: FallbackBenchOptions = {}): Promise<FallbackReadsResult> {
-  const adminUrl = options.adminDatabaseUrl ?? process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const adminUrl =
+    options.adminDatabaseUrl ?? process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
   const redisUrl = options.redisUrl ?? process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
   const n = options.members ?? 1_000_000;
   const tag = `fb${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
@@ -143,21 +156,34 @@ export async function fallbackReadsBench(options: FallbackBenchOptions = {}): Pr
   let ctx: AppContext | undefined;
   try {
     await migrateDatabase(url.toString());
-    ctx = createContext(parseEnv({ DATABASE_URL: url.toString(), REDIS_URL: redisUrl, REDIS_PREFIX: tag, ADMIN_API_KEY: randomBytes(24).toString('hex') }), {
-      log: createLogger('silent'),
-      name: 'laurel-bench-fallback',
-    });
+    ctx = createContext(
+      parseEnv({
+        DATABASE_URL: url.toString(),
+        REDIS_URL: redisUrl,
+        REDIS_PREFIX: tag,
+        ADMIN_API_KEY: randomBytes(24).toString('hex'),
+      }),
+      {
+        log: createLogger('silent'),
+        name: 'laurel-bench-fallback',
+      },
+    );
     await putBoard(ctx, BOARD, { aggregation: 'best', tieBreak: 'first', period: 'all' });
-    await db.query("INSERT INTO periods (board_id, key, starts_at) VALUES ($1, 'all', '2000-01-01') ON CONFLICT DO NOTHING", [BOARD]);
+    await db.query(
+      "INSERT INTO periods (board_id, key, starts_at) VALUES ($1, 'all', '2000-01-01') ON CONFLICT DO NOTHING",
+      [BOARD],
+    );
     await seed(db, n);
     // No leaderboard key was ever written: every read is a miss, answered from Postgres.
     const result = await measure(ctx, n, options.samples ?? 200);
-    if (process.env.FALLBACK_BENCH_EXPLAIN === '1') await explainReads(url.toString(), (await ctx.boards.get(BOARD))!, n);
+    if (process.env.FALLBACK_BENCH_EXPLAIN === '1')
+      await explainReads(url.toString(), (await ctx.boards.get(BOARD))!, n);
     return result;
   } finally {
     await ctx?.close();
     await db.end();
-    if (process.env.FALLBACK_BENCH_KEEP !== '1') await admin.query(`DROP DATABASE IF EXISTS "laurel_${tag}" WITH (FORCE)`);
+    if (process.env.FALLBACK_BENCH_KEEP !== '1')
+      await admin.query(`DROP DATABASE IF EXISTS "laurel_${tag}" WITH (FORCE)`);
     else process.stdout.write(`kept database laurel_${tag}\n`);
     await admin.end();
     const { Redis } = await import('ioredis');

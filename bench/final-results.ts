@@ -10,7 +10,13 @@ import { Kysely, PostgresDialect, type CompiledQuery } from 'kysely';
 import type { Database } from '../src/storage/postgres/schema.js';
 import { migrateDatabase } from '../src/storage/postgres/migrator.js';
 import { findBoard } from '../src/storage/postgres/boards-repository.js';
-import { resultOfMember, resultsAround, resultsOfMemberMany, resultsOfMembers, resultsPage } from '../src/storage/postgres/final-results-repository.js';
+import {
+  resultOfMember,
+  resultsAround,
+  resultsOfMemberMany,
+  resultsOfMembers,
+  resultsPage,
+} from '../src/storage/postgres/final-results-repository.js';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { quantile, ROOT, round } from './support.js';
@@ -50,7 +56,10 @@ try {
   });
   const scope = { board: (await findBoard(db, 'big'))!, period: '2026-11', category: 'all', region: 'world' };
   const mid = `m${String(Math.floor(members / 2)).padStart(7, '0')}`;
-  const some = Array.from({ length: 1000 }, (_, i) => `m${String(1 + Math.floor((i * members) / 1000)).padStart(7, '0')}`);
+  const some = Array.from(
+    { length: 1000 },
+    (_, i) => `m${String(1 + Math.floor((i * members) / 1000)).padStart(7, '0')}`,
+  );
   const cases: Record<string, () => Promise<unknown>> = {
     'page (offset 0, limit 50)': () => resultsPage(db, scope, 0, 50),
     'page (offset 900000, limit 200)': () => resultsPage(db, scope, Math.min(900_000, members - 200), 200),
@@ -97,7 +106,10 @@ try {
     );
   }
   console.log(JSON.stringify(report, null, 2));
-  writeFileSync(path.join(ROOT, 'bench/results/final-results.json'), `${JSON.stringify({ members, measuredAt: new Date().toISOString(), report }, null, 2)}\n`);
+  writeFileSync(
+    path.join(ROOT, 'bench/results/final-results.json'),
+    `${JSON.stringify({ members, measuredAt: new Date().toISOString(), report }, null, 2)}\n`,
+  );
   await db.destroy();
 } finally {
   await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);

@@ -36,7 +36,9 @@ function where(url: string): string {
 }
 
 const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
-const idle = [...selfUs.entries()].filter(([id]) => byId.get(id)!.callFrame.functionName === '(idle)').reduce((a, [, t]) => a + t, 0);
+const idle = [...selfUs.entries()]
+  .filter(([id]) => byId.get(id)!.callFrame.functionName === '(idle)')
+  .reduce((a, [, t]) => a + t, 0);
 const busy = total - idle;
 const fns = new Map<string, number>();
 const pkgs = new Map<string, number>();

@@ -12,7 +12,11 @@ const redis = new Redis(process.env.RAW_REDIS_URL!);
 const key = process.env.RAW_KEY!;
 await client.connect();
 const started = performance.now();
-const cursor = client.query(new Cursor('SELECT member_id, value FROM member_aggregates WHERE board_id = $1 ORDER BY member_id', [process.env.RAW_BOARD]));
+const cursor = client.query(
+  new Cursor('SELECT member_id, value FROM member_aggregates WHERE board_id = $1 ORDER BY member_id', [
+    process.env.RAW_BOARD,
+  ]),
+);
 for (;;) {
   const rows = await cursor.read(5000);
   if (rows.length === 0) break;

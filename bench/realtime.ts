@@ -7,7 +7,17 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { histogramQuantile, openLoop, parseHistogram, peakRssMiB, ROOT, round, startProcess, stopProcess, waitFor } from './support.js';
+import {
+  histogramQuantile,
+  openLoop,
+  parseHistogram,
+  peakRssMiB,
+  ROOT,
+  round,
+  startProcess,
+  stopProcess,
+  waitFor,
+} from './support.js';
 
 export interface RealtimeSetup {
   env: Record<string, string>;
@@ -36,7 +46,10 @@ function rssMiB(pid: number): number {
 
 function message<T>(child: ChildProcess, type: string, timeoutMs: number): Promise<T> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`stream clients sent no ${type} within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`stream clients sent no ${type} within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     const on = (m: { type: string }) => {
       if (m.type !== type) return;
       clearTimeout(timer);
@@ -51,7 +64,12 @@ export async function realtimePart(setup: RealtimeSetup, log: (line: string) => 
   const base = `http://127.0.0.1:${setup.port}`;
   const auth = { authorization: `Bearer ${setup.adminKey}` };
   // The web process's own fd limit is the machine's (streams + Redis + Postgres stay far below 20,000 here).
-  const web = startProcess('src/bin/web.ts', { ...setup.env, PORT: String(setup.port), WEB_PROCESSES: '1', LOG_LEVEL: 'warn' });
+  const web = startProcess('src/bin/web.ts', {
+    ...setup.env,
+    PORT: String(setup.port),
+    WEB_PROCESSES: '1',
+    LOG_LEVEL: 'warn',
+  });
   let clients: ChildProcess | undefined;
   try {
     await waitFor(async () => (await fetch(`${base}/readyz`)).ok, 30_000, 'realtime web');
@@ -59,18 +77,37 @@ export async function realtimePart(setup: RealtimeSetup, log: (line: string) => 
     const batch = (n: number) =>
       Array.from({ length: n }, () => {
         seq += 1;
-        return { board: BOARD, member: `m${Math.floor(Math.random() * MEMBERS)}`, value: 1 + (seq % 50), idempotencyKey: `rt-${seq}` };
+        return {
+          board: BOARD,
+          member: `m${Math.floor(Math.random() * MEMBERS)}`,
+          value: 1 + (seq % 50),
+          idempotencyKey: `rt-${seq}`,
+        };
       });
     // Every watched member ranked before the streams open.
     for (let i = 0; i < MEMBERS; i += 500) {
-      await setup.post(Array.from({ length: 500 }, (_, k) => ({ board: BOARD, member: `m${i + k}`, value: 1, idempotencyKey: `rt-seed-${i + k}` })));
+      await setup.post(
+        Array.from({ length: 500 }, (_, k) => ({
+          board: BOARD,
+          member: `m${i + k}`,
+          value: 1,
+          idempotencyKey: `rt-seed-${i + k}`,
+        })),
+      );
     }
     log(`realtime: opening ${STREAMS} streams over ${MEMBERS} members`);
     const opening = performance.now();
     clients = fork(path.join(ROOT, 'bench/stream-clients.ts'), [], {
       cwd: ROOT,
       execArgv: ['--import', 'tsx'],
-      env: { ...process.env, BASE_URL: base, ADMIN_KEY: setup.adminKey, BOARD, STREAMS: String(STREAMS), MEMBERS: String(MEMBERS) },
+      env: {
+        ...process.env,
+        BASE_URL: base,
+        ADMIN_KEY: setup.adminKey,
+        BOARD,
+        STREAMS: String(STREAMS),
+        MEMBERS: String(MEMBERS),
+      },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     const opened = await message<{ firstMessages: number; errors: number }>(clients, 'open', 300_000);

@@ -133,12 +133,22 @@ async function ingest(batch: number, concurrency: number) {
   );
   await waitFor(drained, 600_000, 'ingest to drain');
   const seconds = (performance.now() - started) / 1000;
-  return { batch, concurrency, events: requests * batch, seconds: round(seconds), eventsPerSec: round((requests * batch) / seconds, 0) };
+  return {
+    batch,
+    concurrency,
+    events: requests * batch,
+    seconds: round(seconds),
+    eventsPerSec: round((requests * batch) / seconds, 0),
+  };
 }
 
 /** The worker's received -> projected histogram (laurel_event_visible_lag_seconds). */
 async function lagHistogram() {
-  const text = await (await fetch(`http://127.0.0.1:${WORKER_METRICS_PORT}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).text();
+  const text = await (
+    await fetch(`http://127.0.0.1:${WORKER_METRICS_PORT}/metrics`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    })
+  ).text();
   return parseHistogram(text, 'laurel_event_visible_lag_seconds');
 }
 
@@ -149,7 +159,10 @@ async function lagDuring(load: () => Promise<unknown>) {
   await waitFor(drained, 300_000, 'lag run to drain');
   const after = await lagHistogram();
   const delta = after.map((b, i) => ({ le: b.le, count: b.count - (before[i]?.count ?? 0) }));
-  return { p50Ms: round(histogramQuantile(delta, 0.5) * 1000, 1), p99Ms: round(histogramQuantile(delta, 0.99) * 1000, 1) };
+  return {
+    p50Ms: round(histogramQuantile(delta, 0.5) * 1000, 1),
+    p99Ms: round(histogramQuantile(delta, 0.99) * 1000, 1),
+  };
 }
 
 /** Lag at a fixed arrival rate of 100-event batches (open loop). */
@@ -198,7 +211,8 @@ async function ingestByClients(batch: number, clients: number, concurrency: numb
     headers: { authorization: `Bearer ${ADMIN_KEY}` },
     connections: clients,
     amount: requests,
-    body: () => JSON.stringify(batch === 1 ? events('ingest', 1, 50_000)[0] : { events: events('ingest', batch, 50_000) }),
+    body: () =>
+      JSON.stringify(batch === 1 ? events('ingest', 1, 50_000)[0] : { events: events('ingest', batch, 50_000) }),
   });
   await waitFor(drained, 600_000, 'ingest to drain');
   const seconds = (performance.now() - started) / 1000;
@@ -243,7 +257,11 @@ async function naiveIngest(n: number) {
   const w = new Worker(
     'naive',
     async (job) => {
-      await db.query('INSERT INTO bench_naive VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [job.data.key, job.data.member, job.data.value]);
+      await db.query('INSERT INTO bench_naive VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [
+        job.data.key,
+        job.data.member,
+        job.data.value,
+      ]);
       await redis.zincrby(`${tag}:naive`, job.data.value, job.data.member);
     },
     { connection, prefix: `{${tag}:naive}`, concurrency: 16 },
@@ -252,10 +270,22 @@ async function naiveIngest(n: number) {
   const started = performance.now();
   for (let i = 0; i < n; i += 1000) {
     await queue.addBulk(
-      list.slice(i, i + 1000).map((e) => ({ name: 'e', data: { key: e.idempotencyKey, member: e.member, value: e.value }, opts: { removeOnComplete: true } })),
+      list
+        .slice(i, i + 1000)
+        .map((e) => ({
+          name: 'e',
+          data: { key: e.idempotencyKey, member: e.member, value: e.value },
+          opts: { removeOnComplete: true },
+        })),
     );
   }
-  await waitFor(async () => (await queue.getJobCounts('waiting', 'active')).waiting === 0 && (await queue.getJobCounts('active')).active === 0, 600_000, 'naive');
+  await waitFor(
+    async () =>
+      (await queue.getJobCounts('waiting', 'active')).waiting === 0 &&
+      (await queue.getJobCounts('active')).active === 0,
+    600_000,
+    'naive',
+  );
   const seconds = (performance.now() - started) / 1000;
   await w.close();
   await queue.obliterate({ force: true });
@@ -266,8 +296,14 @@ async function naiveIngest(n: number) {
 
 /** An n-member board written straight into Postgres, then rebuilt into Redis by Laurel. */
 async function seedBoard(board: string, n: number) {
-  await laurel.putBoard({ params: { path: { boardId: board } }, body: { aggregation: 'best', tieBreak: 'first', period: 'all' } });
-  await db.query("INSERT INTO periods (board_id, key, starts_at) VALUES ($1, 'all', '2000-01-01') ON CONFLICT DO NOTHING", [board]);
+  await laurel.putBoard({
+    params: { path: { boardId: board } },
+    body: { aggregation: 'best', tieBreak: 'first', period: 'all' },
+  });
+  await db.query(
+    "INSERT INTO periods (board_id, key, starts_at) VALUES ($1, 'all', '2000-01-01') ON CONFLICT DO NOTHING",
+    [board],
+  );
   await db.query(`INSERT INTO members (id) SELECT 'u' || g FROM generate_series(1, ${n}) g ON CONFLICT DO NOTHING`);
   await db.query(
     `INSERT INTO member_aggregates (board_id, period_key, category, member_id, value, reached_at, last_key, event_count)
@@ -287,14 +323,24 @@ async function rebuild(board: string) {
   const { rebuildId } = await laurel.requestRebuild({ body: { board } });
   const state = async () => (await laurel.getRebuild({ params: { path: { rebuildId } } })).state;
   await waitFor(async () => (await state()) === 'completed', 1_800_000, 'rebuild');
-  return { seconds: round((performance.now() - started) / 1000), workerIdleRssMiB: idleRssMiB, workerPeakRssMiB: peakRssMiB(worker!.pid!) };
+  return {
+    seconds: round((performance.now() - started) / 1000),
+    workerIdleRssMiB: idleRssMiB,
+    workerPeakRssMiB: peakRssMiB(worker!.pid!),
+  };
 }
 
 /** Raw limit of a rebuild (bench/raw-rebuild.ts), in a process of its own for its peak RSS. */
 async function rawRebuild(board: string) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/raw-rebuild.ts'], {
     cwd: ROOT,
-    env: { ...process.env, RAW_DATABASE_URL: dbUrl, RAW_REDIS_URL: REDIS_URL, RAW_BOARD: board, RAW_KEY: `${tag}:raw${board}` },
+    env: {
+      ...process.env,
+      RAW_DATABASE_URL: dbUrl,
+      RAW_REDIS_URL: REDIS_URL,
+      RAW_BOARD: board,
+      RAW_KEY: `${tag}:raw${board}`,
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
@@ -316,16 +362,31 @@ async function rawRebuild(board: string) {
 async function queries() {
   const member = (i: number) => `u${1 + ((i * 104729) % BIG)}`;
   const me = member(7);
-  await laurel.putFollowing({ params: { path: { memberId: me } }, body: { memberIds: Array.from({ length: 200 }, (_, i) => member(1000 + i * 13)) } });
+  await laurel.putFollowing({
+    params: { path: { memberId: me } },
+    body: { memberIds: Array.from({ length: 200 }, (_, i) => member(1000 + i * 13)) },
+  });
   const auth = { authorization: `Bearer ${ADMIN_KEY}` };
-  const load = (paths: string[], connections: number) => http({ url: base, paths, headers: auth, seconds: 5, connections });
+  const load = (paths: string[], connections: number) =>
+    http({ url: base, paths, headers: auth, seconds: 5, connections });
   const rankPaths = Array.from({ length: 1000 }, (_, i) => `/v1/boards/big/standings/${member(i)}?period=all`);
-  const aroundPaths = Array.from({ length: 1000 }, (_, i) => `/v1/boards/big/standings/${member(i)}/around?period=all&radius=5`);
+  const aroundPaths = Array.from(
+    { length: 1000 },
+    (_, i) => `/v1/boards/big/standings/${member(i)}/around?period=all&radius=5`,
+  );
   const zset = `${tag}:lb:{big|all}:z:all:world`;
   const state = `${tag}:lb:{big|all}:st:all`;
   // The bare limit: the same answer (a member's rank) with one plain Redis command from Node.
   const sample = Array.from({ length: 1000 }, (_, i) => member(i));
-  const picked = (await redis.eval(loadLua('pick.lua'), 3, zset, state, `${tag}:lb:{big|all}:ok`, 'all', ...sample)) as [number, string[]];
+  const picked = (await redis.eval(
+    loadLua('pick.lua'),
+    3,
+    zset,
+    state,
+    `${tag}:lb:{big|all}:ok`,
+    'all',
+    ...sample,
+  )) as [number, string[]];
   const entryOf = new Map<string, string>();
   for (let i = 0; i < picked[1].length; i += 3) entryOf.set(picked[1][i]!, picked[1][i + 1]!);
   const entries = sample.map((m) => entryOf.get(m)!);
@@ -350,7 +411,11 @@ async function queries() {
       const paths = Array.from({ length: 1000 }, (_, i) => `/${i}`);
       const url = `http://127.0.0.1:${port}`;
       const closed = await http({ url, paths, headers: {}, seconds: 5, connections: 32 });
-      return { closed, at2000: framework === 'node' ? await openLoopHttp({ url, paths, headers: {}, seconds: 5, rate: 2000 }) : undefined };
+      return {
+        closed,
+        at2000:
+          framework === 'node' ? await openLoopHttp({ url, paths, headers: {}, seconds: 5, rate: 2000 }) : undefined,
+      };
     } finally {
       await stopProcess(server);
     }
@@ -409,7 +474,13 @@ async function rankWithTwoWebProcesses(rankPaths: string[]) {
   const two = startProcess('src/bin/web.ts', { ...env, PORT: String(port), WEB_PROCESSES: '2' });
   try {
     await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok, 30_000, 'two web processes');
-    return await http({ url: `http://127.0.0.1:${port}`, paths: rankPaths, headers: { authorization: `Bearer ${ADMIN_KEY}` }, seconds: 5, connections: 32 });
+    return await http({
+      url: `http://127.0.0.1:${port}`,
+      paths: rankPaths,
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+      seconds: 5,
+      connections: 32,
+    });
   } finally {
     await stopProcess(two);
   }
@@ -428,11 +499,16 @@ async function fallbackReads(rankPaths: string[], aroundPaths: string[]) {
   const one = (paths: string[]) => http({ url: base, paths, headers, seconds: 5, connections: 1 });
   const check = (await (await fetch(base + rankPaths[0]!, { headers })).json()) as { source?: string };
   if (check.source !== 'database') throw new Error(`fallback bench read came from ${check.source}`);
-  return { rank: await one(rankPaths), top50: await one(['/v1/boards/big/standings?period=all&limit=50']), around: await one(aroundPaths) };
+  return {
+    rank: await one(rankPaths),
+    top50: await one(['/v1/boards/big/standings?period=all&limit=50']),
+    around: await one(aroundPaths),
+  };
 }
 
 async function ingestPart() {
-  for (const boardId of ['ingest', 'lag']) await laurel.putBoard({ params: { path: { boardId } }, body: { aggregation: 'sum', period: 'all' } });
+  for (const boardId of ['ingest', 'lag'])
+    await laurel.putBoard({ params: { path: { boardId } }, body: { aggregation: 'sum', period: 'all' } });
   log('ingest: batch x worker concurrency (8 clients)');
   const grid: Array<Awaited<ReturnType<typeof ingest>>> = [];
   for (const batch of [1, 100, 1000]) {
@@ -473,13 +549,17 @@ async function singlePart(concurrency: number) {
   for (const batch of [1, 10]) {
     for (const clients of [8, 64, 256]) {
       const r = await ingestByClients(batch, clients, concurrency);
-      log(`  ${batch} event(s) x ${clients} clients: ${r.eventsPerSec} events/s (answers ${r.requestsPerSec} req/s, ${r.refused503} refused 503)`);
+      log(
+        `  ${batch} event(s) x ${clients} clients: ${r.eventsPerSec} events/s (answers ${r.requestsPerSec} req/s, ${r.refused503} refused 503)`,
+      );
       clientsGrid.push(r);
     }
   }
   const best = clientsGrid.filter((r) => r.batch === 1).reduce((a, b) => (b.eventsPerSec > a.eventsPerSec ? b : a));
   const lag = await singleLagAtRate(2000, concurrency);
-  log(`  one-event requests at 2000/s: lag p50 ${lag.p50Ms} ms, p99 ${lag.p99Ms} ms; answers p50 ${lag.answerP50Ms} ms, p99 ${lag.answerP99Ms} ms`);
+  log(
+    `  one-event requests at 2000/s: lag p50 ${lag.p50Ms} ms, p99 ${lag.p99Ms} ms; answers p50 ${lag.answerP50Ms} ms, p99 ${lag.answerP99Ms} ms`,
+  );
   return { clientsGrid, best, lag };
 }
 
@@ -491,14 +571,19 @@ async function bigPart() {
   await seedBoard('big', BIG);
   const rebuildBig = await rebuild('big');
   const raw = await rawRebuild('big');
-  log(`  rebuild ${small}: ${rebuildSmall.seconds}s, worker peak ${rebuildSmall.workerPeakRssMiB} MiB (idle ${rebuildSmall.workerIdleRssMiB})`);
+  log(
+    `  rebuild ${small}: ${rebuildSmall.seconds}s, worker peak ${rebuildSmall.workerPeakRssMiB} MiB (idle ${rebuildSmall.workerIdleRssMiB})`,
+  );
   log(
     `  rebuild ${BIG}: ${rebuildBig.seconds}s, worker peak ${rebuildBig.workerPeakRssMiB} MiB (idle ${rebuildBig.workerIdleRssMiB}); raw ${raw.seconds}s, peak ${raw.peakRssMiB} MiB`,
   );
   const q = await queries();
   // The web side's metrics answer for every web process (the cluster primary aggregates them).
   const metrics = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
-  const served = /laurel_http_request_duration_seconds_count\{[^}]*route="\/v1\/boards\/:boardId\/standings\/:memberId"[^}]*\} (\d+)/.exec(await metrics.text());
+  const served =
+    /laurel_http_request_duration_seconds_count\{[^}]*route="\/v1\/boards\/:boardId\/standings\/:memberId"[^}]*\} (\d+)/.exec(
+      await metrics.text(),
+    );
   log(`  /metrics: ${metrics.status}, member-rank requests counted ${served?.[1] ?? 'none'}`);
   log(`  Redis bytes per member (sorted set + member state): ${q.redisBytesPerMember}`);
   log(`  rank ${q.rank.rps} req/s p99 ${q.rank.p99Ms} ms; bare ${q.bareRank.rps} req/s p99 ${q.bareRank.p99Ms} ms`);
@@ -506,11 +591,15 @@ async function bigPart() {
     `  at 2000 req/s p99: rank ${q.rankAt2000.p99Ms} ms, around ${q.aroundAt2000.p99Ms} ms; bare rank ${q.bareAt2000.p99Ms} ms, bare around ${q.bareAroundAt2000.p99Ms} ms`,
   );
   log(`  HTTP floor (node:http + ZRANK): ${q.bareHttp.rps} req/s, p99 at 2000 req/s ${q.bareHttpAt2000.p99Ms} ms`);
-  log(`  Express floor (minimal Express 5 + ZRANK): ${q.expressFloor.rps} req/s; rank with 2 web processes ${q.twoWebProcesses.rps} req/s`);
+  log(
+    `  Express floor (minimal Express 5 + ZRANK): ${q.expressFloor.rps} req/s; rank with 2 web processes ${q.twoWebProcesses.rps} req/s`,
+  );
   log(`  around ${q.around.rps} req/s, top-50 ${q.top50.rps} req/s, following ${q.following200.rps} req/s`);
   log(`  ?members= (100) ${q.entries.members100Rps} req/s, page with ?member= ${q.entries.memberPageRps} req/s`);
   const fb = q.fallback;
-  log(`  fallback p50 / p99 ms: rank ${fb.rank.p50Ms} / ${fb.rank.p99Ms}, top-50 ${fb.top50.p50Ms} / ${fb.top50.p99Ms}, around ${fb.around.p50Ms} / ${fb.around.p99Ms}`);
+  log(
+    `  fallback p50 / p99 ms: rank ${fb.rank.p50Ms} / ${fb.rank.p99Ms}, top-50 ${fb.top50.p50Ms} / ${fb.top50.p99Ms}, around ${fb.around.p50Ms} / ${fb.around.p99Ms}`,
+  );
   return { small, rebuildSmall, rebuildBig, raw, q };
 }
 
@@ -529,7 +618,10 @@ async function rebuildPart() {
 
 /** The queries alone, on a board seeded through intake first; the ratios the targets name. */
 async function queriesPart() {
-  await laurel.putBoard({ params: { path: { boardId: 'big' } }, body: { aggregation: 'best', tieBreak: 'first', period: 'all' } });
+  await laurel.putBoard({
+    params: { path: { boardId: 'big' } },
+    body: { aggregation: 'best', tieBreak: 'first', period: 'all' },
+  });
   await startWorker(4);
   // Through intake and the worker, 1000 events a request: the members the queries ask for.
   for (let from = 1; from <= BIG; from += 1000) {
@@ -555,7 +647,9 @@ async function queriesPart() {
   log(
     `  rank ${q.rank.rps} req/s = ${x(q.rank.rps, q.bareHttp.rps)} of the node:http floor ${q.bareHttp.rps}, ${x(q.rank.rps, q.expressFloor.rps)} of the Express floor ${q.expressFloor.rps}`,
   );
-  log(`  rank p99 at 2000 req/s ${q.rankAt2000.p99Ms} ms = ${x(q.rankAt2000.p99Ms, q.bareHttpAt2000.p99Ms)} of the floor's ${q.bareHttpAt2000.p99Ms} ms`);
+  log(
+    `  rank p99 at 2000 req/s ${q.rankAt2000.p99Ms} ms = ${x(q.rankAt2000.p99Ms, q.bareHttpAt2000.p99Ms)} of the floor's ${q.bareHttpAt2000.p99Ms} ms`,
+  );
   log(
     `  around ${q.around.rps} (${x(q.around.rps, q.rank.rps)} of rank), top-50 ${q.top50.rps} (${x(q.top50.rps, q.rank.rps)}), following (200) ${q.following200.rps} (${x(q.following200.rps, q.rank.rps)})`,
   );
@@ -592,8 +686,13 @@ async function main() {
   const resultsFile = path.join(ROOT, 'bench/results/latest.json');
   if (ONLY === 'realtime') {
     const realtime = await streamsPart();
-    const previous = existsSync(resultsFile) ? (JSON.parse(readFileSync(resultsFile, 'utf8')) as Record<string, unknown>) : {};
-    writeFileSync(resultsFile, `${JSON.stringify({ ...previous, realtime: { date: new Date().toISOString(), ...realtime } }, null, 2)}\n`);
+    const previous = existsSync(resultsFile)
+      ? (JSON.parse(readFileSync(resultsFile, 'utf8')) as Record<string, unknown>)
+      : {};
+    writeFileSync(
+      resultsFile,
+      `${JSON.stringify({ ...previous, realtime: { date: new Date().toISOString(), ...realtime } }, null, 2)}\n`,
+    );
     return void log(`written: the realtime section of bench/results/latest.json`);
   }
   const ing = await ingestPart();
@@ -689,7 +788,11 @@ async function main() {
       workerPeakRssMiB: big.rebuildBig.workerPeakRssMiB,
       workerIdleRssMiB: big.rebuildBig.workerIdleRssMiB,
       rawPeakRssMiB: big.raw.peakRssMiB,
-      smaller: { members: big.small, seconds: big.rebuildSmall.seconds, workerPeakRssMiB: big.rebuildSmall.workerPeakRssMiB },
+      smaller: {
+        members: big.small,
+        seconds: big.rebuildSmall.seconds,
+        workerPeakRssMiB: big.rebuildSmall.workerPeakRssMiB,
+      },
     },
   };
   const ratio = (a: number, b: number) => `${round(a / b, 2)}x`;

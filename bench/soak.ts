@@ -52,7 +52,12 @@ const ADMIN_KEY = randomBytes(16).toString('hex');
  * its mean, or within a floor for series that sit near zero (a queue that is mostly empty).
  */
 const FLAT_SHARE = 0.1;
-const FLAT_FLOOR: Partial<Record<string, number>> = { postgresConnections: 3, scoreQueueWaiting: 20, rebuildQueueWaiting: 5, webhooksQueueWaiting: 20 };
+const FLAT_FLOOR: Partial<Record<string, number>> = {
+  postgresConnections: 3,
+  scoreQueueWaiting: 20,
+  rebuildQueueWaiting: 5,
+  webhooksQueueWaiting: 20,
+};
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 interface Sample {
@@ -82,7 +87,11 @@ let warnCount = 0;
 
 /** Starts an entry point and counts its log lines by level; the first error lines are kept for the report. */
 function startLaurel(entry: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   for (const stream of [child.stdout, child.stderr]) {
     createInterface({ input: stream }).on('line', (line) => {
       let level = 0;
@@ -190,7 +199,11 @@ async function main(): Promise<void> {
   const failures = new Map<string, number>();
   const call = async (method: string, url: string, body?: unknown): Promise<Response | null> => {
     try {
-      const res = await fetch(base + url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(base + url, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       if (res.status >= 500 || res.status === 400 || res.status === 401 || res.status === 404) {
         failedRequests += 1;
         const label = `${method} ${url.split('?')[0]!.replace(/\/m\d+/g, '/:member')} ${res.status}`;
@@ -200,18 +213,34 @@ async function main(): Promise<void> {
       return res;
     } catch (err) {
       failedRequests += 1;
-      failures.set(`${method} ${(err as Error).message}`, (failures.get(`${method} ${(err as Error).message}`) ?? 0) + 1);
+      failures.set(
+        `${method} ${(err as Error).message}`,
+        (failures.get(`${method} ${(err as Error).message}`) ?? 0) + 1,
+      );
       return null;
     }
   };
 
-  await call('PUT', '/v1/boards/soak-all', { aggregation: 'sum', period: 'all', categories: ['a', 'b'], regions: true });
-  await call('PUT', '/v1/boards/soak-day', { aggregation: 'best', period: 'day', tieBreak: 'first', regions: true, graceSeconds: 60 });
+  await call('PUT', '/v1/boards/soak-all', {
+    aggregation: 'sum',
+    period: 'all',
+    categories: ['a', 'b'],
+    regions: true,
+  });
+  await call('PUT', '/v1/boards/soak-day', {
+    aggregation: 'best',
+    period: 'day',
+    tieBreak: 'first',
+    regions: true,
+    graceSeconds: 60,
+  });
   await call('PUT', '/v1/boards/soak-week', { aggregation: 'last', period: 'week', tieBreak: 'shared' });
   const member = (i: number) => `m${i % MEMBERS}`;
   for (let i = 0; i < 200; i += 1) {
     await call('PUT', `/v1/members/${member(i)}`, { region: REGIONS[i % REGIONS.length], displayName: `Player ${i}` });
-    await call('PUT', `/v1/members/${member(i)}/following`, { memberIds: [member(i + 1), member(i + 7), member(i + 300)] });
+    await call('PUT', `/v1/members/${member(i)}/following`, {
+      memberIds: [member(i + 1), member(i + 7), member(i + 300)],
+    });
   }
 
   let accepted = 0;
@@ -220,7 +249,13 @@ async function main(): Promise<void> {
     const i = seq++;
     const board = ['soak-all', 'soak-day', 'soak-week'][i % 3]!;
     const category = board === 'soak-all' && i % 2 ? { category: i % 4 === 1 ? 'a' : 'b' } : {};
-    return { board, member: member((i * 7919) % MEMBERS), value: (i * 31) % 1000, idempotencyKey: `${tag}-${i}`, ...category };
+    return {
+      board,
+      member: member((i * 7919) % MEMBERS),
+      value: (i * 31) % 1000,
+      idempotencyKey: `${tag}-${i}`,
+      ...category,
+    };
   };
   const single = async () => {
     const e = event();
@@ -248,7 +283,12 @@ async function main(): Promise<void> {
     // Every tenth read asks for a closed day: its results, and its standings (from Redis, or its final results once retired).
     if (i % 10 === 9 && closedDays.length > 0) {
       const day = closedDays[i % closedDays.length]!;
-      await call('GET', i % 20 === 9 ? `/v1/boards/soak-day/periods/${day}/results` : `/v1/boards/soak-day/standings/${m}/around?period=${day}`);
+      await call(
+        'GET',
+        i % 20 === 9
+          ? `/v1/boards/soak-day/periods/${day}/results`
+          : `/v1/boards/soak-day/standings/${m}/around?period=${day}`,
+      );
       return;
     }
     await call('GET', reads[i % reads.length]!(m));
@@ -273,11 +313,15 @@ async function main(): Promise<void> {
       }
       streamsOpened += 1;
       const decoder = new TextDecoder();
-      for await (const chunk of res.body!) streamMessages += decoder.decode(chunk as Uint8Array, { stream: true }).split('event: standing').length - 1;
+      for await (const chunk of res.body!)
+        streamMessages += decoder.decode(chunk as Uint8Array, { stream: true }).split('event: standing').length - 1;
     } catch (err) {
       if (!closer.signal.aborted) {
         failedRequests += 1;
-        failures.set(`GET stream ${(err as Error).message}`, (failures.get(`GET stream ${(err as Error).message}`) ?? 0) + 1);
+        failures.set(
+          `GET stream ${(err as Error).message}`,
+          (failures.get(`GET stream ${(err as Error).message}`) ?? 0) + 1,
+        );
       }
     } finally {
       clearTimeout(timer);
@@ -294,8 +338,13 @@ async function main(): Promise<void> {
   const started = Date.now();
   const until = started + MINUTES * 60_000;
   const sample = async () => {
-    const counts = await Promise.all(queues.map((q) => q.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'completed', 'failed')));
-    const { rows } = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1`, [dbName]);
+    const counts = await Promise.all(
+      queues.map((q) => q.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'completed', 'failed')),
+    );
+    const { rows } = await admin.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1`,
+      [dbName],
+    );
     const waiting = (c: Record<string, number>) => (c.waiting ?? 0) + (c.prioritized ?? 0) + (c.active ?? 0);
     const s: Sample = {
       atMs: Date.now() - started,
@@ -316,7 +365,9 @@ async function main(): Promise<void> {
       .query<{ key: string }>(`SELECT key FROM periods WHERE board_id = 'soak-day' AND state = 'closed' ORDER BY key`)
       .catch(() => ({ rows: [] as Array<{ key: string }> }));
     closedDays = days.map((d) => d.key);
-    process.stdout.write(`${Math.round(s.atMs / 1000)}s ${JSON.stringify(s)} closedDays=${closedDays.length} errors=${errorCount} failed=${failedRequests}\n`);
+    process.stdout.write(
+      `${Math.round(s.atMs / 1000)}s ${JSON.stringify(s)} closedDays=${closedDays.length} errors=${errorCount} failed=${failedRequests}\n`,
+    );
   };
 
   // Fixed-rate loops (open loop: a slow answer does not slow the load down).

@@ -20,21 +20,25 @@ const sockets: Array<{ destroy(): void }> = [];
 
 function open(i: number): Promise<void> {
   return new Promise((resolve) => {
-    const req = request(`${base}/v1/boards/${board}/standings/m${i % members}/stream?period=all`, { agent, headers: { authorization: `Bearer ${key}` } }, (res) => {
-      let first = true;
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        const n = chunk.split('event: standing').length - 1;
-        if (n === 0) return;
-        if (first) {
-          first = false;
-          firstMessages += 1;
-          messages += n - 1;
-          resolve();
-        } else messages += n;
-      });
-      res.on('error', () => undefined);
-    });
+    const req = request(
+      `${base}/v1/boards/${board}/standings/m${i % members}/stream?period=all`,
+      { agent, headers: { authorization: `Bearer ${key}` } },
+      (res) => {
+        let first = true;
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          const n = chunk.split('event: standing').length - 1;
+          if (n === 0) return;
+          if (first) {
+            first = false;
+            firstMessages += 1;
+            messages += n - 1;
+            resolve();
+          } else messages += n;
+        });
+        res.on('error', () => undefined);
+      },
+    );
     req.on('error', () => {
       errors += 1;
       resolve();

@@ -13,13 +13,23 @@ export const ROOT = path.resolve(import.meta.dirname, '..');
 export function startProcess(entry: string, env: Record<string, string>): ChildProcess {
   // BENCH_CPU_PROF=1: each process writes a V8 CPU profile on exit (bench/results/profiles/,
   // summarised by `npx tsx bench/profile-summary.ts <file>`).
-  const profile = process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(ROOT, 'bench/results/profiles')}`] : [];
+  const profile =
+    process.env.BENCH_CPU_PROF === '1'
+      ? ['--cpu-prof', `--cpu-prof-dir=${path.join(ROOT, 'bench/results/profiles')}`]
+      : [];
   const laurel = entry.startsWith('src/');
   // BENCH_WORKER_HEAP_MB=n caps the workers' V8 heap: a rebuild that finishes under a small
   // cap shows its memory is bounded, whatever its peak RSS when V8 may grow freely.
-  const heap = entry === 'src/bin/worker.ts' && process.env.BENCH_WORKER_HEAP_MB ? [`--max-old-space-size=${process.env.BENCH_WORKER_HEAP_MB}`] : [];
+  const heap =
+    entry === 'src/bin/worker.ts' && process.env.BENCH_WORKER_HEAP_MB
+      ? [`--max-old-space-size=${process.env.BENCH_WORKER_HEAP_MB}`]
+      : [];
   const run = laurel ? [path.join('dist', entry.replace(/\.ts$/, '.js'))] : ['--import', 'tsx', entry];
-  return spawn(process.execPath, [...profile, ...heap, ...run], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  return spawn(process.execPath, [...profile, ...heap, ...run], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
 }
 
 /** `npm run build`: what `startProcess` runs Laurel from. */
@@ -72,7 +82,11 @@ export async function closedLoop(seconds: number, concurrency: number, call: (i:
     }),
   );
   latencies.sort((a, b) => a - b);
-  return { rps: round(latencies.length / seconds, 0), p50Ms: round(quantile(latencies, 0.5), 3), p99Ms: round(quantile(latencies, 0.99), 3) };
+  return {
+    rps: round(latencies.length / seconds, 0),
+    p50Ms: round(quantile(latencies, 0.5), 3),
+    p99Ms: round(quantile(latencies, 0.99), 3),
+  };
 }
 
 /** Open loop: requests start at a fixed rate whatever the answers do (no coordinated omission). */
@@ -96,7 +110,13 @@ export async function openLoop(seconds: number, ratePerSec: number, call: (i: nu
  * HTTP load with autocannon (a load generator far lighter than fetch, so the client is not
  * what is measured), closed loop with `connections`. Fixed rates use openLoopHttp.
  */
-export async function http(options: { url: string; paths: string[]; headers: Record<string, string>; seconds: number; connections: number }) {
+export async function http(options: {
+  url: string;
+  paths: string[];
+  headers: Record<string, string>;
+  seconds: number;
+  connections: number;
+}) {
   let i = 0;
   const result = await autocannon({
     url: options.url,
@@ -105,7 +125,8 @@ export async function http(options: { url: string; paths: string[]; headers: Rec
     headers: options.headers,
     requests: [{ setupRequest: (req: any) => ({ ...req, path: options.paths[i++ % options.paths.length] }) }],
   });
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`load run had ${result.non2xx} non-2xx answers and ${result.errors} errors`);
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`load run had ${result.non2xx} non-2xx answers and ${result.errors} errors`);
   return { rps: round(result.requests.average, 0), p50Ms: result.latency.p50, p99Ms: result.latency.p99 };
 }
 
@@ -129,11 +150,19 @@ export async function httpPosts(options: {
     amount: options.amount,
     method: 'POST',
     headers: { ...options.headers, 'content-type': 'application/json' },
-    requests: [{ method: 'POST', setupRequest: (req: any) => ({ ...req, path: options.path, body: options.body(i++) }) }],
+    requests: [
+      { method: 'POST', setupRequest: (req: any) => ({ ...req, path: options.path, body: options.body(i++) }) },
+    ],
   });
   const unavailable = (result.statusCodeStats as Record<string, { count: number } | undefined>)['503']?.count ?? 0;
-  if (result.non2xx > unavailable || result.errors > 0) throw new Error(`POST run had ${result.non2xx} non-2xx answers and ${result.errors} errors`);
-  return { rps: round(result.requests.average, 0), p50Ms: result.latency.p50, p99Ms: result.latency.p99, refused: unavailable };
+  if (result.non2xx > unavailable || result.errors > 0)
+    throw new Error(`POST run had ${result.non2xx} non-2xx answers and ${result.errors} errors`);
+  return {
+    rps: round(result.requests.average, 0),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    refused: unavailable,
+  };
 }
 
 /** p-quantile of a Prometheus histogram given cumulative bucket counts (as histogram_quantile does). */
@@ -183,11 +212,15 @@ export async function openLoopHttp(options: {
   const headers = options.body ? { ...options.headers, 'content-type': 'application/json' } : options.headers;
   const call = (i: number) =>
     new Promise<void>((resolve) => {
-      const req = request(`${options.url}${options.paths[i % options.paths.length]}`, { agent, method, headers }, (res) => {
-        if ((res.statusCode ?? 500) >= 300) failures += 1;
-        res.resume();
-        res.on('end', () => resolve());
-      });
+      const req = request(
+        `${options.url}${options.paths[i % options.paths.length]}`,
+        { agent, method, headers },
+        (res) => {
+          if ((res.statusCode ?? 500) >= 300) failures += 1;
+          res.resume();
+          res.on('end', () => resolve());
+        },
+      );
       req.on('error', () => {
         failures += 1;
         resolve();

@@ -5,7 +5,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   // after the close); its reads are answered from period_results from then on.
   await sql`ALTER TABLE periods ADD COLUMN cache_evicted_at timestamptz`.execute(db);
   // The tick's search for closed periods still holding keys: only those, oldest close first.
-  await sql`CREATE INDEX periods_cache_eviction_idx ON periods (closed_at) WHERE state = 'closed' AND cache_evicted_at IS NULL`.execute(db);
+  await sql`CREATE INDEX periods_cache_eviction_idx ON periods (closed_at) WHERE state = 'closed' AND cache_evicted_at IS NULL`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

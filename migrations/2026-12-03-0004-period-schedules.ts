@@ -17,5 +17,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`ALTER TABLE boards DROP CONSTRAINT boards_period_kind_check`.execute(db);
   await sql`ALTER TABLE boards DROP COLUMN period_schedule`.execute(db);
-  await sql`ALTER TABLE boards ADD CONSTRAINT boards_period_kind_check CHECK (period_kind IN ('all', 'day', 'week', 'month'))`.execute(db);
+  await sql`ALTER TABLE boards ADD CONSTRAINT boards_period_kind_check CHECK (period_kind IN ('all', 'day', 'week', 'month'))`.execute(
+    db,
+  );
 }

@@ -11,11 +11,17 @@ import { sql, type Kysely } from 'kysely';
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`ALTER TABLE rejections ADD COLUMN occurred_at timestamptz`.execute(db);
-  await sql`UPDATE rejections SET occurred_at = coalesce((payload->>'occurredAt')::timestamptz, received_at)`.execute(db);
+  await sql`UPDATE rejections SET occurred_at = coalesce((payload->>'occurredAt')::timestamptz, received_at)`.execute(
+    db,
+  );
   await sql`
-    CREATE INDEX score_events_member_time_idx ON score_events (member_id, occurred_at DESC, idempotency_key DESC, id DESC)`.execute(db);
+    CREATE INDEX score_events_member_time_idx ON score_events (member_id, occurred_at DESC, idempotency_key DESC, id DESC)`.execute(
+    db,
+  );
   await sql`
-    CREATE INDEX rejections_member_time_idx ON rejections (member_id, (coalesce(occurred_at, received_at)) DESC, idempotency_key DESC, id DESC)`.execute(db);
+    CREATE INDEX rejections_member_time_idx ON rejections (member_id, (coalesce(occurred_at, received_at)) DESC, idempotency_key DESC, id DESC)`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -20,7 +20,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     UPDATE score_event_keys k SET idempotency_key = ${sql.raw(hashed('k.idempotency_key'))}
      WHERE k.member_id NOT IN (SELECT e.pseudonym FROM erasures e WHERE e.redis_periods IS NOT NULL)`.execute(db);
   await sql`ALTER TABLE score_event_keys ADD PRIMARY KEY (idempotency_key)`.execute(db);
-  await sql`COMMENT ON COLUMN score_event_keys.idempotency_key IS 'sha256:<hex> of the idempotency key (functions/key-hash.ts)'`.execute(db);
+  await sql`COMMENT ON COLUMN score_event_keys.idempotency_key IS 'sha256:<hex> of the idempotency key (functions/key-hash.ts)'`.execute(
+    db,
+  );
 }
 
 /** Keys whose event is still in the ledger get their plain form back; archived ones stay hashed. */

@@ -21,7 +21,8 @@ interface Operation {
 }
 
 /** Path parameters, a body or a required query parameter make the method's argument required. */
-const required = (route: string, op: Operation) => route.includes('{') || op.requestBody !== undefined || op.parameters.some((p) => p.required);
+const required = (route: string, op: Operation) =>
+  route.includes('{') || op.requestBody !== undefined || op.parameters.some((p) => p.required);
 
 export async function generateClient(): Promise<Record<string, string>> {
   const doc = openApiDocument() as { paths: Record<string, Record<string, Operation>> };

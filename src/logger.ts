@@ -20,6 +20,12 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
   if (destination) return pino(options, destination as pino.DestinationStream);
   // People read a terminal; machines read everything else (containers, files, pipes) as JSON lines.
   if (process.stdout.isTTY)
-    return pino({ ...options, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' } } });
+    return pino({
+      ...options,
+      transport: {
+        target: 'pino-pretty',
+        options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' },
+      },
+    });
   return pino(options);
 }

@@ -8,7 +8,9 @@ const url = z
   .regex(/^postgres(ql)?:\/\//)
   .safeParse(process.env.DATABASE_URL);
 if (!url.success) {
-  process.stderr.write('invalid environment: DATABASE_URL is required (a postgres:// URL; set it in the environment or in .env)\n');
+  process.stderr.write(
+    'invalid environment: DATABASE_URL is required (a postgres:// URL; set it in the environment or in .env)\n',
+  );
   process.exit(1);
 }
 try {

@@ -28,8 +28,12 @@ const RETRY_EVERY_MS = 2000;
 export async function run(parts: { web: boolean; worker: boolean }): Promise<void> {
   const env = loadEnvOrExit();
   const clock = clockFromEnvironment(process.env);
-  const ctx: AppContext = createContext(env, { clock, name: parts.web && parts.worker ? 'laurel' : parts.web ? 'laurel-web' : 'laurel-worker' });
-  if (clock !== systemClock) ctx.log.warn({ speed: process.env.LAUREL_CLOCK_SPEED }, 'warped clock on (soak): time runs faster than real time');
+  const ctx: AppContext = createContext(env, {
+    clock,
+    name: parts.web && parts.worker ? 'laurel' : parts.web ? 'laurel-web' : 'laurel-worker',
+  });
+  if (clock !== systemClock)
+    ctx.log.warn({ speed: process.env.LAUREL_CLOCK_SPEED }, 'warped clock on (soak): time runs faster than real time');
   Object.assign(ctx.faults, faultHooksFromEnvironment(process.env, ctx.log));
   const readiness = laurelReadiness(ctx, parts.web ? 'web' : 'worker');
 
@@ -47,7 +51,8 @@ export async function run(parts: { web: boolean; worker: boolean }): Promise<voi
       ctx.log.error('shutdown took too long; exiting');
       process.exit(1);
     }, env.SHUTDOWN_TIMEOUT_MS);
-    for (const close of closers) await close().catch((err: Error) => ctx.log.error({ err: err.message }, 'close failed'));
+    for (const close of closers)
+      await close().catch((err: Error) => ctx.log.error({ err: err.message }, 'close failed'));
     await ctx.close();
     clearTimeout(timer);
     ctx.log.info('stopped');
@@ -72,7 +77,9 @@ export async function run(parts: { web: boolean; worker: boolean }): Promise<voi
   if (parts.web) {
     joinClusterMetrics(ctx.metrics.registry);
     const web = createWebApp(ctx, readiness);
-    const server: Server = createHttpServer(web.handler, env).listen(env.PORT, () => ctx.log.info({ port: env.PORT }, 'http listening'));
+    const server: Server = createHttpServer(web.handler, env).listen(env.PORT, () =>
+      ctx.log.info({ port: env.PORT }, 'http listening'),
+    );
     closers.push(async () => {
       web.closeStreams();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -80,7 +87,10 @@ export async function run(parts: { web: boolean; worker: boolean }): Promise<voi
     });
   } else {
     // Worker-only processes have no web side: probes and metrics get a port of their own.
-    const probes = createHttpServer(probeHandler({ readiness, registry: ctx.metrics.registry, adminKey: env.ADMIN_API_KEY }), env);
+    const probes = createHttpServer(
+      probeHandler({ readiness, registry: ctx.metrics.registry, adminKey: env.ADMIN_API_KEY }),
+      env,
+    );
     probes.listen(env.METRICS_PORT, () => ctx.log.info({ port: env.METRICS_PORT }, 'probes listening'));
     // Last: the probes answer (draining) while the workers finish their jobs.
     closers.push(() => new Promise<void>((resolve) => probes.close(() => resolve())));

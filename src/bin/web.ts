@@ -7,5 +7,8 @@ import { runWebCluster } from './web-cluster.js';
 
 const env = loadEnvOrExit();
 if (env.WEB_PROCESSES > 1 && cluster.isPrimary) {
-  runWebCluster(env.WEB_PROCESSES, createLogger(env.LOG_LEVEL), { delay: env.SHUTDOWN_DELAY_MS, timeout: env.SHUTDOWN_TIMEOUT_MS });
+  runWebCluster(env.WEB_PROCESSES, createLogger(env.LOG_LEVEL), {
+    delay: env.SHUTDOWN_DELAY_MS,
+    timeout: env.SHUTDOWN_TIMEOUT_MS,
+  });
 } else await run({ web: true, worker: false });

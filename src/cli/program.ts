@@ -14,11 +14,22 @@ import { putBoard } from '../services/boards-service.js';
 import { runDemo } from './demo.js';
 import { InvalidInput, LaurelError, NotFound } from '../domain/errors.js';
 import { archiveLedger } from '../services/ledger-archive.js';
-import { countDefaultPartition, listLedgerArchives, listLedgerPartitions, unclosedPeriodsIn } from '../storage/postgres/ledger-partitions.js';
+import {
+  countDefaultPartition,
+  listLedgerArchives,
+  listLedgerPartitions,
+  unclosedPeriodsIn,
+} from '../storage/postgres/ledger-partitions.js';
 
-async function withContext<T>(fn: (ctx: AppContext) => Promise<T>, options: { redis: boolean } = { redis: true }): Promise<T> {
+async function withContext<T>(
+  fn: (ctx: AppContext) => Promise<T>,
+  options: { redis: boolean } = { redis: true },
+): Promise<T> {
   const env = loadEnvOrExit();
-  const ctx = createContext(env, { log: createLogger(process.env.LOG_LEVEL ?? 'warn', process.stderr), name: 'laurel-cli' });
+  const ctx = createContext(env, {
+    log: createLogger(process.env.LOG_LEVEL ?? 'warn', process.stderr),
+    name: 'laurel-cli',
+  });
   try {
     if (options.redis) {
       await waitUntilReady(ctx.queueRedis);
@@ -35,7 +46,10 @@ async function withContext<T>(fn: (ctx: AppContext) => Promise<T>, options: { re
  * it sets (exitOverride, output) is inherited by all of them: tests parse --help in process.
  */
 export function buildProgram(configure?: (root: Command) => void): Command {
-  const program = new Command().name('laurel').description('Operate a Laurel deployment (reads the same environment as the service).').showHelpAfterError();
+  const program = new Command()
+    .name('laurel')
+    .description('Operate a Laurel deployment (reads the same environment as the service).')
+    .showHelpAfterError();
   configure?.(program);
 
   program
@@ -47,18 +61,27 @@ export function buildProgram(configure?: (root: Command) => void): Command {
 
   program
     .command('rebuild')
-    .description('rebuild leaderboards from Postgres (all open periods by default) and show progress; workers do the work')
+    .description(
+      'rebuild leaderboards from Postgres (all open periods by default) and show progress; workers do the work',
+    )
     .option('--board <id>', 'only this board')
     .option('--period <key>', 'only this period of the board (a key or "current")')
     .option('--from-events', 'recompute the aggregates from the event ledger first', false)
     .addOption(new Option('--no-wait', 'enqueue and exit without waiting'))
     .action(async (opts: { board?: string; period?: string; fromEvents: boolean; wait: boolean }) => {
       await withContext(async (ctx) => {
-        const body = { ...(opts.board ? { board: opts.board } : {}), ...(opts.period ? { period: opts.period } : {}), fromEvents: opts.fromEvents };
+        const body = {
+          ...(opts.board ? { board: opts.board } : {}),
+          ...(opts.period ? { period: opts.period } : {}),
+          fromEvents: opts.fromEvents,
+        };
         const { rebuildId, scopes } = await requestRebuild(ctx, body, 'cli');
         console.log(`rebuild ${rebuildId}: ${scopes} scope(s)`);
         if (!opts.wait) return;
-        const bar = new SingleBar({ format: 'rebuilding [{bar}] {percentage}% | {value}/{total} scopes', hideCursor: true }, Presets.shades_classic);
+        const bar = new SingleBar(
+          { format: 'rebuilding [{bar}] {percentage}% | {value}/{total} scopes', hideCursor: true },
+          Presets.shades_classic,
+        );
         bar.start(Math.max(1, scopes), 0);
         for (;;) {
           const status = await rebuildStatus(ctx, rebuildId);
@@ -66,7 +89,9 @@ export function buildProgram(configure?: (root: Command) => void): Command {
           if (status.state === 'completed' || status.state === 'failed' || status.progress.failed > 0) {
             bar.stop();
             const members = status.scopes.reduce((n, s) => n + s.members, 0);
-            console.log(`${status.state}: ${status.progress.done} scope(s), ${members} ranked member(s), ${status.progress.failed} failed`);
+            console.log(
+              `${status.state}: ${status.progress.done} scope(s), ${members} ranked member(s), ${status.progress.failed} failed`,
+            );
             if (status.state !== 'completed') process.exitCode = 1;
             return;
           }
@@ -84,7 +109,11 @@ export function buildProgram(configure?: (root: Command) => void): Command {
       await withContext(async (ctx) => {
         const { scopes, differences } = await verifyLeaderboards(ctx, opts);
         for (const d of differences) console.log(`${d.board} ${d.period} ${d.category}/${d.region}: ${d.problem}`);
-        console.log(differences.length ? `${differences.length} difference(s) in ${scopes} scope(s)` : `no difference in ${scopes} scope(s)`);
+        console.log(
+          differences.length
+            ? `${differences.length} difference(s) in ${scopes} scope(s)`
+            : `no difference in ${scopes} scope(s)`,
+        );
         if (differences.length) process.exitCode = 1;
       });
     });
@@ -119,19 +148,25 @@ export function buildProgram(configure?: (root: Command) => void): Command {
     .action(async (file: string) => {
       await withContext(async (ctx) => {
         const parsed = parseYaml(await readFile(file, 'utf8')) as { boards?: unknown[] } & Record<string, unknown>;
-        const boards = (Array.isArray(parsed?.boards) ? parsed.boards : [parsed]) as Array<{ id?: unknown } & Record<string, unknown>>;
+        const boards = (Array.isArray(parsed?.boards) ? parsed.boards : [parsed]) as Array<
+          { id?: unknown } & Record<string, unknown>
+        >;
         for (const { id, ...definition } of boards) {
           // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a YAML id may be a number; anything else becomes text the id check refuses
           const { created } = await putBoard(ctx, String(id ?? ''), definition).catch((err: unknown) => {
             // Several boards per file: say which one is at fault.
-            throw err instanceof InvalidInput ? new InvalidInput(`board "${String(id)}": ${err.message}`, err.details, err.code) : err;
+            throw err instanceof InvalidInput
+              ? new InvalidInput(`board "${String(id)}": ${err.message}`, err.details, err.code)
+              : err;
           });
           console.log(`${created ? 'created' : 'updated'} ${String(id)}`);
         }
       });
     });
 
-  const partitions = program.command('partitions').description('the monthly partitions of the event ledger (Postgres only)');
+  const partitions = program
+    .command('partitions')
+    .description('the monthly partitions of the event ledger (Postgres only)');
   partitions
     .command('list')
     .description('attached months (estimated events, periods not closed), the default partition, archived months')
@@ -140,14 +175,21 @@ export function buildProgram(configure?: (root: Command) => void): Command {
         async (ctx) => {
           for (const p of await listLedgerPartitions(ctx.db)) {
             const unclosed = await unclosedPeriodsIn(ctx.db, p.name);
-            const state = unclosed.length === 0 ? 'no open period' : `open: ${unclosed.map((u) => `${u.board}/${u.period}`).join(', ')}`;
+            const state =
+              unclosed.length === 0
+                ? 'no open period'
+                : `open: ${unclosed.map((u) => `${u.board}/${u.period}`).join(', ')}`;
             const events = p.estimatedEvents === null ? 'not analyzed yet' : `~${p.estimatedEvents} events`;
             console.log(`${p.month}  ${p.name}  ${events}  ${state}`);
           }
-          console.log(`default  score_events_default  ${await countDefaultPartition(ctx.db)} events (months without a partition yet)`);
+          console.log(
+            `default  score_events_default  ${await countDefaultPartition(ctx.db)} events (months without a partition yet)`,
+          );
           for (const a of await listLedgerArchives(ctx.db)) {
             const where = a.droppedAt ? 'dropped' : `ledger_archive.${a.table}`;
-            console.log(`${a.month}  archived ${a.detachedAt.toISOString()}  ${a.events ?? '?'} events  ${where}${a.file ? `  file ${a.file}` : ''}`);
+            console.log(
+              `${a.month}  archived ${a.detachedAt.toISOString()}  ${a.events ?? '?'} events  ${where}${a.file ? `  file ${a.file}` : ''}`,
+            );
           }
         },
         { redis: false },
@@ -155,19 +197,28 @@ export function buildProgram(configure?: (root: Command) => void): Command {
     });
   partitions
     .command('archive')
-    .description('detach every month before --before whose periods are all closed; keep it in schema ledger_archive, or write and drop it')
+    .description(
+      'detach every month before --before whose periods are all closed; keep it in schema ledger_archive, or write and drop it',
+    )
     .requiredOption('--before <YYYY-MM>', 'archive the months strictly before this one')
     .option('--out <dir>', 'write each month to <dir>/score_events_<YYYY-MM>.csv.gz')
     .option('--drop', 'drop the detached table once its file is written (needs --out)', false)
     .action(async (opts: { before: string; out?: string; drop: boolean }) => {
       await withContext(
         async (ctx) => {
-          const report = await archiveLedger(ctx, { before: opts.before, ...(opts.out ? { outDir: opts.out } : {}), drop: opts.drop });
+          const report = await archiveLedger(ctx, {
+            before: opts.before,
+            ...(opts.out ? { outDir: opts.out } : {}),
+            drop: opts.drop,
+          });
           for (const a of report.archived) {
-            console.log(`${a.month}  ${a.events} events  ${a.dropped ? 'dropped' : a.table}${a.file ? `  file ${a.file}` : ''}`);
+            console.log(
+              `${a.month}  ${a.events} events  ${a.dropped ? 'dropped' : a.table}${a.file ? `  file ${a.file}` : ''}`,
+            );
           }
           for (const r of report.refused) console.log(`${r.month}  refused: ${r.reason}`);
-          if (report.archived.length === 0 && report.refused.length === 0) console.log(`nothing to archive before ${opts.before}`);
+          if (report.archived.length === 0 && report.refused.length === 0)
+            console.log(`nothing to archive before ${opts.before}`);
           if (report.refused.length > 0) process.exitCode = 1;
         },
         { redis: false },

@@ -1,7 +1,9 @@
 import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
 
-const booleanFlag = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 const redisUrl = z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL');
 
@@ -19,7 +21,8 @@ export function redisUrlProblem(value: string, cluster: boolean): string | null 
   for (const url of urls) {
     if (!redisUrl.safeParse(url).success) return 'must be a redis:// or rediss:// URL';
     // A cluster has database 0 only.
-    if (cluster && !/^rediss?:\/\/[^/]*(\/0?)?$/.test(url)) return 'must not name a database (a Redis Cluster has database 0 only)';
+    if (cluster && !/^rediss?:\/\/[^/]*(\/0?)?$/.test(url))
+      return 'must not name a database (a Redis Cluster has database 0 only)';
   }
   return null;
 }
@@ -138,7 +141,10 @@ const envSchema = z.object({
             .map((o) => o.trim())
             .filter(Boolean),
     )
-    .refine((v) => v === '*' || v.every((o) => /^https?:\/\/[^/\s]+$/.test(o)), 'must be * or a comma-separated list of origins like https://game.example.com'),
+    .refine(
+      (v) => v === '*' || v.every((o) => /^https?:\/\/[^/\s]+$/.test(o)),
+      'must be * or a comma-separated list of origins like https://game.example.com',
+    ),
   /**
    * Intake answers 503 (Retry-After) once the queue Redis uses this share of its maxmemory,
    * before Redis itself would refuse the queue's writes (it runs with noeviction).
@@ -194,7 +200,10 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
       path: ['CORS_ORIGINS'],
       message: 'may be * only with PUBLIC_READS=true (list the origins of your pages otherwise)',
     })
-    .refine((e) => !e.WEBHOOK_URL || e.WEBHOOK_SECRET, { path: ['WEBHOOK_SECRET'], message: 'is required when WEBHOOK_URL is set' })
+    .refine((e) => !e.WEBHOOK_URL || e.WEBHOOK_SECRET, {
+      path: ['WEBHOOK_SECRET'],
+      message: 'is required when WEBHOOK_URL is set',
+    })
     .safeParse(cleaned);
   if (!result.success) {
     const issue = result.error.issues[0]!;

@@ -77,7 +77,13 @@ async function send(method, path, { body, query, key = session.key(), signal, ac
   if (accept) headers.accept = accept;
   let res;
   try {
-    res = await fetch(urlOf(path, query), { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal, cache: 'no-store' });
+    res = await fetch(urlOf(path, query), {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+      cache: 'no-store',
+    });
   } catch (err) {
     if (signal?.aborted) throw err;
     throw new ApiError(0, { error: 'network', message: `Laurel could not be reached (${err.message})` });

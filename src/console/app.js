@@ -32,7 +32,9 @@ let loginMessage = null;
 
 /** Goes to a route; `query` becomes the hash's query string (empty values left out). */
 export function navigate(path, query = {}) {
-  const params = new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined && v !== null && v !== ''));
+  const params = new URLSearchParams(
+    Object.entries(query).filter(([, v]) => v !== undefined && v !== null && v !== ''),
+  );
   const search = params.toString();
   const next = `#${path}${search ? `?${search}` : ''}`;
   // The same route asked for again (Find with the same member, say) loads it afresh.
@@ -86,7 +88,12 @@ async function render() {
   }
   main.replaceChildren(h('p', { class: 'loading' }, 'Loading…'));
   try {
-    const page = await route[1]({ params, query: Object.fromEntries(new URLSearchParams(search)), signal: controller.signal, navigate });
+    const page = await route[1]({
+      params,
+      query: Object.fromEntries(new URLSearchParams(search)),
+      signal: controller.signal,
+      navigate,
+    });
     if (controller.signal.aborted) return;
     main.replaceChildren(page);
     const heading = page.querySelector('h1');

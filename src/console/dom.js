@@ -31,7 +31,13 @@ let controls = 0;
  */
 export function field(label, control, hint) {
   control.id ||= `c${++controls}`;
-  return h('div', { class: 'field' }, h('label', { for: control.id }, label), control, hint ? h('small', {}, hint) : null);
+  return h(
+    'div',
+    { class: 'field' },
+    h('label', { for: control.id }, label),
+    control,
+    hint ? h('small', {}, hint) : null,
+  );
 }
 
 export function input(name, props = {}) {
@@ -99,7 +105,9 @@ export function errorBox(err) {
       ? h(
           'ul',
           {},
-          details.map((d) => h('li', {}, d.index !== undefined ? `[${d.index}] ` : '', d.path ? `${d.path}: ` : '', d.message)),
+          details.map((d) =>
+            h('li', {}, d.index !== undefined ? `[${d.index}] ` : '', d.path ? `${d.path}: ` : '', d.message),
+          ),
         )
       : null,
   );

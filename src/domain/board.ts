@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { BOARD_ID, CATEGORY_ID, ALL_CATEGORIES, isSafeText, UNSAFE_TEXT_MESSAGE } from './ids.js';
-import { PERIOD_KINDS, anchorProblem, cronProblem, everyProblem, isValidTimezone, specId, type BoardWindow, type PeriodSpec } from './period.js';
+import {
+  PERIOD_KINDS,
+  anchorProblem,
+  cronProblem,
+  everyProblem,
+  isValidTimezone,
+  specId,
+  type BoardWindow,
+  type PeriodSpec,
+} from './period.js';
 import { SORT_ORDERS, TIE_BREAKS, type SortOrder, type TieBreak } from './ranking.js';
 import { scaleNumber } from './decimal.js';
 
@@ -61,7 +70,18 @@ export interface Board {
  * which scopes the stored aggregates belong to, so they are fixed as well; so is maxAttempts,
  * which decides which stored events count, and subscore, which decides their order.
  */
-export const FIXED_FIELDS = ['aggregation', 'order', 'tieBreak', 'period', 'timezone', 'decimals', 'regions', 'maxAttempts', 'league', 'subscore'] as const;
+export const FIXED_FIELDS = [
+  'aggregation',
+  'order',
+  'tieBreak',
+  'period',
+  'timezone',
+  'decimals',
+  'regions',
+  'maxAttempts',
+  'league',
+  'subscore',
+] as const;
 
 const tier = z.number().int().min(1).max(1_000_000);
 
@@ -79,18 +99,29 @@ const leagueSchema = z
   })
   .nullable()
   .default(null)
-  .meta({ description: 'tiers (lowest first) and buckets; only on boards whose periods close; fixed once the board has events' });
+  .meta({
+    description:
+      'tiers (lowest first) and buckets; only on boards whose periods close; fixed once the board has events',
+  });
 
 const everySchema = z
   .strictObject({
-    every: z.string().refine((v) => everyProblem(v) === null, { error: (i) => everyProblem(String(i.input)) ?? 'invalid' }),
-    anchor: z.iso.datetime({ offset: true }).refine((v) => anchorProblem(v) === null, 'must be on a whole minute (period keys name minutes)'),
+    every: z
+      .string()
+      .refine((v) => everyProblem(v) === null, { error: (i) => everyProblem(String(i.input)) ?? 'invalid' }),
+    anchor: z.iso
+      .datetime({ offset: true })
+      .refine((v) => anchorProblem(v) === null, 'must be on a whole minute (period keys name minutes)'),
   })
-  .meta({ description: 'back-to-back periods of n hours (absolute), days or weeks (local wall time kept) from anchor' });
+  .meta({
+    description: 'back-to-back periods of n hours (absolute), days or weeks (local wall time kept) from anchor',
+  });
 // Five fields here; whether the expression ever ticks is checked with the board's timezone below.
 const cronSchema = z
   .strictObject({ cron: z.string().max(200) })
-  .meta({ description: 'a period runs from one tick of this 5-field cron expression (in the board timezone) to the next' });
+  .meta({
+    description: 'a period runs from one tick of this 5-field cron expression (in the board timezone) to the next',
+  });
 export const periodSpecSchema = z.union([z.enum(PERIOD_KINDS), everySchema, cronSchema], {
   error: 'must be all, day, week, month, { every, anchor } or { cron }',
 });
@@ -104,10 +135,16 @@ export const boardDefinitionSchema = z
     period: periodSpecSchema.default('month'),
     timezone: z.string().refine(isValidTimezone, 'must be an IANA time zone name').default('UTC'),
     window: z
-      .strictObject({ startsAt: z.iso.datetime({ offset: true }).optional(), endsAt: z.iso.datetime({ offset: true }).optional() })
+      .strictObject({
+        startsAt: z.iso.datetime({ offset: true }).optional(),
+        endsAt: z.iso.datetime({ offset: true }).optional(),
+      })
       .nullable()
       .default(null)
-      .meta({ description: 'events whose occurredAt is outside [startsAt, endsAt) are rejected outside_window; an `all` board closes at endsAt + graceSeconds' }),
+      .meta({
+        description:
+          'events whose occurredAt is outside [startsAt, endsAt) are rejected outside_window; an `all` board closes at endsAt + graceSeconds',
+      }),
     maxAttempts: z.number().int().min(1).max(10_000).nullable().default(null),
     league: leagueSchema,
     maxMembers: z
@@ -117,12 +154,17 @@ export const boardDefinitionSchema = z
       .max(10_000_000)
       .nullable()
       .default(null)
-      .meta({ description: 'per period, the first maxMembers members to have an event applied are entrants; other members are rejected board_full' }),
+      .meta({
+        description:
+          'per period, the first maxMembers members to have an event applied are entrants; other members are rejected board_full',
+      }),
     subscore: z
       .strictObject({ order: z.enum(SORT_ORDERS) })
       .nullable()
       .default(null)
-      .meta({ description: 'equal scores are ordered by the aggregated subscore (desc: higher first), then by tieBreak' }),
+      .meta({
+        description: 'equal scores are ordered by the aggregated subscore (desc: higher first), then by tieBreak',
+      }),
     decimals: z.number().int().min(0).max(6).default(0),
     minValue: z.number().nullable().default(null),
     maxValue: z.number().nullable().default(null),
@@ -159,9 +201,14 @@ export const boardDefinitionSchema = z
     }
     if (def.league) {
       const { startTier, tiers } = def.league;
-      if (startTier !== undefined && !tiers.includes(startTier)) ctx.addIssue({ code: 'custom', path: ['league', 'startTier'], message: 'must be one of tiers' });
+      if (startTier !== undefined && !tiers.includes(startTier))
+        ctx.addIssue({ code: 'custom', path: ['league', 'startTier'], message: 'must be one of tiers' });
       if (def.period === 'all' && !def.window?.endsAt) {
-        ctx.addIssue({ code: 'custom', path: ['league'], message: 'needs periods that close (an `all` period closes only with window.endsAt)' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['league'],
+          message: 'needs periods that close (an `all` period closes only with window.endsAt)',
+        });
       }
     }
     for (const field of ['minValue', 'maxValue'] as const) {
@@ -186,7 +233,8 @@ export function changedFixedFields(current: Board, next: BoardDefinition): strin
   return FIXED_FIELDS.filter((field) => {
     if (field === 'period') return specId(current.period) !== specId(next.period);
     if (field === 'subscore') return current.subscore?.order !== next.subscore?.order;
-    if (field === 'league') return JSON.stringify(current.league && leagueOf({ league: current.league })) !== JSON.stringify(leagueOf(next));
+    if (field === 'league')
+      return JSON.stringify(current.league && leagueOf({ league: current.league })) !== JSON.stringify(leagueOf(next));
     return current[field] !== next[field];
   });
 }

@@ -39,7 +39,11 @@ export class InvalidInput extends LaurelError {
   declare readonly details: ErrorDetail[];
   /** `invalid_text` for text Postgres cannot store; `validation_failed` otherwise. */
   readonly code: 'validation_failed' | 'invalid_text';
-  constructor(message: string, details: ErrorDetail[], code: 'validation_failed' | 'invalid_text' = 'validation_failed') {
+  constructor(
+    message: string,
+    details: ErrorDetail[],
+    code: 'validation_failed' | 'invalid_text' = 'validation_failed',
+  ) {
     super(message, details);
     this.code = code;
   }
@@ -54,7 +58,11 @@ export class Unavailable extends LaurelError {
   readonly retryAfterSeconds: number;
   /** Which dependency failed, when known: logs are rate-limited per dependency. */
   readonly dependency: Dependency | undefined;
-  constructor(message: string, details?: ErrorDetail[], options: { cause?: unknown; retryAfterSeconds?: number; dependency?: Dependency } = {}) {
+  constructor(
+    message: string,
+    details?: ErrorDetail[],
+    options: { cause?: unknown; retryAfterSeconds?: number; dependency?: Dependency } = {},
+  ) {
     super(message, details, options.cause === undefined ? undefined : { cause: options.cause });
     this.retryAfterSeconds = options.retryAfterSeconds ?? 1;
     this.dependency = options.dependency;

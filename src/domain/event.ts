@@ -1,7 +1,16 @@
 import { createHash } from 'node:crypto';
 import stringify from 'safe-stable-stringify';
 import { z } from 'zod';
-import { BOARD_ID, CATEGORY_ID, IDEMPOTENCY_KEY, MEMBER_ID, isSafeJson, jsonDepth, prototypeKeyIn, UNSAFE_TEXT_MESSAGE } from './ids.js';
+import {
+  BOARD_ID,
+  CATEGORY_ID,
+  IDEMPOTENCY_KEY,
+  MEMBER_ID,
+  isSafeJson,
+  jsonDepth,
+  prototypeKeyIn,
+  UNSAFE_TEXT_MESSAGE,
+} from './ids.js';
 import type { Board } from './board.js';
 import { scaleNumber } from './decimal.js';
 
@@ -17,7 +26,10 @@ export const scoreEventSchema = z
     board: z.string().regex(BOARD_ID, 'must match ^[a-z0-9][a-z0-9_-]{0,63}$'),
     member: z.string().regex(MEMBER_ID, 'must match ^[A-Za-z0-9_.:@-]{1,128}$'),
     value: z.number(),
-    subscore: z.number().optional().meta({ description: "only on a board with a subscore; the board's decimals, within ±2^40 after scaling" }),
+    subscore: z
+      .number()
+      .optional()
+      .meta({ description: "only on a board with a subscore; the board's decimals, within ±2^40 after scaling" }),
     idempotencyKey: z.string().regex(IDEMPOTENCY_KEY, 'must be 1-128 printable ASCII characters without spaces'),
     occurredAt: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time with a time zone' }).optional(),
     category: z.string().regex(CATEGORY_ID, 'must match ^[A-Za-z0-9_-]{1,64}$').optional(),
@@ -49,7 +61,8 @@ export const eventBatchSchema = z.object({ events: z.array(scoreEventSchema).min
 function metadataProblem(metadata: Record<string, unknown>): string | undefined {
   if (jsonDepth(metadata) > MAX_METADATA_DEPTH) return `must nest at most ${MAX_METADATA_DEPTH} levels deep`;
   if (!isSafeJson(metadata)) return UNSAFE_TEXT_MESSAGE;
-  if (Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES) return `must be at most ${MAX_METADATA_BYTES} bytes as JSON`;
+  if (Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES)
+    return `must be at most ${MAX_METADATA_BYTES} bytes as JSON`;
   return undefined;
 }
 

@@ -6,9 +6,17 @@ import type { PeriodSpec } from './period.js';
  * a scheduled period by its start in the board's timezone: "Week of 4 Dec 18:00",
  * "Day of 4 Dec 18:00", or "4 Dec 17:00 – 18:00" for any other length.
  */
-export function periodLabel(spec: PeriodSpec, period: { startsAt: Date; endsAt: Date | null }, timezone: string): string {
+export function periodLabel(
+  spec: PeriodSpec,
+  period: { startsAt: Date; endsAt: Date | null },
+  timezone: string,
+): string {
   const start = DateTime.fromJSDate(period.startsAt, { zone: timezone }).setLocale('en');
-  if (typeof spec !== 'string') return scheduledLabel(start, period.endsAt ? DateTime.fromJSDate(period.endsAt, { zone: timezone }).setLocale('en') : null);
+  if (typeof spec !== 'string')
+    return scheduledLabel(
+      start,
+      period.endsAt ? DateTime.fromJSDate(period.endsAt, { zone: timezone }).setLocale('en') : null,
+    );
   switch (spec) {
     case 'month':
       return start.toFormat('LLLL yyyy');

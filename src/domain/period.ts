@@ -33,14 +33,24 @@ export interface PeriodRules {
 export function outsideWindow(window: BoardWindow | null | undefined, at: Date): boolean {
   if (!window) return false;
   const ms = at.getTime();
-  return (window.startsAt !== undefined && ms < Date.parse(window.startsAt)) || (window.endsAt !== undefined && ms >= Date.parse(window.endsAt));
+  return (
+    (window.startsAt !== undefined && ms < Date.parse(window.startsAt)) ||
+    (window.endsAt !== undefined && ms >= Date.parse(window.endsAt))
+  );
 }
 
 /** Whether a period shares any instant with the board's window (no period is created outside it). */
-export function overlapsWindow(window: BoardWindow | null | undefined, period: { startsAt: Date; endsAt: Date | null }): boolean {
+export function overlapsWindow(
+  window: BoardWindow | null | undefined,
+  period: { startsAt: Date; endsAt: Date | null },
+): boolean {
   if (!window) return true;
   if (window.endsAt !== undefined && period.startsAt.getTime() >= Date.parse(window.endsAt)) return false;
-  return !(window.startsAt !== undefined && period.endsAt !== null && period.endsAt.getTime() <= Date.parse(window.startsAt));
+  return !(
+    window.startsAt !== undefined &&
+    period.endsAt !== null &&
+    period.endsAt.getTime() <= Date.parse(window.startsAt)
+  );
 }
 
 /** One category of one period of a board: what a scope rebuild refills (its world and region scopes). */
@@ -84,7 +94,10 @@ export function periodContaining(rules: PeriodRules, at: Date): PeriodWindow {
   if (known && ms >= known.starts && ms < known.ends) {
     return { key: known.key, startsAt: new Date(known.starts), endsAt: new Date(known.ends) };
   }
-  const window = typeof period === 'string' ? computePeriodContaining(period, timezone, at) : scheduledPeriodContaining(period, timezone, at);
+  const window =
+    typeof period === 'string'
+      ? computePeriodContaining(period, timezone, at)
+      : scheduledPeriodContaining(period, timezone, at);
   // Bounded: one entry per (schedule, timezone) in use.
   if (lastWindow.size > 1000) lastWindow.clear();
   lastWindow.set(memoKey, { key: window.key, starts: window.startsAt.getTime(), ends: window.endsAt!.getTime() });
@@ -182,8 +195,13 @@ export function cronProblem(cron: string, timezone = 'UTC'): string | null {
 }
 
 function scheduledPeriodContaining(period: EverySchedule | CronSchedule, timezone: string, at: Date): PeriodWindow {
-  const [start, end] = 'cron' in period ? cronTicksAround(period.cron, timezone, at) : everyBoundsAround(period, timezone, at);
-  return { key: DateTime.fromJSDate(start, { zone: 'UTC' }).toFormat(SCHEDULED_KEY_FORMAT), startsAt: start, endsAt: end };
+  const [start, end] =
+    'cron' in period ? cronTicksAround(period.cron, timezone, at) : everyBoundsAround(period, timezone, at);
+  return {
+    key: DateTime.fromJSDate(start, { zone: 'UTC' }).toFormat(SCHEDULED_KEY_FORMAT),
+    startsAt: start,
+    endsAt: end,
+  };
 }
 
 function everyBoundsAround(period: EverySchedule, timezone: string, at: Date): [Date, Date] {

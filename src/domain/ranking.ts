@@ -52,12 +52,20 @@ function tieKey(tieBreak: TieBreak, reachedSec: number): string {
 function subscoreKey(rule: SubscoreRule, scaled: bigint): string {
   if (!rule) return '';
   if (scaled > SUBSCORE_SHIFT || scaled < -SUBSCORE_SHIFT) throw new RangeError(`subscore out of range: ${scaled}`);
-  return (rule.order === 'desc' ? SUBSCORE_SHIFT - scaled : scaled + SUBSCORE_SHIFT).toString().padStart(SUBSCORE_WIDTH, '0');
+  return (rule.order === 'desc' ? SUBSCORE_SHIFT - scaled : scaled + SUBSCORE_SHIFT)
+    .toString()
+    .padStart(SUBSCORE_WIDTH, '0');
 }
 
 /** The sorted-set entry of an aggregate (reached second, subscore as the projection hands them). */
-export function entryOfAggregate(board: { tieBreak: TieBreak; subscore: SubscoreRule }, a: { reachedSec: number; member: string; subscore?: string }): string {
-  return encodeEntry(board.tieBreak, a.reachedSec, a.member, { rule: board.subscore, scaled: BigInt(a.subscore ?? '0') });
+export function entryOfAggregate(
+  board: { tieBreak: TieBreak; subscore: SubscoreRule },
+  a: { reachedSec: number; member: string; subscore?: string },
+): string {
+  return encodeEntry(board.tieBreak, a.reachedSec, a.member, {
+    rule: board.subscore,
+    scaled: BigInt(a.subscore ?? '0'),
+  });
 }
 
 /** The member id of an entry. */

@@ -5,7 +5,11 @@
  * period over at the same moment whether or not the keys are gone yet.
  */
 export function isRetired(period: { state: string; closedAt: Date | null }, now: Date, cacheHours: number): boolean {
-  return period.state === 'closed' && period.closedAt !== null && period.closedAt.getTime() + cacheHours * 3_600_000 <= now.getTime();
+  return (
+    period.state === 'closed' &&
+    period.closedAt !== null &&
+    period.closedAt.getTime() + cacheHours * 3_600_000 <= now.getTime()
+  );
 }
 
 /** Periods closed at or before this instant are retired. */

@@ -26,13 +26,15 @@ export function probeHandler(options: ProbeServerOptions): RequestListener {
 
   return (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, { error: 'method_not_allowed', message: 'only GET is served here' });
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return json(res, 405, { error: 'method_not_allowed', message: 'only GET is served here' });
     if (path === '/healthz') return json(res, 200, { status: 'ok' });
     if (path === '/readyz') {
       return void options.readiness.report().then((r) => json(res, r.ready ? 200 : 503, r.body));
     }
     if (path === '/metrics') {
-      if (!isAdmin(req)) return json(res, 401, { error: 'unauthorized', message: 'metrics need the admin API key as a bearer token' });
+      if (!isAdmin(req))
+        return json(res, 401, { error: 'unauthorized', message: 'metrics need the admin API key as a bearer token' });
       return void options.registry.metrics().then(
         (text) => res.writeHead(200, { 'content-type': options.registry.contentType }).end(text),
         () => json(res, 500, { error: 'internal', message: 'metrics could not be collected' }),

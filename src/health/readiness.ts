@@ -54,7 +54,9 @@ export class Readiness {
   report(): Promise<ReadinessReport> {
     const now = this.now();
     if (!this.cached || now - this.cached.at >= this.cacheMs) this.cached = { at: now, report: this.evaluate() };
-    return this.cached.report.then((r) => (this.draining ? { ready: false, body: { ...r.body, status: 'draining' } } : r));
+    return this.cached.report.then((r) =>
+      this.draining ? { ready: false, body: { ...r.body, status: 'draining' } } : r,
+    );
   }
 
   private async evaluate(): Promise<ReadinessReport> {
@@ -107,7 +109,11 @@ export function onceConfirmed(probe: () => Promise<unknown>): () => Promise<void
  * of fallback reads), the last answer stands: an outage or a slow server is reported by the
  * dependency's own check, and does not also fail every fact stored in it.
  */
-export function lastAnswerWhileUnreachable(check: () => Promise<boolean>, failure: string, answerWithinMs = 1000): () => Promise<void> {
+export function lastAnswerWhileUnreachable(
+  check: () => Promise<boolean>,
+  failure: string,
+  answerWithinMs = 1000,
+): () => Promise<void> {
   let holds = false;
   return async () => {
     let timer: NodeJS.Timeout | undefined;

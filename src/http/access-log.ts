@@ -41,7 +41,13 @@ export interface Answered {
 }
 
 /** The request id, then at the end the line and the latency. */
-export function trackRequest(log: Logger, metrics: Metrics, req: IncomingMessage, res: ServerResponse, answered: () => Answered): void {
+export function trackRequest(
+  log: Logger,
+  metrics: Metrics,
+  req: IncomingMessage,
+  res: ServerResponse,
+  answered: () => Answered,
+): void {
   const started = performance.now();
   const header = req.headers['x-request-id'];
   const id = (typeof header === 'string' && header.slice(0, 64)) || randomUUID();
@@ -52,12 +58,25 @@ export function trackRequest(log: Logger, metrics: Metrics, req: IncomingMessage
     const completed = res.writableFinished;
     const ms = performance.now() - started;
     const what = answered();
-    if (completed) metrics.httpDuration.observe({ method: req.method!, route: what.route, status: String(res.statusCode) }, ms / 1000);
-    if (!UNLOGGED.has(req.url!) && log.isLevelEnabled('info')) logLine(log, req.method!, what, completed ? res.statusCode : null, id, ms, completed);
+    if (completed)
+      metrics.httpDuration.observe(
+        { method: req.method!, route: what.route, status: String(res.statusCode) },
+        ms / 1000,
+      );
+    if (!UNLOGGED.has(req.url!) && log.isLevelEnabled('info'))
+      logLine(log, req.method!, what, completed ? res.statusCode : null, id, ms, completed);
   });
 }
 
-function logLine(log: Logger, method: string, what: Answered, statusCode: number | null, id: string, ms: number, completed: boolean): void {
+function logLine(
+  log: Logger,
+  method: string,
+  what: Answered,
+  statusCode: number | null,
+  id: string,
+  ms: number,
+  completed: boolean,
+): void {
   log.info(
     {
       reqId: id,

@@ -58,7 +58,11 @@ export function unauthorized(path: string, message: string): HttpError {
  * budget of the client's address before Postgres is asked, and a key just found unknown is
  * refused from memory; every request without a valid key spends the address's budget.
  */
-export async function admit(verifier: ApiKeyVerifier, budgets: Budgets, facts: RequestFacts): Promise<Principal | undefined> {
+export async function admit(
+  verifier: ApiKeyVerifier,
+  budgets: Budgets,
+  facts: RequestFacts,
+): Promise<Principal | undefined> {
   const key = presentedKey(facts.headers, facts.path);
   if (key === undefined) {
     await budgets.ip(facts.ip());
@@ -71,7 +75,10 @@ export async function admit(verifier: ApiKeyVerifier, budgets: Budgets, facts: R
   }
   if (principal === 'refused') {
     await budgets.ip(facts.ip());
-    throw unauthorized(facts.path, key === null ? 'malformed Authorization header: expected Bearer <key>' : 'unknown or revoked API key');
+    throw unauthorized(
+      facts.path,
+      key === null ? 'malformed Authorization header: expected Bearer <key>' : 'unknown or revoked API key',
+    );
   }
   await budgets.key(principal.id);
   return principal;
@@ -98,17 +105,31 @@ export function takesBody(method: string): boolean {
  * Whether a principal (undefined: no key) may call a route needing `required`; throws the
  * 401 or 403 otherwise. With `publicReads`, read routes need no key at all.
  */
-export function checkRole(principal: Principal | undefined, required: Role, path: string, options: { publicReads?: boolean } = {}): void {
+export function checkRole(
+  principal: Principal | undefined,
+  required: Role,
+  path: string,
+  options: { publicReads?: boolean } = {},
+): void {
   if (!principal) {
     if (required === 'read' && options.publicReads) return;
     throw unauthorized(path, 'missing API key: send Authorization: Bearer <key>');
   }
   if (!roleAllows(principal.role, required)) {
-    throw new HttpError(403, 'forbidden', `this route needs the ${required} role; the key "${principal.name}" has ${principal.role}`);
+    throw new HttpError(
+      403,
+      'forbidden',
+      `this route needs the ${required} role; the key "${principal.name}" has ${principal.role}`,
+    );
   }
 }
 
-export const factsOf = (req: Request): RequestFacts => ({ method: req.method, path: pathOf(req.originalUrl), headers: req.headers, ip: () => req.ip });
+export const factsOf = (req: Request): RequestFacts => ({
+  method: req.method,
+  path: pathOf(req.originalUrl),
+  headers: req.headers,
+  ip: () => req.ip,
+});
 
 function pathOf(url: string): string {
   const query = url.indexOf('?');
@@ -120,11 +141,17 @@ function pathOf(url: string): string {
  * key or with a read key. Such a refusal, and any body this server will not read, closes the
  * connection after the answer, so the unread body is never waited for.
  */
-export async function admitRequest(verifier: ApiKeyVerifier, budgets: Budgets, facts: RequestFacts, res: ServerResponse): Promise<Principal | undefined> {
+export async function admitRequest(
+  verifier: ApiKeyVerifier,
+  budgets: Budgets,
+  facts: RequestFacts,
+  res: ServerResponse,
+): Promise<Principal | undefined> {
   let principal: Principal | undefined;
   try {
     principal = await admit(verifier, budgets, facts);
-    if (!principal && takesBody(facts.method)) throw unauthorized(facts.path, 'missing API key: send Authorization: Bearer <key>');
+    if (!principal && takesBody(facts.method))
+      throw unauthorized(facts.path, 'missing API key: send Authorization: Bearer <key>');
     // No route that takes a body accepts the read role, and read keys ship inside game
     // clients: such a write is refused here, before its body is read, like a keyless one.
     if (principal?.role === 'read' && takesBody(facts.method)) {
@@ -152,7 +179,11 @@ export function authenticate(verifier: ApiKeyVerifier, budgets: Budgets): Reques
  * routes need no key at all. Uses the principal `authenticate` resolved; a router mounted
  * without it resolves the key itself.
  */
-export function requireRole(verifier: ApiKeyVerifier, required: Role, options: { publicReads?: boolean } = {}): RequestHandler {
+export function requireRole(
+  verifier: ApiKeyVerifier,
+  required: Role,
+  options: { publicReads?: boolean } = {},
+): RequestHandler {
   return async (req, res, next) => {
     if (!res.locals.authenticated) {
       const key = presentedKey(req.headers, factsOf(req).path);

@@ -23,16 +23,30 @@ export function guardBullBoardWrites(allowWrites: boolean): RequestHandler {
   return (req, _res, next) => {
     if (!takesBody(req.method)) return next();
     if (!allowWrites) {
-      throw new HttpError(403, 'forbidden', 'Bull Board is read-only: set BULL_BOARD_WRITE=true to retry, add or remove jobs from it');
+      throw new HttpError(
+        403,
+        'forbidden',
+        'Bull Board is read-only: set BULL_BOARD_WRITE=true to retry, add or remove jobs from it',
+      );
     }
     const site = req.get('sec-fetch-site');
     const origin = req.get('origin');
-    if ((site !== undefined && site !== 'same-origin' && site !== 'none') || (origin !== undefined && !sameHost(origin, req.get('host')))) {
+    if (
+      (site !== undefined && site !== 'same-origin' && site !== 'none') ||
+      (origin !== undefined && !sameHost(origin, req.get('host')))
+    ) {
       throw new HttpError(403, 'forbidden', 'Bull Board refuses writes from another site');
     }
     const type = req.get('content-type');
-    if ((type !== undefined && !JSON_TYPE.test(type)) || (type === undefined && (origin === undefined || TAKES_JOB_DATA.test(req.path)))) {
-      throw new HttpError(415, 'unsupported_media_type', 'Bull Board writes take a JSON body: send Content-Type: application/json');
+    if (
+      (type !== undefined && !JSON_TYPE.test(type)) ||
+      (type === undefined && (origin === undefined || TAKES_JOB_DATA.test(req.path)))
+    ) {
+      throw new HttpError(
+        415,
+        'unsupported_media_type',
+        'Bull Board writes take a JSON body: send Content-Type: application/json',
+      );
     }
     next();
   };

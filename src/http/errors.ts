@@ -42,12 +42,19 @@ export interface ErrorAnswer {
  * request while it lasts, so it is logged through `failures`: one line per dependency per
  * interval, with a count.
  */
-export function errorAnswer(err: unknown, path: string, log: Logger, failures: RepeatLimitedLog, translate: (err: unknown) => LaurelError | undefined): ErrorAnswer {
+export function errorAnswer(
+  err: unknown,
+  path: string,
+  log: Logger,
+  failures: RepeatLimitedLog,
+  translate: (err: unknown) => LaurelError | undefined,
+): ErrorAnswer {
   const headers: Record<string, string> = {};
   const answer = (status: number, code: string, message: string, details?: ErrorDetail[]): ErrorAnswer => {
     if (!details) return { status, body: { error: code, message }, headers };
     const rest = details.length - MAX_DETAILS;
-    const told = rest > 0 ? `${message} (the first ${MAX_DETAILS} problems are listed; ${rest} more not shown)` : message;
+    const told =
+      rest > 0 ? `${message} (the first ${MAX_DETAILS} problems are listed; ${rest} more not shown)` : message;
     return { status, body: { error: code, message: told, details: details.slice(0, MAX_DETAILS) }, headers };
   };
 
@@ -60,7 +67,10 @@ export function errorAnswer(err: unknown, path: string, log: Logger, failures: R
     failures.warn(known.dependency, known.message, 'dependency unavailable', { path });
     headers['Retry-After'] = String(known.retryAfterSeconds);
     // A dependency down mid-request says only that; a service's own message says what was saved.
-    const message = known.cause === undefined ? known.message : 'a dependency (Postgres or Redis) is unavailable; nothing was accepted, retry later';
+    const message =
+      known.cause === undefined
+        ? known.message
+        : 'a dependency (Postgres or Redis) is unavailable; nothing was accepted, retry later';
     return answer(503, 'unavailable', message);
   }
   if (known) {
@@ -91,10 +101,17 @@ export function errorAnswer(err: unknown, path: string, log: Logger, failures: R
  * whose subscription failed, say) cannot be answered any more: the response is cut off, so
  * the client sees a broken answer and retries rather than waiting on it.
  */
-export function errorHandler(log: Logger, failures: RepeatLimitedLog, translate: (err: unknown) => LaurelError | undefined): ErrorRequestHandler {
+export function errorHandler(
+  log: Logger,
+  failures: RepeatLimitedLog,
+  translate: (err: unknown) => LaurelError | undefined,
+): ErrorRequestHandler {
   return (err, req, res, _next) => {
     if (res.headersSent) {
-      log.warn({ err: err instanceof Error ? err.message : String(err), path: req.path }, 'answer failed after it began');
+      log.warn(
+        { err: err instanceof Error ? err.message : String(err), path: req.path },
+        'answer failed after it began',
+      );
       return void res.destroy();
     }
     const { status, body, headers } = errorAnswer(err, req.path, log, failures, translate);

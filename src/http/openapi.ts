@@ -7,13 +7,23 @@ import { followingSchema } from '../services/following-service.js';
 import { reasonSchema, restoreSchema } from '../services/moderation-service.js';
 import { memberSchema } from '../services/member-profile-service.js';
 import { memberEventsQuerySchema } from '../services/member-events-service.js';
-import { notificationsQuerySchema, periodsQuerySchema, resultsQuerySchema } from '../services/period-results-service.js';
+import {
+  notificationsQuerySchema,
+  periodsQuerySchema,
+  resultsQuerySchema,
+} from '../services/period-results-service.js';
 import { rebuildRequestSchema } from '../services/rebuild-service.js';
 import { topStreamQuerySchema } from '../services/realtime/stream-query.js';
 import { statsQuerySchema } from '../services/stats-service.js';
 import { entrantsQuerySchema } from '../services/entrants-service.js';
 import { leagueQuerySchema } from '../services/league-service.js';
-import { aroundQuerySchema, followingQuerySchema, memberBoardsQuerySchema, scopeQuerySchema, standingsQuerySchema } from '../services/standings-service.js';
+import {
+  aroundQuerySchema,
+  followingQuerySchema,
+  memberBoardsQuerySchema,
+  scopeQuerySchema,
+  standingsQuerySchema,
+} from '../services/standings-service.js';
 import { createKeySchema } from './routes/admin-key-routes.js';
 import { intakeQuerySchema } from './routes/event-routes.js';
 import * as answers from './schemas/responses.js';
@@ -69,7 +79,10 @@ const pathParams = {
 type PathParam = keyof typeof pathParams;
 
 const schemaOf = (schema: z.ZodType) => {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<
+    string,
+    unknown
+  >;
   return rest;
 };
 
@@ -106,7 +119,10 @@ interface Operation {
   body?: string;
   /** The body may be left out altogether. */
   bodyOptional?: true;
-  ok: Record<number, { description: string; schema?: z.ZodType; text?: true; events?: Record<string, z.ZodType>; location?: string }>;
+  ok: Record<
+    number,
+    { description: string; schema?: z.ZodType; text?: true; events?: Record<string, z.ZodType>; location?: string }
+  >;
   /** Client errors beyond those every keyed route has (401, 403, 429, 503). */
   errors?: number[];
 }
@@ -124,7 +140,10 @@ const OPERATIONS: Record<string, Operation> = {
     summary: 'Create (201) or replace (200) a board; omitted fields take their defaults',
     access: 'admin',
     body: 'BoardDefinition',
-    ok: { 200: json(answers.boardViewSchema, 'replaced'), 201: { ...json(answers.boardViewSchema, 'created'), location: 'the board' } },
+    ok: {
+      200: json(answers.boardViewSchema, 'replaced'),
+      201: { ...json(answers.boardViewSchema, 'created'), location: 'the board' },
+    },
     errors: [400, 409, 413, 415],
   },
   'get /v1/boards': {
@@ -175,7 +194,8 @@ const OPERATIONS: Record<string, Operation> = {
   'post /v1/boards/{boardId}/entrants/{memberId}': {
     operationId: 'enterMember',
     tag: 'boards',
-    summary: 'Enter a member into the current period of a maxMembers board without a score (201; 200 if already entered)',
+    summary:
+      'Enter a member into the current period of a maxMembers board without a score (201; 200 if already entered)',
     access: 'ingest',
     ok: { 200: json(answers.entrantSchema, 'already an entrant'), 201: json(answers.entrantSchema, 'entered') },
     errors: [400, 404, 409],
@@ -455,7 +475,10 @@ const OPERATIONS: Record<string, Operation> = {
     tag: 'probes',
     summary: 'Readiness of Postgres, both Redis and migrations',
     access: 'none',
-    ok: { 200: json(answers.readinessSchema, 'ready'), 503: json(answers.readinessSchema, 'a part is down: `failing` names it') },
+    ok: {
+      200: json(answers.readinessSchema, 'ready'),
+      503: json(answers.readinessSchema, 'a part is down: `failing` names it'),
+    },
   },
 };
 
@@ -485,7 +508,9 @@ function responses(op: Operation) {
         : answer.schema
           ? { 'application/json': { schema: ref(idOf(answer.schema)) } }
           : undefined;
-    const headers = answer.location ? { Location: { description: `URL of ${answer.location}`, schema: { type: 'string' } } } : undefined;
+    const headers = answer.location
+      ? { Location: { description: `URL of ${answer.location}`, schema: { type: 'string' } } }
+      : undefined;
     out[status] = { description: answer.description, ...(headers ? { headers } : {}), ...(content ? { content } : {}) };
   }
   const statuses = [...(op.errors ?? []), ...(op.access === 'none' ? [] : [401, 403, 429, 503])];
@@ -527,10 +552,17 @@ function components() {
       ScoreEvents: { oneOf: [ref('ScoreEvent'), ref('EventBatch')] },
     },
     responses: Object.fromEntries(
-      Object.entries(ERROR_TEXT).map(([status, description]) => [`E${status}`, { description, content: { 'application/json': { schema: ref('Error') } } }]),
+      Object.entries(ERROR_TEXT).map(([status, description]) => [
+        `E${status}`,
+        { description, content: { 'application/json': { schema: ref('Error') } } },
+      ]),
     ),
     securitySchemes: {
-      bearer: { type: 'http', scheme: 'bearer', description: 'An API key: ADMIN_API_KEY, or one created with POST /v1/admin/keys' },
+      bearer: {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'An API key: ADMIN_API_KEY, or one created with POST /v1/admin/keys',
+      },
     },
   };
 }
@@ -548,7 +580,10 @@ export function openApiDocument(): Record<string, unknown> {
       operationId: op.operationId,
       tags: [op.tag],
       summary: op.summary,
-      description: op.access === 'none' ? 'No key needed.' : `Role: ${op.access}${op.access === 'read' ? ' (none with PUBLIC_READS=true)' : ''}.`,
+      description:
+        op.access === 'none'
+          ? 'No key needed.'
+          : `Role: ${op.access}${op.access === 'read' ? ' (none with PUBLIC_READS=true)' : ''}.`,
       security: security(op.access),
       parameters: parameters(path, op.query),
       ...(op.body ? { requestBody: body(op.body, !op.bodyOptional) } : {}),

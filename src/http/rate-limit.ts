@@ -89,9 +89,15 @@ export function createBudgets(redis: RedisClient, settings: RateLimitSettings, l
         return;
       }
       const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-      throw new HttpError(429, 'rate_limited', `too many requests: the budget is ${target.points} per ${settings.windowSeconds} s; retry in ${retryAfter} s`, undefined, {
-        'Retry-After': String(retryAfter),
-      });
+      throw new HttpError(
+        429,
+        'rate_limited',
+        `too many requests: the budget is ${target.points} per ${settings.windowSeconds} s; retry in ${retryAfter} s`,
+        undefined,
+        {
+          'Retry-After': String(retryAfter),
+        },
+      );
     }
   };
 

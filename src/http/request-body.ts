@@ -21,7 +21,11 @@ export function refuseUnreadableBody(req: IncomingMessage): void {
     throw new HttpError(413, 'payload_too_large', `request body is larger than ${MAX_BODY_BYTES / 1024 / 1024} MB`);
   }
   if (!typeis(req, JSON_TYPES)) {
-    throw new HttpError(415, 'unsupported_media_type', 'request body must be JSON: send Content-Type: application/json');
+    throw new HttpError(
+      415,
+      'unsupported_media_type',
+      'request body must be JSON: send Content-Type: application/json',
+    );
   }
 }
 

@@ -10,7 +10,11 @@ type Middleware = (req: IncomingMessage, res: ServerResponse, next: () => void) 
  */
 function headersOf(middleware: Middleware): ReadonlyArray<readonly [string, string]> {
   const headers: Array<readonly [string, string]> = [];
-  const res = { setHeader: (name: string, value: unknown) => void headers.push([name, String(value)]), removeHeader: () => undefined, getHeader: () => undefined };
+  const res = {
+    setHeader: (name: string, value: unknown) => void headers.push([name, String(value)]),
+    removeHeader: () => undefined,
+    getHeader: () => undefined,
+  };
   // helmet checks its options when it is created; its middleware only sets headers.
   middleware({ headers: {} } as IncomingMessage, res as unknown as ServerResponse, () => undefined);
   return headers;

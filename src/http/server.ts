@@ -1,7 +1,10 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Env } from '../config/env.js';
 
-export type ServerLimits = Pick<Env, 'HTTP_HEADERS_TIMEOUT_MS' | 'HTTP_REQUEST_TIMEOUT_MS' | 'HTTP_KEEP_ALIVE_TIMEOUT_MS' | 'HTTP_MAX_CONNECTIONS'>;
+export type ServerLimits = Pick<
+  Env,
+  'HTTP_HEADERS_TIMEOUT_MS' | 'HTTP_REQUEST_TIMEOUT_MS' | 'HTTP_KEEP_ALIVE_TIMEOUT_MS' | 'HTTP_MAX_CONNECTIONS'
+>;
 
 /**
  * Every HTTP server Laurel starts goes through here, so none keeps Node's defaults (5 min

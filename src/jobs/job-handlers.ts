@@ -12,7 +12,9 @@ import { processCoalesced } from './score-coalescer.js';
 export const JOB_HANDLERS: readonly JobHandler[] = [
   handler('score-events', 'apply', (ctx, data, job, worker) => processCoalesced(ctx, worker, job, data)),
   handler('rebuild', 'request', (_ctx, _data, job) => processRebuildRequest(job)),
-  handler('rebuild', 'scope', (ctx, data, job) => processScopeRebuild(ctx, data, (progress) => job.updateProgress(progress))),
+  handler('rebuild', 'scope', (ctx, data, job) =>
+    processScopeRebuild(ctx, data, (progress) => job.updateProgress(progress)),
+  ),
   // Queued by a moderation change before it commits, so Redis catches up even if the process dies after the commit.
   handler('rebuild', 'member', (ctx, { member, openOnly }) => reprojectMember(ctx, member, openOnly)),
   handler('rebuild', 'erase', (ctx, data, job) => processErasure(ctx, data, job)),

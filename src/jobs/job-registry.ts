@@ -36,7 +36,10 @@ export type JobRegistry = ReadonlyMap<string, ReadonlyMap<string, Entry>>;
  * when a name has no handler or more than one, or a handler names a job no contract has:
  * the worker process then fails at start-up instead of failing jobs later.
  */
-export function buildJobRegistry(handlers: readonly JobHandler[], contracts: Readonly<Record<string, Readonly<Record<string, z.ZodType>>>> = JOB_CONTRACTS): JobRegistry {
+export function buildJobRegistry(
+  handlers: readonly JobHandler[],
+  contracts: Readonly<Record<string, Readonly<Record<string, z.ZodType>>>> = JOB_CONTRACTS,
+): JobRegistry {
   const problems: string[] = [];
   const registry = new Map<string, Map<string, Entry>>();
   for (const [queue, jobs] of Object.entries(contracts)) {
@@ -49,7 +52,8 @@ export function buildJobRegistry(handlers: readonly JobHandler[], contracts: Rea
     registry.set(queue, entries);
   }
   for (const h of handlers) {
-    if (!contracts[h.queue]?.[h.name]) problems.push(`a handler names job "${h.name}" of queue "${h.queue}", which no contract declares`);
+    if (!contracts[h.queue]?.[h.name])
+      problems.push(`a handler names job "${h.name}" of queue "${h.queue}", which no contract declares`);
   }
   if (problems.length > 0) throw new Error(`job registry is inconsistent: ${[...new Set(problems)].join('; ')}`);
   return registry;

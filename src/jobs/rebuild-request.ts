@@ -2,7 +2,9 @@ import type { Job } from 'bullmq';
 import type { ScopeJobResult } from '../queue/rebuild-queue.js';
 
 /** The parent of a rebuild flow runs once every scope is done: it sums them up. */
-export async function processRebuildRequest(job: Job): Promise<{ scopes: number; members: number; durationMs: number }> {
+export async function processRebuildRequest(
+  job: Job,
+): Promise<{ scopes: number; members: number; durationMs: number }> {
   const values = Object.values(await job.getChildrenValues<ScopeJobResult>());
   return {
     scopes: values.length,

@@ -37,12 +37,20 @@ let tokens = 0;
  * here for the jobs taken), so a dead worker's jobs all come back through stalled-job
  * recovery, and the idempotent ledger makes applying them again a no-op.
  */
-export async function processCoalesced(ctx: AppContext, worker: Worker | undefined, leader: Job, data: ScoreJob): Promise<ScoreJobResult> {
+export async function processCoalesced(
+  ctx: AppContext,
+  worker: Worker | undefined,
+  leader: Job,
+  data: ScoreJob,
+): Promise<ScoreJobResult> {
   const riders = worker ? await takeWaiting(ctx, worker, data.events.length) : [];
   if (riders.length === 0) return processScoreJob(ctx, data, leader.id);
   const renewal = keepLocks(ctx, worker!, riders);
   try {
-    const settled = await applyInRounds(ctx, [{ id: leader.id, data }, ...riders.map((r) => ({ id: r.job.id, data: r.data }))]);
+    const settled = await applyInRounds(ctx, [
+      { id: leader.id, data },
+      ...riders.map((r) => ({ id: r.job.id, data: r.data })),
+    ]);
     await Promise.all(riders.map((rider, i) => finish(ctx, worker!, rider, settled[i + 1]!)));
     const own = settled[0]!;
     if ('error' in own) throw own.error;
@@ -63,7 +71,11 @@ async function takeWaiting(ctx: AppContext, worker: Worker, firstEvents: number)
   let largest = firstEvents;
   let wave = 1;
   for (;;) {
-    const size = Math.min(wave, COALESCE_MAX_JOBS - 1 - riders.length, Math.floor((COALESCE_MAX_EVENTS - events) / largest));
+    const size = Math.min(
+      wave,
+      COALESCE_MAX_JOBS - 1 - riders.length,
+      Math.floor((COALESCE_MAX_EVENTS - events) / largest),
+    );
     if (size < 1) return riders;
     // Settled one by one: a move that fails (the queue Redis refusing a write, say) must not
     // lose the jobs the others took, which are active under this run's locks.
@@ -76,7 +88,8 @@ async function takeWaiting(ctx: AppContext, worker: Worker, firstEvents: number)
     );
     let exhausted = false;
     for (const move of taken) {
-      if (move.status === 'rejected') ctx.log.debug({ err: (move.reason as Error).message }, 'could not take a waiting score job');
+      if (move.status === 'rejected')
+        ctx.log.debug({ err: (move.reason as Error).message }, 'could not take a waiting score job');
       const held = move.status === 'fulfilled' ? move.value : undefined;
       if (!held) {
         exhausted = true;
@@ -85,7 +98,12 @@ async function takeWaiting(ctx: AppContext, worker: Worker, firstEvents: number)
       const parsed = held.job.name === 'apply' ? scoreJobSchema.safeParse(held.job.data) : undefined;
       if (!parsed?.success) {
         // As the dispatcher does for a job it is handed: it would never succeed.
-        await finish(ctx, worker, { ...held, data: { events: [] } }, { error: new UnrecoverableError(`invalid score job "${held.job.name}"`) });
+        await finish(
+          ctx,
+          worker,
+          { ...held, data: { events: [] } },
+          { error: new UnrecoverableError(`invalid score job "${held.job.name}"`) },
+        );
         continue;
       }
       riders.push({ ...held, data: parsed.data });
@@ -103,7 +121,9 @@ function keepLocks(ctx: AppContext, worker: Worker, riders: readonly Rider[]): N
   const timer = setInterval(() => {
     for (const { job, token } of riders) {
       // A lock already lost is reported when the job is finished (see finish).
-      job.extendLock(token, duration).catch((err: Error) => ctx.log.debug({ jobId: job.id, err: err.message }, 'lock not renewed'));
+      job
+        .extendLock(token, duration)
+        .catch((err: Error) => ctx.log.debug({ jobId: job.id, err: err.message }, 'lock not renewed'));
     }
   }, duration / 2);
   timer.unref();
@@ -178,7 +198,10 @@ async function applyTogether(ctx: AppContext, group: readonly HeldScoreJob[]): P
     // An outage or a busy database (Contention is Unavailable) is no fault of one job: applying
     // them one at a time would only multiply the load; each is retried by BullMQ instead.
     if (ctx.failureOf(err) instanceof Unavailable) return group.map(() => ({ error: err }));
-    ctx.log.warn({ jobs: group.length, err: (err as Error).message }, 'coalesced jobs failed together; applying each alone');
+    ctx.log.warn(
+      { jobs: group.length, err: (err as Error).message },
+      'coalesced jobs failed together; applying each alone',
+    );
     const alone: Settled[] = [];
     for (const job of group) alone.push(await settle(() => processScoreJob(ctx, job.data, job.id)));
     return alone;
@@ -215,6 +238,9 @@ async function finish(ctx: AppContext, worker: Worker, rider: Rider, settled: Se
     }
   } catch (err) {
     // Its lock was lost (this run outlived it): the job runs again elsewhere, a no-op in the ledger.
-    ctx.log.warn({ jobId: rider.job.id, err: (err as Error).message }, 'a coalesced job could not be finished; it will run again');
+    ctx.log.warn(
+      { jobId: rider.job.id, err: (err as Error).message },
+      'a coalesced job could not be finished; it will run again',
+    );
   }
 }

@@ -66,7 +66,9 @@ export function startWorkers(ctx: AppContext, options: WorkerStartOptions = {}):
   });
 
   if (options.schedulers !== false) {
-    registerSchedulers(ctx.periodsQueue).catch((err: Error) => ctx.log.error({ err: err.message }, 'could not register job schedulers'));
+    registerSchedulers(ctx.periodsQueue).catch((err: Error) =>
+      ctx.log.error({ err: err.message }, 'could not register job schedulers'),
+    );
   }
 
   return {
@@ -85,7 +87,8 @@ export function startWorkers(ctx: AppContext, options: WorkerStartOptions = {}):
 
 function recordRun(ctx: AppContext, queue: string, job: Job, outcome: 'completed' | 'retried' | 'failed'): void {
   ctx.metrics.jobs.inc({ queue, name: job.name, outcome });
-  if (job.processedOn) ctx.metrics.jobDuration.observe({ queue, name: job.name }, (Date.now() - job.processedOn) / 1000);
+  if (job.processedOn)
+    ctx.metrics.jobDuration.observe({ queue, name: job.name }, (Date.now() - job.processedOn) / 1000);
 }
 
 /**
@@ -108,6 +111,11 @@ function reportFailure(ctx: AppContext, queue: string, job: Job | undefined, err
   // While a dependency is down every job fails and is retried: one line per dependency per interval.
   const outage = ctx.failureOf(err);
   if (outage instanceof Unavailable)
-    ctx.failures.warn(outage.dependency, err, 'job failed; it will be retried', { queue, jobId: job.id, name: job.name, attemptsMade: job.attemptsMade });
+    ctx.failures.warn(outage.dependency, err, 'job failed; it will be retried', {
+      queue,
+      jobId: job.id,
+      name: job.name,
+      attemptsMade: job.attemptsMade,
+    });
   else ctx.log.warn(fields, 'job failed; it will be retried');
 }

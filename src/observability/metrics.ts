@@ -73,7 +73,8 @@ export class Metrics {
         for (const queue of queues()) {
           const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized');
           this.set({ queue: queue.name, state: 'waiting' }, (counts.waiting ?? 0) + (counts.prioritized ?? 0));
-          for (const state of ['active', 'delayed', 'failed'] as const) this.set({ queue: queue.name, state }, counts[state] ?? 0);
+          for (const state of ['active', 'delayed', 'failed'] as const)
+            this.set({ queue: queue.name, state }, counts[state] ?? 0);
         }
       },
     });

@@ -26,6 +26,9 @@ export class RepeatLimitedLog {
     }
     const repeated = seen?.repeated ?? 0;
     this.last.set(dependency, { at: now, repeated: 0 });
-    this.log.warn({ ...fields, dependency, err: typeof err === 'string' ? err : err.message, ...(repeated ? { repeated } : {}) }, msg);
+    this.log.warn(
+      { ...fields, dependency, err: typeof err === 'string' ? err : err.message, ...(repeated ? { repeated } : {}) },
+      msg,
+    );
   }
 }

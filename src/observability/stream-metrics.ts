@@ -15,7 +15,12 @@ export function streamMetrics(registry: Registry): StreamMetrics {
   let metrics = byRegistry.get(registry);
   if (!metrics) {
     metrics = {
-      open: new Gauge({ name: 'laurel_streams_open', help: 'Open event streams, by kind (member, top)', labelNames: ['kind'], registers: [registry] }),
+      open: new Gauge({
+        name: 'laurel_streams_open',
+        help: 'Open event streams, by kind (member, top)',
+        labelNames: ['kind'],
+        registers: [registry],
+      }),
       messages: new Counter({
         name: 'laurel_stream_messages_total',
         help: 'Messages sent on event streams, by event (standing, top, closed, unavailable)',

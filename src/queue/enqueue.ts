@@ -6,7 +6,9 @@ import type { JobData, JobName, QueueName } from './job-contracts.js';
  * with its own payload, so a job no handler can parse does not compile. `R` is what its
  * jobs return.
  */
-export type ContractQueue<Q extends QueueName, R = unknown> = Queue<JobData<Q, JobName<Q>>, R, JobName<Q>> & { readonly name: Q };
+export type ContractQueue<Q extends QueueName, R = unknown> = Queue<JobData<Q, JobName<Q>>, R, JobName<Q>> & {
+  readonly name: Q;
+};
 
 /** One job of queue Q: a name of its contract and that name's payload. */
 export type ContractJob<Q extends QueueName, O = JobsOptions> = {
@@ -25,7 +27,10 @@ export function enqueue<Q extends QueueName, N extends JobName<Q>, R>(
 }
 
 /** Queues several jobs in one round trip (BullMQ adds them atomically). */
-export async function enqueueBulk<Q extends QueueName, R>(queue: ContractQueue<Q, R>, jobs: ReadonlyArray<ContractJob<Q, BulkJobOptions>>): Promise<void> {
+export async function enqueueBulk<Q extends QueueName, R>(
+  queue: ContractQueue<Q, R>,
+  jobs: ReadonlyArray<ContractJob<Q, BulkJobOptions>>,
+): Promise<void> {
   await untyped<R>(queue).addBulk([...jobs]);
 }
 

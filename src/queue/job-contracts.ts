@@ -11,7 +11,12 @@ import { WEBHOOKS_QUEUE, webhookJobSchema } from './webhooks-queue.js';
  */
 export const JOB_CONTRACTS = {
   [SCORE_EVENTS_QUEUE]: { apply: scoreJobSchema },
-  [REBUILD_QUEUE]: { request: requestJobSchema, scope: scopeJobSchema, member: memberJobSchema, erase: erasureJobSchema },
+  [REBUILD_QUEUE]: {
+    request: requestJobSchema,
+    scope: scopeJobSchema,
+    member: memberJobSchema,
+    erase: erasureJobSchema,
+  },
   [PERIODS_QUEUE]: { tick: periodsJobPayload, rollup: periodsJobPayload },
   [WEBHOOKS_QUEUE]: { 'period.closed': webhookJobSchema, 'member.period_report': webhookJobSchema },
 } as const satisfies Record<string, Record<string, z.ZodType>>;
@@ -19,4 +24,5 @@ export const JOB_CONTRACTS = {
 export type JobContracts = typeof JOB_CONTRACTS;
 export type QueueName = keyof JobContracts;
 export type JobName<Q extends QueueName> = keyof JobContracts[Q] & string;
-export type JobData<Q extends QueueName, N extends JobName<Q>> = JobContracts[Q][N] extends z.ZodType<infer T> ? T : never;
+export type JobData<Q extends QueueName, N extends JobName<Q>> =
+  JobContracts[Q][N] extends z.ZodType<infer T> ? T : never;

@@ -23,13 +23,21 @@ export async function removeQueuedCopies(queues: MemberQueues, member: string): 
     if (state === 'completed' || kept.length === 0) await job.remove();
     else await job.updateData({ ...job.data, events: kept });
   });
-  await forJobs(queues.rebuildQueue as unknown as Queue, ['completed', 'failed', 'delayed', 'waiting'], async (job: Job<{ member?: unknown }>) => {
-    if (job.name === 'member' && job.data.member === member) await job.remove();
-  });
+  await forJobs(
+    queues.rebuildQueue as unknown as Queue,
+    ['completed', 'failed', 'delayed', 'waiting'],
+    async (job: Job<{ member?: unknown }>) => {
+      if (job.name === 'member' && job.data.member === member) await job.remove();
+    },
+  );
 }
 
 /** Every job of the given states, listed whole before any is visited: a removal would shift the pages. */
-async function forJobs<T>(queue: Queue, states: Array<'completed' | 'failed' | 'delayed' | 'waiting'>, visit: (job: Job<T>, state: string) => Promise<void>) {
+async function forJobs<T>(
+  queue: Queue,
+  states: Array<'completed' | 'failed' | 'delayed' | 'waiting'>,
+  visit: (job: Job<T>, state: string) => Promise<void>,
+) {
   const PAGE = 500;
   for (const state of states) {
     const all: Array<Job<T>> = [];

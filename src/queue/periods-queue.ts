@@ -23,7 +23,12 @@ export function createPeriodsQueue(connection: RedisClient, redisPrefix: string)
   return new Queue(PERIODS_QUEUE, {
     connection,
     prefix: queuePrefix(redisPrefix, PERIODS_QUEUE),
-    defaultJobOptions: { attempts: 3, backoff: { type: 'capped-exponential' }, removeOnComplete: { count: 100 }, removeOnFail: { count: 1000 } },
+    defaultJobOptions: {
+      attempts: 3,
+      backoff: { type: 'capped-exponential' },
+      removeOnComplete: { count: 100 },
+      removeOnFail: { count: 1000 },
+    },
   }) as PeriodsQueue;
 }
 

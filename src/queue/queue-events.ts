@@ -38,10 +38,12 @@ export class ScoreJobListener {
     // Read on from the stream's end as it is now, not from wherever it is when the blocking
     // read reaches Redis (later, on a cluster's lazily connected node): a job finishing in
     // between would otherwise be missed and its ?wait=true time out.
-    const last = await connection.xrevrange(new QueueKeys(prefix).toKey(SCORE_EVENTS_QUEUE, 'events'), '+', '-', 'COUNT', 1).catch((err: unknown) => {
-      connection.disconnect();
-      throw err;
-    });
+    const last = await connection
+      .xrevrange(new QueueKeys(prefix).toKey(SCORE_EVENTS_QUEUE, 'events'), '+', '-', 'COUNT', 1)
+      .catch((err: unknown) => {
+        connection.disconnect();
+        throw err;
+      });
     const events = new QueueEvents(SCORE_EVENTS_QUEUE, { connection, prefix, lastEventId: last[0]?.[0] ?? '0-0' });
     events.on('error', (err) => this.log.warn({ err: err.message }, 'queue events error'));
     // BullMQ does not close a connection it was handed: ours goes when the listener closes.

@@ -27,7 +27,11 @@ export const webhookJobOptions: JobsOptions = {
 export type WebhooksQueue = ContractQueue<typeof WEBHOOKS_QUEUE>;
 
 export function createWebhooksQueue(connection: RedisClient, redisPrefix: string): WebhooksQueue {
-  return new Queue(WEBHOOKS_QUEUE, { connection, prefix: queuePrefix(redisPrefix, WEBHOOKS_QUEUE), defaultJobOptions: webhookJobOptions }) as WebhooksQueue;
+  return new Queue(WEBHOOKS_QUEUE, {
+    connection,
+    prefix: queuePrefix(redisPrefix, WEBHOOKS_QUEUE),
+    defaultJobOptions: webhookJobOptions,
+  }) as WebhooksQueue;
 }
 
 /** Stable across retries and re-enqueues: the receiver deduplicates on it. */

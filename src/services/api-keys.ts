@@ -1,7 +1,13 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../storage/postgres/database.js';
-import { findActiveKeyByHash, insertApiKey, revokeApiKey as revokeStoredKey, type ApiKeyRecord, type Role } from '../storage/postgres/api-keys-repository.js';
+import {
+  findActiveKeyByHash,
+  insertApiKey,
+  revokeApiKey as revokeStoredKey,
+  type ApiKeyRecord,
+  type Role,
+} from '../storage/postgres/api-keys-repository.js';
 
 export type { Role };
 

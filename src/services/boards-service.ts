@@ -1,6 +1,13 @@
 import type { AppContext } from '../context.js';
 import { boardDefinitionSchema, changedFixedFields, isValidBoardId, type Board } from '../domain/board.js';
-import { boardHasEvents, findBoard, insertBoard, listBoards, lockBoard, updateBoard } from '../storage/postgres/boards-repository.js';
+import {
+  boardHasEvents,
+  findBoard,
+  insertBoard,
+  listBoards,
+  lockBoard,
+  updateBoard,
+} from '../storage/postgres/boards-repository.js';
 import { setOpenAllPeriodEnd } from '../storage/postgres/periods-repository.js';
 import { periodContaining } from '../domain/period.js';
 import { currentPeriods, type PeriodView } from './period-resolution.js';
@@ -42,7 +49,11 @@ async function views(ctx: AppContext, boards: readonly Board[]): Promise<BoardVi
 }
 
 /** Creates or replaces a board definition (PUT semantics: omitted fields take their defaults). */
-export async function putBoard(ctx: AppContext, id: string, body: unknown): Promise<{ created: boolean; board: BoardView }> {
+export async function putBoard(
+  ctx: AppContext,
+  id: string,
+  body: unknown,
+): Promise<{ created: boolean; board: BoardView }> {
   if (!isValidBoardId(id)) {
     throw new InvalidInput('invalid board id', [{ path: 'boardId', message: 'must match ^[a-z0-9][a-z0-9_-]{0,63}$' }]);
   }
@@ -63,7 +74,8 @@ export async function putBoard(ctx: AppContext, id: string, body: unknown): Prom
       );
     }
     const updated = await updateBoard(trx, id, def);
-    if (updated.period === 'all') await setOpenAllPeriodEnd(trx, id, periodContaining(updated, updated.updatedAt).endsAt);
+    if (updated.period === 'all')
+      await setOpenAllPeriodEnd(trx, id, periodContaining(updated, updated.updatedAt).endsAt);
     return { board: updated, created: false };
   });
   ctx.boards.remember(board);

@@ -23,10 +23,23 @@ export async function evictRetiredPeriods(ctx: AppContext, now: Date): Promise<s
     const board = boards.get(period.boardId);
     // The categories the period had (its aggregates) and the board's current ones: a category
     // removed from the board since still left its keys, and one never scored has none to find.
-    const categories = [...new Set([ALL_CATEGORIES, ...(board?.categories ?? []), ...(await periodCategories(ctx.db, period.boardId, period.key))])];
-    const keys = await unlinkPeriodKeys(ctx.leaderboard.redis, ctx.leaderboard.keys, { board: period.boardId, period: period.key, categories });
+    const categories = [
+      ...new Set([
+        ALL_CATEGORIES,
+        ...(board?.categories ?? []),
+        ...(await periodCategories(ctx.db, period.boardId, period.key)),
+      ]),
+    ];
+    const keys = await unlinkPeriodKeys(ctx.leaderboard.redis, ctx.leaderboard.keys, {
+      board: period.boardId,
+      period: period.key,
+      categories,
+    });
     await markCacheEvicted(ctx.db, period.boardId, period.key, ctx.clock.now());
-    ctx.log.info({ board: period.boardId, period: period.key, keys }, 'closed period removed from Redis; reads use its final results');
+    ctx.log.info(
+      { board: period.boardId, period: period.key, keys },
+      'closed period removed from Redis; reads use its final results',
+    );
     evicted.push(`${period.boardId}/${period.key}`);
   }
   return evicted;

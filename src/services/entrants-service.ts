@@ -40,21 +40,34 @@ export async function enterEntrant(ctx: AppContext, boardId: string, memberId: s
   assertMemberId(memberId);
   const board = await cappedBoard(ctx, boardId);
   const now = ctx.clock.now();
-  if (outsideWindow(board.window, now)) throw new Conflict(`board "${board.id}" is outside its window`, undefined, { code: 'outside_window' });
+  if (outsideWindow(board.window, now))
+    throw new Conflict(`board "${board.id}" is outside its window`, undefined, { code: 'outside_window' });
   const period = periodContaining(board, now);
-  const closed = () => new Conflict(`period "${period.key}" of board "${board.id}" is closed`, undefined, { code: 'period_closed' });
+  const closed = () =>
+    new Conflict(`period "${period.key}" of board "${board.id}" is closed`, undefined, { code: 'period_closed' });
   if (period.endsAt && now.getTime() > period.endsAt.getTime() + board.graceSeconds * 1000) throw closed();
   const created = await createPeriods(ctx.db, [{ boardId: board.id, ...period }]);
   // A period created empty is complete in Redis by construction, as when the tick creates it.
   if (created.length > 0) await ctx.leaderboard.project([], new Map([[board.id, board]]), { createdPeriods: created });
-  const outcome = await ctx.db.transaction().execute((trx) => enterMember(trx, board.id, period.key, memberId, board.maxMembers, now));
+  const outcome = await ctx.db
+    .transaction()
+    .execute((trx) => enterMember(trx, board.id, period.key, memberId, board.maxMembers, now));
   if (outcome.entered === 'closed') throw closed();
   if (outcome.entered === 'full') {
-    throw new Conflict(`board "${board.id}" is full for period "${period.key}" (maxMembers ${board.maxMembers})`, undefined, { code: 'board_full' });
+    throw new Conflict(
+      `board "${board.id}" is full for period "${period.key}" (maxMembers ${board.maxMembers})`,
+      undefined,
+      { code: 'board_full' },
+    );
   }
   return {
     created: outcome.entered === 'now',
-    entry: { board: board.id, period: period.key, member: memberId, enteredAt: outcome.entrant.enteredAt.toISOString() },
+    entry: {
+      board: board.id,
+      period: period.key,
+      member: memberId,
+      enteredAt: outcome.entrant.enteredAt.toISOString(),
+    },
   };
 }
 
@@ -66,7 +79,10 @@ export async function entrantsPage(ctx: AppContext, boardId: string, query: Reco
   const resolved = await resolvePeriod(ctx, board, q.period);
   if (!resolved) throw new NotFound(`period "${q.period}" of board "${board.id}" not found`);
   const [total, rows] = resolved.stored
-    ? await Promise.all([countEntrants(ctx.db, board.id, resolved.view.key), listEntrants(ctx.db, board.id, resolved.view.key, after, q.limit + 1)])
+    ? await Promise.all([
+        countEntrants(ctx.db, board.id, resolved.view.key),
+        listEntrants(ctx.db, board.id, resolved.view.key, after, q.limit + 1),
+      ])
     : [0, []];
   const page = rows.slice(0, q.limit);
   return {

@@ -6,7 +6,14 @@ import { InvalidInput, NotFound, Unavailable } from '../domain/errors.js';
 import { erasureJobOptions } from '../queue/rebuild-queue.js';
 import { enqueue } from '../queue/enqueue.js';
 import { forgetInEventStreams, removeQueuedCopies } from '../queue/member-copies.js';
-import { deleteErasure, eraseMemberRows, findErasure, insertErasure, memberExists, setErasureState } from '../storage/postgres/erasure-repository.js';
+import {
+  deleteErasure,
+  eraseMemberRows,
+  findErasure,
+  insertErasure,
+  memberExists,
+  setErasureState,
+} from '../storage/postgres/erasure-repository.js';
 import { assertMemberId } from './member-id.js';
 
 /** What the erasure record keeps instead of the member id. */
@@ -59,7 +66,9 @@ export async function eraseMember(ctx: AppContext, erasureId: string, member: st
   const erasure = await findErasure(ctx.db, erasureId);
   if (!erasure) throw new Error(`erasure ${erasureId} not recorded yet`);
   if (erasure.memberHash !== memberHash(member)) {
-    throw new InvalidInput(`erasure ${erasureId}: the job's member is not the recorded one`, [{ path: 'member', message: 'not the recorded member' }]);
+    throw new InvalidInput(`erasure ${erasureId}: the job's member is not the recorded one`, [
+      { path: 'member', message: 'not the recorded member' },
+    ]);
   }
   if (erasure.state === 'done') return { periods: 0 };
   const periods = erasure.redisPeriods ?? (await eraseMemberRows(ctx.db, erasureId, member, erasure.pseudonym));

@@ -3,7 +3,12 @@ import { unscale } from '../domain/decimal.js';
 import { IDEMPOTENCY_KEY } from '../domain/ids.js';
 import { periodContaining } from '../domain/period.js';
 import { pendingJobOf } from '../storage/redis/pending-events.js';
-import { archivedMonthOf, currentAggregate, findEvent, findLatestRejection } from '../storage/postgres/events-repository.js';
+import {
+  archivedMonthOf,
+  currentAggregate,
+  findEvent,
+  findLatestRejection,
+} from '../storage/postgres/events-repository.js';
 import { NotFound } from '../domain/errors.js';
 
 /** What only admins see of an event: why it was voided, and what a refused one carried. */
@@ -15,7 +20,11 @@ const ADMIN_ONLY = ['voidReason', 'payload'] as const;
  * applied in between is still found in the ledger. Any ingest key may ask about any event,
  * so moderation notes and refused payloads (another studio server's data) are for admins.
  */
-export async function eventStatus(ctx: AppContext, key: string, options: { admin: boolean }): Promise<Record<string, unknown>> {
+export async function eventStatus(
+  ctx: AppContext,
+  key: string,
+  options: { admin: boolean },
+): Promise<Record<string, unknown>> {
   const status = await fullEventStatus(ctx, key);
   if (options.admin) return status;
   for (const field of ADMIN_ONLY) delete status[field];
@@ -32,7 +41,9 @@ async function fullEventStatus(ctx: AppContext, key: string): Promise<Record<str
     return {
       idempotencyKey: stored.key,
       // Stored, but beyond the member's attempts: it never counted.
-      ...(stored.status === 'exhausted' ? { status: 'rejected', reason: 'attempts_exhausted' } : { status: stored.status }),
+      ...(stored.status === 'exhausted'
+        ? { status: 'rejected', reason: 'attempts_exhausted' }
+        : { status: stored.status }),
       board: stored.board,
       period: stored.period,
       member: stored.member,
@@ -43,7 +54,9 @@ async function fullEventStatus(ctx: AppContext, key: string): Promise<Record<str
       appliedAt: stored.appliedAt.toISOString(),
       source: stored.source,
       score: aggregate === null || !board ? null : unscale(aggregate, board.decimals),
-      ...(stored.status === 'voided' ? { voidReason: stored.voidReason, voidedAt: stored.voidedAt?.toISOString() } : {}),
+      ...(stored.status === 'voided'
+        ? { voidReason: stored.voidReason, voidedAt: stored.voidedAt?.toISOString() }
+        : {}),
     };
   }
   const job = pendingJobId ? await ctx.scoreQueue.getJob(pendingJobId) : undefined;
@@ -52,7 +65,10 @@ async function fullEventStatus(ctx: AppContext, key: string): Promise<Record<str
     // Not applied yet: the period it will count in, and the member's score there so far.
     const board = await ctx.boards.get(queued.posted.board);
     const period = board ? periodContaining(board, new Date(queued.posted.occurredAt ?? queued.receivedAt)).key : null;
-    const aggregate = board && period ? await currentAggregate(ctx.db, { board: board.id, period, member: queued.posted.member }) : null;
+    const aggregate =
+      board && period
+        ? await currentAggregate(ctx.db, { board: board.id, period, member: queued.posted.member })
+        : null;
     return {
       idempotencyKey: key,
       status: 'pending',
@@ -67,7 +83,9 @@ async function fullEventStatus(ctx: AppContext, key: string): Promise<Record<str
   const rejection = await findLatestRejection(ctx.db, key);
   if (rejection) {
     const board = await ctx.boards.get(rejection.board);
-    const aggregate = rejection.period ? await currentAggregate(ctx.db, { board: rejection.board, period: rejection.period, member: rejection.member }) : null;
+    const aggregate = rejection.period
+      ? await currentAggregate(ctx.db, { board: rejection.board, period: rejection.period, member: rejection.member })
+      : null;
     return {
       idempotencyKey: rejection.key,
       status: 'rejected',
@@ -83,6 +101,7 @@ async function fullEventStatus(ctx: AppContext, key: string): Promise<Record<str
     };
   }
   const archived = await archivedMonthOf(ctx.db, key);
-  if (archived) throw new NotFound(`the event with idempotency key "${key}" was archived with the ledger of ${archived}`);
+  if (archived)
+    throw new NotFound(`the event with idempotency key "${key}" was archived with the ledger of ${archived}`);
   throw new NotFound(`no event with idempotency key "${key}"`);
 }

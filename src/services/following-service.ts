@@ -9,7 +9,9 @@ export const MAX_FOLLOWING = 1000;
 
 export const followingSchema = z
   .object({
-    memberIds: z.array(z.string().regex(MEMBER_ID, 'must match ^[A-Za-z0-9_.:@-]{1,128}$')).max(MAX_FOLLOWING, `at most ${MAX_FOLLOWING} members`),
+    memberIds: z
+      .array(z.string().regex(MEMBER_ID, 'must match ^[A-Za-z0-9_.:@-]{1,128}$'))
+      .max(MAX_FOLLOWING, `at most ${MAX_FOLLOWING} members`),
   })
   .strict();
 

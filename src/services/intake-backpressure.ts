@@ -81,7 +81,9 @@ export class QueueMemoryGuard {
       return;
     }
     const percent = Math.round((used / u.maxBytes) * 100);
-    throw this.full(`the event queue is full (queue Redis at ${percent}% of its memory limit); nothing was accepted, retry later`);
+    throw this.full(
+      `the event queue is full (queue Redis at ${percent}% of its memory limit); nothing was accepted, retry later`,
+    );
   }
 
   /** The refusal, for Redis' own OOM answer too: nothing was accepted, retrying later is safe. */

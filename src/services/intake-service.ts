@@ -24,19 +24,28 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new Unavailable(`the queue did not answer within ${ms} ms; nothing was accepted, retry later`, undefined, { dependency: 'queue-redis' })),
+      () =>
+        reject(
+          new Unavailable(`the queue did not answer within ${ms} ms; nothing was accepted, retry later`, undefined, {
+            dependency: 'queue-redis',
+          }),
+        ),
       ms,
     );
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-export type IntakeAnswer = { status: 202; body: { accepted: number; jobId?: string; pending?: boolean } } | { status: 200; body: Required<ScoreJobResult> };
+export type IntakeAnswer =
+  | { status: 202; body: { accepted: number; jobId?: string; pending?: boolean } }
+  | { status: 200; body: Required<ScoreJobResult> };
 
 /** Splits the body into events: one event, or `{ events: [...] }` with 1 to 1000 of them. */
 function eventsOf(body: unknown): { events: unknown[]; batch: boolean } {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new InvalidInput('request body must be a JSON object: one event, or { "events": [...] }', [{ path: '(root)', message: 'must be a JSON object' }]);
+    throw new InvalidInput('request body must be a JSON object: one event, or { "events": [...] }', [
+      { path: '(root)', message: 'must be a JSON object' },
+    ]);
   }
   if (!('events' in body)) return { events: [body], batch: false };
   const { events, ...rest } = body;
@@ -45,7 +54,9 @@ function eventsOf(body: unknown): { events: unknown[]; batch: boolean } {
     throw new InvalidInput('invalid batch', [{ path: extra[0]!, message: `unknown field(s): ${extra.join(', ')}` }]);
   }
   if (!Array.isArray(events) || events.length < 1 || events.length > MAX_BATCH) {
-    throw new InvalidInput('invalid batch', [{ path: 'events', message: `must be an array of 1 to ${MAX_BATCH} events` }]);
+    throw new InvalidInput('invalid batch', [
+      { path: 'events', message: `must be an array of 1 to ${MAX_BATCH} events` },
+    ]);
   }
   return { events, batch: true };
 }
@@ -55,7 +66,11 @@ function eventsOf(body: unknown): { events: unknown[]; batch: boolean } {
  * if every event is valid enqueues it as one job. Nothing is enqueued otherwise, and a
  * queue Redis that is down fails the request (503) before anything is accepted.
  */
-export async function acceptEvents(ctx: AppContext, body: unknown, options: { wait: boolean; listener?: ResultListener }): Promise<IntakeAnswer> {
+export async function acceptEvents(
+  ctx: AppContext,
+  body: unknown,
+  options: { wait: boolean; listener?: ResultListener },
+): Promise<IntakeAnswer> {
   const { events: raw, batch } = eventsOf(body);
   const details: ErrorDetail[] = [];
   const parsed: ScoreEventInput[] = [];
@@ -85,17 +100,26 @@ export async function acceptEvents(ctx: AppContext, body: unknown, options: { wa
   // On the queue's own connection the mark is run first without being waited for.
   const jobId = randomUUID();
   if (ctx.queueRedis.status !== 'ready')
-    throw new Unavailable(`the queue is unavailable (Redis ${ctx.queueRedis.status}); nothing was accepted, retry later`, undefined, { dependency: 'queue-redis' });
+    throw new Unavailable(
+      `the queue is unavailable (Redis ${ctx.queueRedis.status}); nothing was accepted, retry later`,
+      undefined,
+      { dependency: 'queue-redis' },
+    );
   // The job's data is most of what it costs the queue Redis.
   await ctx.queueMemory.assertRoom(JSON.stringify(data).length);
   const alongside = markRidesWithJobAdd(ctx.env, ctx.queueRedis);
   const marked = markPendingKeys(ctx, jobId, parsed, alongside ?? undefined);
   if (!alongside) await marked;
-  const job = await withTimeout(enqueue(ctx.scoreQueue, 'apply', data, { jobId }), ENQUEUE_TIMEOUT_MS).catch((err: Error) => {
-    // Redis refuses a script outright over maxmemory (noeviction): nothing of the job was written.
-    if (ctx.failureOf(err) instanceof OutOfMemory) throw ctx.queueMemory.full('the event queue is full (queue Redis out of memory); nothing was accepted, retry later');
-    throw err;
-  });
+  const job = await withTimeout(enqueue(ctx.scoreQueue, 'apply', data, { jobId }), ENQUEUE_TIMEOUT_MS).catch(
+    (err: Error) => {
+      // Redis refuses a script outright over maxmemory (noeviction): nothing of the job was written.
+      if (ctx.failureOf(err) instanceof OutOfMemory)
+        throw ctx.queueMemory.full(
+          'the event queue is full (queue Redis out of memory); nothing was accepted, retry later',
+        );
+      throw err;
+    },
+  );
   await marked;
 
   if (!options.wait || !options.listener) return { status: 202, body: { accepted: parsed.length } };
@@ -105,7 +129,11 @@ export async function acceptEvents(ctx: AppContext, body: unknown, options: { wa
     const events = await withTimeout(options.listener.open(), Math.min(ENQUEUE_TIMEOUT_MS, WAIT_TIMEOUT_MS));
     const result: ScoreJobResult = await job.waitUntilFinished(events, Math.max(1, deadline - Date.now()));
     // A worker of the previous release (rolling deploy) leaves out the previous placement.
-    const results = (result.results ?? []).map((r) => ({ ...r, previousScore: r.previousScore ?? null, previousRank: r.previousRank ?? null }));
+    const results = (result.results ?? []).map((r) => ({
+      ...r,
+      previousScore: r.previousScore ?? null,
+      previousRank: r.previousRank ?? null,
+    }));
     return { status: 200, body: { results } };
   } catch (err) {
     // Not applied within the wait: the batch is safely queued all the same.
@@ -118,7 +146,12 @@ export async function acceptEvents(ctx: AppContext, body: unknown, options: { wa
  * Remembers which keys are queued so GET /v1/events/{key} can answer "pending". Best effort:
  * the leaderboard Redis may be volatile, and the answer falls back to the ledger once applied.
  */
-async function markPendingKeys(ctx: AppContext, jobId: string, events: readonly ScoreEventInput[], connection?: RedisClient): Promise<void> {
+async function markPendingKeys(
+  ctx: AppContext,
+  jobId: string,
+  events: readonly ScoreEventInput[],
+  connection?: RedisClient,
+): Promise<void> {
   try {
     await markPending(
       ctx.leaderboard,

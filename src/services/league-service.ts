@@ -14,7 +14,11 @@ export const leagueQuerySchema = z.object({ period: z.string().max(32).default('
 
 type LeagueBoard = Board & { league: League };
 
-async function leagueScope(ctx: AppContext, boardId: string, query: Record<string, unknown>): Promise<ResolvedScope & { board: LeagueBoard }> {
+async function leagueScope(
+  ctx: AppContext,
+  boardId: string,
+  query: Record<string, unknown>,
+): Promise<ResolvedScope & { board: LeagueBoard }> {
   const q = parseOrThrow(leagueQuerySchema, query, 'query');
   const scope = await resolveScope(ctx, boardId, { period: q.period });
   if (!scope.board.league) throw new NotFound(`board "${boardId}" has no league`);
@@ -25,9 +29,15 @@ async function leagueScope(ctx: AppContext, boardId: string, query: Record<strin
  * A bucket ranked with the board's tie rule: its members' (all, world) places, in that order
  * (equal shared ranks by member id), ranks counted within the bucket, each with its zone.
  */
-async function bucketStandings(ctx: AppContext, scope: ResolvedScope & { board: LeagueBoard }, tier: string, bucket: string) {
+async function bucketStandings(
+  ctx: AppContext,
+  scope: ResolvedScope & { board: LeagueBoard },
+  tier: string,
+  bucket: string,
+) {
   const members = scope.periodStored ? await bucketMembers(ctx.db, scope.board.id, scope.period, bucket) : [];
-  const placed: ReadonlyMap<string, Placed> = members.length > 0 ? (await placesIn(ctx, scope, members)).placed : new Map<string, Placed>();
+  const placed: ReadonlyMap<string, Placed> =
+    members.length > 0 ? (await placesIn(ctx, scope, members)).placed : new Map<string, Placed>();
   const ranked = members
     .flatMap((member) => {
       const p = placed.get(member);
@@ -59,11 +69,23 @@ async function bucketStandings(ctx: AppContext, scope: ResolvedScope & { board: 
 export async function memberLeague(ctx: AppContext, boardId: string, memberId: string, query: Record<string, unknown>) {
   assertMemberId(memberId);
   const scope = await leagueScope(ctx, boardId, query);
-  const placement = scope.periodStored ? await findPlacement(ctx.db, scope.board.id, scope.period, memberId) : undefined;
+  const placement = scope.periodStored
+    ? await findPlacement(ctx.db, scope.board.id, scope.period, memberId)
+    : undefined;
   if (!placement) {
     const tier = (await memberTiers(ctx.db, memberId)).get(scope.board.id) ?? scope.board.league.startTier;
     const { league } = scope.board;
-    return { board: scope.board.id, period: scope.view, tier, bucket: null, rank: null, total: 0, promote: league.promote, relegate: league.relegate, entries: [] };
+    return {
+      board: scope.board.id,
+      period: scope.view,
+      tier,
+      bucket: null,
+      rank: null,
+      total: 0,
+      promote: league.promote,
+      relegate: league.relegate,
+      entries: [],
+    };
   }
   const standings = await bucketStandings(ctx, scope, placement.tier, placement.bucket);
   return { ...standings, rank: standings.entries.find((e) => e.member === memberId)?.rank ?? null };

@@ -44,9 +44,15 @@ type Ctx = Pick<AppContext, 'db' | 'postgres' | 'clock' | 'log'>;
  */
 export async function archiveLedger(ctx: Ctx, options: ArchiveOptions): Promise<ArchiveReport> {
   const current = monthOf(ctx.clock.now());
-  if (!MONTH.test(options.before)) throw invalid('before', `--before must be a month as YYYY-MM, not "${options.before}"`);
-  if (options.before > current) throw invalid('before', `--before ${options.before} is after the current month ${current}: only past months can be archived`);
-  if (options.drop && !options.outDir) throw invalid('drop', '--drop needs --out: a month is dropped only once its file is written');
+  if (!MONTH.test(options.before))
+    throw invalid('before', `--before must be a month as YYYY-MM, not "${options.before}"`);
+  if (options.before > current)
+    throw invalid(
+      'before',
+      `--before ${options.before} is after the current month ${current}: only past months can be archived`,
+    );
+  if (options.drop && !options.outDir)
+    throw invalid('drop', '--drop needs --out: a month is dropped only once its file is written');
   const report: ArchiveReport = { archived: [], refused: [] };
 
   for (const partition of await listLedgerPartitions(ctx.db)) {
@@ -80,7 +86,11 @@ export async function archiveLedger(ctx: Ctx, options: ArchiveOptions): Promise<
 export const ARCHIVE_FILE_MODE = 0o600;
 
 /** COPY of the detached table, gzip'd, written under a temporary name and renamed when complete. */
-async function writeArchiveFile(ctx: Ctx, archive: LedgerArchive & { events: number }, outDir: string): Promise<string> {
+async function writeArchiveFile(
+  ctx: Ctx,
+  archive: LedgerArchive & { events: number },
+  outDir: string,
+): Promise<string> {
   await mkdir(outDir, { recursive: true });
   const file = path.resolve(outDir, `score_events_${archive.month}.csv.gz`);
   const partial = `${file}.partial`;
@@ -88,7 +98,9 @@ async function writeArchiveFile(ctx: Ctx, archive: LedgerArchive & { events: num
     // Owner-only: the archive holds every member's events. A partial file left by a stopped
     // run is removed first, since an existing file keeps its old mode.
     await rm(partial, { force: true });
-    const rows = await copyArchivedMonth(ctx.postgres, archive.table, (csv) => pipeline(csv, createGzip(), createWriteStream(partial, { mode: ARCHIVE_FILE_MODE })));
+    const rows = await copyArchivedMonth(ctx.postgres, archive.table, (csv) =>
+      pipeline(csv, createGzip(), createWriteStream(partial, { mode: ARCHIVE_FILE_MODE })),
+    );
     if (rows !== archive.events) {
       throw new Error(`archive of ${archive.month} wrote ${rows} rows, expected ${archive.events}`);
     }

@@ -4,7 +4,11 @@ import { unscale } from '../domain/decimal.js';
 import { InvalidInput, NotFound } from '../domain/errors.js';
 import { BOARD_ID } from '../domain/ids.js';
 import { parseOrThrow } from '../domain/validation.js';
-import { memberEvents, type MemberEventRow, type MemberEventsPosition } from '../storage/postgres/member-events-repository.js';
+import {
+  memberEvents,
+  type MemberEventRow,
+  type MemberEventsPosition,
+} from '../storage/postgres/member-events-repository.js';
 import { assertMemberId } from './member-id.js';
 
 export const memberEventsQuerySchema = z.object({
@@ -28,7 +32,12 @@ function decodeCursor(cursor: string): MemberEventsPosition {
     throw bad();
   }
   const position = z
-    .tuple([z.string().regex(/^-?\d{1,19}$/), z.string().min(1).max(128), z.union([z.literal(0), z.literal(1)]), z.string().regex(/^\d{1,19}$/)])
+    .tuple([
+      z.string().regex(/^-?\d{1,19}$/),
+      z.string().min(1).max(128),
+      z.union([z.literal(0), z.literal(1)]),
+      z.string().regex(/^\d{1,19}$/),
+    ])
     .safeParse(parsed);
   if (!position.success) throw bad();
   const [atMicros, key, kind, id] = position.data;
@@ -52,7 +61,12 @@ export async function memberEventsPage(ctx: AppContext, memberId: string, query:
       period: r.period_key,
       status: r.status,
       reason: r.reason,
-      value: r.scaled !== null ? unscale(BigInt(r.scaled), r.decimals) : typeof r.posted_value === 'number' ? r.posted_value : null,
+      value:
+        r.scaled !== null
+          ? unscale(BigInt(r.scaled), r.decimals)
+          : typeof r.posted_value === 'number'
+            ? r.posted_value
+            : null,
       occurredAt: r.occurred_at.toISOString(),
       receivedAt: r.received_at.toISOString(),
       source: r.source,

@@ -1,7 +1,14 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { isSafeText, REGION_CODE, UNSAFE_TEXT_MESSAGE, WORLD } from '../domain/ids.js';
-import { exclusionHistory, findMember, lockMember, memberProjection, moveOpenAggregates, updateMember } from '../storage/postgres/moderation-repository.js';
+import {
+  exclusionHistory,
+  findMember,
+  lockMember,
+  memberProjection,
+  moveOpenAggregates,
+  updateMember,
+} from '../storage/postgres/moderation-repository.js';
 import { assertMemberId } from './member-id.js';
 import { project, queueReprojection } from './member-projection.js';
 import { NotFound } from '../domain/errors.js';
@@ -41,8 +48,18 @@ export async function putMember(ctx: AppContext, memberId: string, body: unknown
   return memberView(member);
 }
 
-export function memberView(m: { id: string; displayName?: string | null; region?: string | null; excludedAt: Date | null }) {
-  return { member: m.id, displayName: m.displayName ?? null, region: m.region ?? null, excluded: m.excludedAt !== null };
+export function memberView(m: {
+  id: string;
+  displayName?: string | null;
+  region?: string | null;
+  excludedAt: Date | null;
+}) {
+  return {
+    member: m.id,
+    displayName: m.displayName ?? null,
+    region: m.region ?? null,
+    excluded: m.excludedAt !== null,
+  };
 }
 
 /**
@@ -50,7 +67,11 @@ export function memberView(m: { id: string; displayName?: string | null; region?
  * the member is excluded only for callers with a key (with PUBLIC_READS, anyone on the
  * internet would otherwise see who was caught cheating).
  */
-export async function memberProfile(ctx: AppContext, memberId: string, options: { admin: boolean; anonymous?: boolean }) {
+export async function memberProfile(
+  ctx: AppContext,
+  memberId: string,
+  options: { admin: boolean; anonymous?: boolean },
+) {
   assertMemberId(memberId);
   const member = await findMember(ctx.db, memberId);
   if (!member) throw new NotFound(`member "${memberId}" not found`);

@@ -19,7 +19,11 @@ export async function project(ctx: AppContext, aggregates: AggregateState[]): Pr
     ctx.log.warn({ err: (err as Error).message }, 'moderation saved but not projected');
     const known = ctx.failureOf(err);
     const dependency = known instanceof Unavailable ? known.dependency : undefined;
-    throw new Unavailable('the change is saved, but rankings could not be updated now; repeat the request to update them', undefined, dependency ? { dependency } : {});
+    throw new Unavailable(
+      'the change is saved, but rankings could not be updated now; repeat the request to update them',
+      undefined,
+      dependency ? { dependency } : {},
+    );
   }
 }
 
@@ -29,7 +33,12 @@ export async function project(ctx: AppContext, aggregates: AggregateState[]): Pr
  * level with Postgres. When the inline projection worked it is a no-op (same versions).
  */
 export async function queueReprojection(ctx: AppContext, member: string, openOnly: boolean): Promise<void> {
-  await enqueue(ctx.rebuildQueue, 'member', { member, openOnly }, { delay: REPROJECT_DELAY_MS, deduplication: { id: `member|${member}` } });
+  await enqueue(
+    ctx.rebuildQueue,
+    'member',
+    { member, openOnly },
+    { delay: REPROJECT_DELAY_MS, deduplication: { id: `member|${member}` } },
+  );
 }
 
 const REPROJECT_DELAY_MS = 5000;

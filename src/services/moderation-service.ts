@@ -45,7 +45,12 @@ export async function restoreMember(ctx: AppContext, memberId: string, body: unk
  * new visibility wins in Redis, and projects it. Asking for the state the member is
  * already in changes nothing and only repeats the projection.
  */
-async function setExcluded(ctx: AppContext, memberId: string, by: string, change: { exclude: true; reason: string } | { exclude: false; reason: string | null }) {
+async function setExcluded(
+  ctx: AppContext,
+  memberId: string,
+  by: string,
+  change: { exclude: true; reason: string } | { exclude: false; reason: string | null },
+) {
   const member = await ctx.db.transaction().execute(async (trx) => {
     const current = await lockMember(trx, memberId, false);
     if (!current) throw new NotFound(`member "${memberId}" not found`);
@@ -77,7 +82,9 @@ export async function voidEvent(ctx: AppContext, key: string, body: unknown, by:
     // FOR SHARE: closing and fromEvents recomputations wait for this void, and it for them.
     const period = await lockPeriodShared(trx, event.board_id, event.period_key);
     if (period?.state !== 'open') {
-      throw new Conflict(`period "${event.period_key}" of board "${event.board_id}" is ${period?.state}; its results are final`);
+      throw new Conflict(
+        `period "${event.period_key}" of board "${event.board_id}" is ${period?.state}; its results are final`,
+      );
     }
     // Already voided: nothing changes, the projection is only repeated.
     if (event.status === 'voided') return { member: event.member_id, reason: event.void_reason };

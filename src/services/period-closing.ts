@@ -58,7 +58,9 @@ export async function closePeriod(ctx: AppContext, board: Board, key: string): P
   ctx.metrics.closeDuration.observe((Date.now() - started) / 1000);
   ctx.log.info({ board: board.id, period: key, durationMs: Date.now() - started }, 'period closed');
   // Streams of the period end now rather than at their next look at the period's state.
-  await ctx.leaderboard.notifyClosed(board.id, key).catch((err: Error) => ctx.log.warn({ err: err.message }, 'closed notice not published'));
+  await ctx.leaderboard
+    .notifyClosed(board.id, key)
+    .catch((err: Error) => ctx.log.warn({ err: err.message }, 'closed notice not published'));
   if (webhooks) await enqueueWebhooks(ctx, board, key);
   return true;
 }
@@ -69,7 +71,11 @@ export async function closePeriod(ctx: AppContext, board: Board, key: string): P
  * (nothing to rank, award or report). Their `period.closed` webhooks are enqueued in one
  * bulk add. Periods with events stay `closing` for closePeriod. Returns "board/key" of each.
  */
-export async function closeDueEmptyPeriods(ctx: AppContext, boards: ReadonlyMap<string, Board>, now: Date): Promise<string[]> {
+export async function closeDueEmptyPeriods(
+  ctx: AppContext,
+  boards: ReadonlyMap<string, Board>,
+  now: Date,
+): Promise<string[]> {
   if ((await beginClosingDue(ctx.db, now)) === 0) return [];
   const webhooks = Boolean(ctx.env.WEBHOOK_URL);
   const emptied = await finishEmptyClosings(ctx.db, now, !webhooks);
@@ -80,7 +86,9 @@ export async function closeDueEmptyPeriods(ctx: AppContext, boards: ReadonlyMap<
     .catch((err: Error) => ctx.log.warn({ err: err.message }, 'closed notices not published'));
   if (webhooks) {
     const createdAt = ctx.clock.now().toISOString();
-    const jobs = emptied.filter((p) => boards.has(p.boardId)).map((p) => periodClosedJob(p.boardId, { ...p, state: 'closed', closedAt: now }, 0, createdAt));
+    const jobs = emptied
+      .filter((p) => boards.has(p.boardId))
+      .map((p) => periodClosedJob(p.boardId, { ...p, state: 'closed', closedAt: now }, 0, createdAt));
     await enqueueBulk(
       ctx.webhooksQueue,
       jobs.map((job) => ({ name: job.type, data: job, opts: { ...webhookJobOptions, jobId: job.deliveryId } })),
@@ -98,7 +106,12 @@ function periodClosedJob(boardId: string, period: StoredPeriod, rankedMembers: n
     createdAt,
     data: {
       board: boardId,
-      period: { key: period.key, startsAt: period.startsAt.toISOString(), endsAt: period.endsAt?.toISOString() ?? null, state: 'closed' },
+      period: {
+        key: period.key,
+        startsAt: period.startsAt.toISOString(),
+        endsAt: period.endsAt?.toISOString() ?? null,
+        state: 'closed',
+      },
       rankedMembers,
     },
   };
@@ -126,7 +139,15 @@ export async function enqueueWebhooks(ctx: AppContext, board: Board, key: string
           deliveryId: deliveryId('member.period_report', board.id, key, r.member),
           type: 'member.period_report',
           createdAt,
-          data: { board: board.id, period: key, member: r.member, rank: r.rank, title: r.title, body: r.body, award: r.award },
+          data: {
+            board: board.id,
+            period: key,
+            member: r.member,
+            rank: r.rank,
+            title: r.title,
+            body: r.body,
+            award: r.award,
+          },
         };
         return { name: job.type, data: job, opts: { ...webhookJobOptions, jobId: job.deliveryId } };
       }),
@@ -138,5 +159,6 @@ export async function enqueueWebhooks(ctx: AppContext, board: Board, key: string
 
 /** Places the members a league close left waiting when the process died right after it (docs/design/leagues.md). */
 export async function placeLeftWaiting(ctx: AppContext): Promise<void> {
-  for (const p of await periodsWithWaitingMembers(ctx.db)) await placeWaitingMembers(ctx.db, p.boardId, p.key, ctx.clock.now());
+  for (const p of await periodsWithWaitingMembers(ctx.db))
+    await placeWaitingMembers(ctx.db, p.boardId, p.key, ctx.clock.now());
 }

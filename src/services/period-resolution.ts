@@ -32,7 +32,11 @@ export async function resolvePeriod(ctx: AppContext, board: Board, requested: st
  * Resolves `current` or a key on many boards with one query. Boards on which the key names
  * no period are left out; a current period without a row is shown with `stored: false`.
  */
-export async function resolvePeriods(ctx: AppContext, boards: readonly Board[], requested: string): Promise<Array<ResolvedPeriod & { board: Board }>> {
+export async function resolvePeriods(
+  ctx: AppContext,
+  boards: readonly Board[],
+  requested: string,
+): Promise<Array<ResolvedPeriod & { board: Board }>> {
   const now = ctx.clock.now();
   const windows = boards.flatMap((board) => {
     const window = requested === 'current' ? periodContaining(board, now) : periodForKey(board, requested);

@@ -36,9 +36,14 @@ export async function periodResults(ctx: AppContext, boardId: string, key: strin
   const page = parseOrThrow(resultsQuerySchema, query, 'query');
   const scope = await resolveScope(ctx, boardId, { ...query, period: key });
   if (scope.view.state !== 'closed') {
-    throw new Conflict(`period "${key}" of board "${boardId}" is ${scope.view.state}; final results exist once it is closed`);
+    throw new Conflict(
+      `period "${key}" of board "${boardId}" is ${scope.view.state}; final results exist once it is closed`,
+    );
   }
-  const [final, awards] = await Promise.all([resultsPage(ctx.db, scope, page.offset, page.limit), scopeAwards(ctx.db, scope)]);
+  const [final, awards] = await Promise.all([
+    resultsPage(ctx.db, scope, page.offset, page.limit),
+    scopeAwards(ctx.db, scope),
+  ]);
   const names = await displayNames(
     ctx.db,
     final.entries.map((e) => e.member),

@@ -21,7 +21,9 @@ export async function runTick(ctx: AppContext): Promise<{ created: number; close
   const created = await createUpcomingPeriods(ctx, boards, now);
   // Partition upkeep must never hold up closing: a month it cannot create now is created by
   // a later tick, and events meanwhile land in the default partition.
-  await ensureLedgerPartitions(ctx, now).catch((err: Error) => ctx.log.warn({ err: err.message }, 'ledger partition upkeep failed; retried next tick'));
+  await ensureLedgerPartitions(ctx, now).catch((err: Error) =>
+    ctx.log.warn({ err: err.message }, 'ledger partition upkeep failed; retried next tick'),
+  );
   const byId = new Map(boards.map((b) => [b.id, b]));
   // Empty periods (most of them on boards with short periods) close in bulk; the rest one by one.
   const closed = await closeDueEmptyPeriods(ctx, byId, now);

@@ -9,9 +9,19 @@ import { listOpenPeriods } from '../storage/postgres/periods-repository.js';
 import { findPeriod } from '../storage/postgres/periods-repository.js';
 import { isRetired } from '../domain/retention.js';
 import { isPeriodArchived } from '../storage/postgres/ledger-partitions.js';
-import { rebuildJobOptions, scopeDedupId, type RequestJob, type ScopeJob, type ScopeJobResult } from '../queue/rebuild-queue.js';
+import {
+  rebuildJobOptions,
+  scopeDedupId,
+  type RequestJob,
+  type ScopeJob,
+  type ScopeJobResult,
+} from '../queue/rebuild-queue.js';
 import { enqueue, enqueueFlow } from '../queue/enqueue.js';
-import { claimInstanceMarkers, forgetEarlierLayout, releaseInstanceMarkers } from '../storage/redis/instance-markers.js';
+import {
+  claimInstanceMarkers,
+  forgetEarlierLayout,
+  releaseInstanceMarkers,
+} from '../storage/redis/instance-markers.js';
 import { NotFound, Conflict, InvalidInput } from '../domain/errors.js';
 import { parseOrThrow } from '../domain/validation.js';
 
@@ -25,7 +35,12 @@ const OPERATOR_TRIGGERS = new Set(['api', 'cli']);
  * rebuild from aggregates would show later exclusions, voids and erasures the final
  * results do not. An operator may still rebuild a closed period that is not retired.
  */
-export function rebuildSkips(period: { state: string; closedAt: Date | null }, trigger: string | undefined, now: Date, cacheHours: number): 'retired' | 'closed' | null {
+export function rebuildSkips(
+  period: { state: string; closedAt: Date | null },
+  trigger: string | undefined,
+  now: Date,
+  cacheHours: number,
+): 'retired' | 'closed' | null {
   if (isRetired(period, now, cacheHours)) return 'retired';
   if (period.state === 'closed' && !OPERATOR_TRIGGERS.has(trigger ?? '')) return 'closed';
   return null;
@@ -43,7 +58,9 @@ export async function requestScopeRebuild(ctx: AppContext, scope: PeriodCategory
 /** Best effort from a read or a projection: a failure to enqueue must not fail the caller. */
 export function requestScopeRebuilds(ctx: AppContext, scopes: readonly PeriodCategory[], trigger: string): void {
   for (const scope of scopes) {
-    requestScopeRebuild(ctx, scope, trigger).catch((err: Error) => ctx.log.warn({ ...scope, err: err.message }, 'could not enqueue a scope rebuild'));
+    requestScopeRebuild(ctx, scope, trigger).catch((err: Error) =>
+      ctx.log.warn({ ...scope, err: err.message }, 'could not enqueue a scope rebuild'),
+    );
   }
 }
 
@@ -62,7 +79,9 @@ interface Target {
 }
 
 async function targetsOf(ctx: AppContext, request: z.infer<typeof rebuildRequestSchema>): Promise<Target[]> {
-  const boards = request.board ? [await ctx.boards.get(request.board)].filter((b): b is Board => !!b) : await listBoards(ctx.db);
+  const boards = request.board
+    ? [await ctx.boards.get(request.board)].filter((b): b is Board => !!b)
+    : await listBoards(ctx.db);
   if (request.board && boards.length === 0) throw new NotFound(`board "${request.board}" not found`);
   if (request.period && !request.board) {
     throw new InvalidInput('invalid rebuild request', [{ path: 'period', message: 'needs a board' }]);
@@ -82,13 +101,15 @@ async function targetsOf(ctx: AppContext, request: z.infer<typeof rebuildRequest
         );
       }
       if (request.fromEvents && (await isPeriodArchived(ctx.db, board.id, key))) {
-        throw new Conflict(`the events of period "${key}" of board "${board.id}" are archived; its stored aggregates and results stand`, [
-          { path: 'fromEvents', message: 'not possible for a period whose ledger month was archived' },
-        ]);
+        throw new Conflict(
+          `the events of period "${key}" of board "${board.id}" are archived; its stored aggregates and results stand`,
+          [{ path: 'fromEvents', message: 'not possible for a period whose ledger month was archived' }],
+        );
       }
       targets.push({ board, period: key, current: key === currentKey });
     } else {
-      for (const p of await listOpenPeriods(ctx.db, board.id)) targets.push({ board, period: p.key, current: p.key === currentKey });
+      for (const p of await listOpenPeriods(ctx.db, board.id))
+        targets.push({ board, period: p.key, current: p.key === currentKey });
     }
   }
   return targets;
@@ -98,7 +119,11 @@ async function targetsOf(ctx: AppContext, request: z.infer<typeof rebuildRequest
  * One rebuild = one BullMQ flow: a `request` parent and one `scope` child per
  * (board, period, category), run in parallel by the workers, current periods first.
  */
-export async function requestRebuild(ctx: AppContext, body: unknown, trigger: string): Promise<{ rebuildId: string; scopes: number }> {
+export async function requestRebuild(
+  ctx: AppContext,
+  body: unknown,
+  trigger: string,
+): Promise<{ rebuildId: string; scopes: number }> {
   const request = parseOrThrow(rebuildRequestSchema, body ?? {}, 'rebuild request');
   const targets = await targetsOf(ctx, request);
   const rebuildId = randomUUID();
@@ -116,7 +141,12 @@ export async function requestRebuild(ctx: AppContext, body: unknown, trigger: st
     trigger,
     requestedAt: ctx.clock.now().toISOString(),
   };
-  await enqueueFlow(ctx.rebuildFlow, ctx.rebuildQueue, { name: 'request', data, opts: { ...rebuildJobOptions, jobId: rebuildId } }, children);
+  await enqueueFlow(
+    ctx.rebuildFlow,
+    ctx.rebuildQueue,
+    { name: 'request', data, opts: { ...rebuildJobOptions, jobId: rebuildId } },
+    children,
+  );
   ctx.log.info({ rebuildId, scopes: children.length, trigger }, 'rebuild requested');
   return { rebuildId, scopes: children.length };
 }
@@ -129,12 +159,19 @@ export async function rebuildStatus(ctx: AppContext, rebuildId: string) {
   const done = await job.getChildrenValues<ScopeJobResult>();
   const failed = counts.failed ?? 0;
   const total = (counts.processed ?? 0) + (counts.unprocessed ?? 0) + failed + (counts.ignored ?? 0);
-  const scopes = Object.values(done).sort((a, b) => `${a.board}|${a.period}|${a.category}`.localeCompare(`${b.board}|${b.period}|${b.category}`));
+  const scopes = Object.values(done).sort((a, b) =>
+    `${a.board}|${a.period}|${a.category}`.localeCompare(`${b.board}|${b.period}|${b.category}`),
+  );
   return {
     rebuildId,
     state,
     request: job.data as RequestJob,
-    progress: { done: scopes.length, failed, total, percent: total === 0 ? 100 : Math.round((scopes.length / total) * 100) },
+    progress: {
+      done: scopes.length,
+      failed,
+      total,
+      percent: total === 0 ? 100 : Math.round((scopes.length / total) * 100),
+    },
     scopes,
     startedAt: new Date(job.timestamp).toISOString(),
     finishedAt: job.finishedOn ? new Date(job.finishedOn).toISOString() : null,

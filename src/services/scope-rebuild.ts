@@ -30,7 +30,9 @@ export async function processScopeRebuild(
   // retirement must not bring keys back that the final results answer for.
   const skip = async () => {
     const period = await findPeriod(ctx.db, job.board, job.period);
-    return period === undefined ? null : rebuildSkips(period, job.trigger, ctx.clock.now(), ctx.env.CLOSED_PERIOD_CACHE_HOURS);
+    return period === undefined
+      ? null
+      : rebuildSkips(period, job.trigger, ctx.clock.now(), ctx.env.CLOSED_PERIOD_CACHE_HOURS);
   };
   const skippedAtStart = await skip();
   if (skippedAtStart) return { skipped: skippedAtStart };
@@ -42,7 +44,11 @@ export async function processScopeRebuild(
   // Recompute first: any rebuild that begins later then reads the recomputed rows, and any
   // that began earlier is superseded by this one's token before it can swap stale values in.
   if (job.fromEvents) {
-    await recomputeAggregates(ctx.db, { board: job.board, period: job.period, member: null, category: job.category }, ctx.clock.now());
+    await recomputeAggregates(
+      ctx.db,
+      { board: job.board, period: job.period, member: null, category: job.category },
+      ctx.clock.now(),
+    );
   }
   await writer.begin();
   // Postgres and Redis work at once: the next page is read while this one is written (two
@@ -75,7 +81,12 @@ export async function processScopeRebuild(
   const swapped = await writer.swap();
   if (swapped === 'superseded') return { superseded: true };
   if (swapped === 'expired') throw new Error('rebuild temp keys expired before the swap; starting over');
-  const result: ScopeJobResult = { ...ref, members, durationMs: Date.now() - started, recomputed: job.fromEvents === true };
+  const result: ScopeJobResult = {
+    ...ref,
+    members,
+    durationMs: Date.now() - started,
+    recomputed: job.fromEvents === true,
+  };
   await recordRebuild(ctx.db, { ...ref, members, durationMs: result.durationMs, finishedAt: ctx.clock.now() });
   ctx.metrics.rebuildDuration.observe(result.durationMs / 1000);
   ctx.log.info({ ...result, trigger: job.trigger }, 'scope rebuilt');

@@ -5,7 +5,12 @@ import { ALL_CATEGORIES, WORLD } from '../domain/ids.js';
 import { outsideWindow, periodContaining } from '../domain/period.js';
 import { unscale } from '../domain/decimal.js';
 import { openPeriodReader } from './standings/open-period-reader.js';
-import { applyBatch, type ApplyBatchResult, type RoutedEvent, type EventOutcome } from '../storage/postgres/events-repository.js';
+import {
+  applyBatch,
+  type ApplyBatchResult,
+  type RoutedEvent,
+  type EventOutcome,
+} from '../storage/postgres/events-repository.js';
 import { clearPendingCommand } from '../storage/redis/pending-events.js';
 import { requestScopeRebuilds } from './rebuild-service.js';
 import type { EventResult, ScoreJob, ScoreJobResult } from '../queue/score-events-queue.js';
@@ -96,10 +101,15 @@ export async function publishScoreJobs(ctx: AppContext, applied: AppliedScoreJob
   // Redis lost (part of) these periods: reads already fall back to Postgres; refill them.
   requestScopeRebuilds(ctx, incomplete, 'projection');
   recordOutcomes(ctx, outcome.results, routed);
-  ctx.log.debug({ jobId: jobs[0]!.id, jobs: jobs.length, events: routed.length, aggregates: outcome.aggregates.length }, 'batch applied');
+  ctx.log.debug(
+    { jobId: jobs[0]!.id, jobs: jobs.length, events: routed.length, aggregates: outcome.aggregates.length },
+    'batch applied',
+  );
 
   const results: ScoreJobResult[] = jobs.map((job) => (job.data.wantResults ? { results: [] } : {}));
-  const asked = outcome.results.filter((o) => jobs[jobOfOrd(firstOrd, o.ord)]!.data.wantResults).sort((a, b) => a.ord - b.ord);
+  const asked = outcome.results
+    .filter((o) => jobs[jobOfOrd(firstOrd, o.ord)]!.data.wantResults)
+    .sort((a, b) => a.ord - b.ord);
   if (asked.length === 0) return results;
   const described = await describeOutcomes(ctx, asked, boards, before);
   asked.forEach((o, i) => results[jobOfOrd(firstOrd, o.ord)]!.results!.push(described[i]!));
@@ -176,7 +186,14 @@ async function placementsBefore(ctx: AppContext, routed: readonly RoutedEvent[],
   const queries = new Map<string, MemberInScope>();
   for (const e of routed) {
     const board = boards.get(e.boardId);
-    if (board) queries.set(placementKey(e.boardId, e.periodKey, e.memberId), { board, period: e.periodKey, category: ALL_CATEGORIES, region: WORLD, member: e.memberId });
+    if (board)
+      queries.set(placementKey(e.boardId, e.periodKey, e.memberId), {
+        board,
+        period: e.periodKey,
+        category: ALL_CATEGORIES,
+        region: WORLD,
+        member: e.memberId,
+      });
   }
   const placed = await openPeriodReader.placeMany(ctx, [...queries.values()], { requestRebuilds: false });
   return new Map([...queries.keys()].map((key, i) => [key, placed[i]!]));
@@ -196,7 +213,13 @@ async function describeOutcomes(
   // A period not complete in Redis (lost, or being rebuilt) is ranked from Postgres.
   const placements = await openPeriodReader.placeMany(
     ctx,
-    counted.map((o) => ({ board: boards.get(o.board)!, period: o.period, category: ALL_CATEGORIES, region: WORLD, member: o.member })),
+    counted.map((o) => ({
+      board: boards.get(o.board)!,
+      period: o.period,
+      category: ALL_CATEGORIES,
+      region: WORLD,
+      member: o.member,
+    })),
   );
   const byOrd = new Map(counted.map((o, i) => [o.ord, placements[i]!]));
   return sorted.map((o) => {

@@ -22,7 +22,9 @@ export const scopeQuerySchema = z.object({
     .enum(['true', 'false'])
     .default('false')
     .transform((v) => v === 'true')
-    .meta({ description: "every entry carries the metadata of the event that produced the member's current value, or null" }),
+    .meta({
+      description: "every entry carries the metadata of the event that produced the member's current value, or null",
+    }),
 });
 
 export const pageQuerySchema = scopeQuerySchema.extend({
@@ -36,13 +38,25 @@ export const MAX_PICKED_MEMBERS = 100;
 const memberListSchema = z
   .string()
   .transform((text) => text.split(','))
-  .pipe(z.array(z.string().regex(MEMBER_ID, 'not a valid member id')).min(1).max(MAX_PICKED_MEMBERS, `at most ${MAX_PICKED_MEMBERS} member ids`));
+  .pipe(
+    z
+      .array(z.string().regex(MEMBER_ID, 'not a valid member id'))
+      .min(1)
+      .max(MAX_PICKED_MEMBERS, `at most ${MAX_PICKED_MEMBERS} member ids`),
+  );
 
 export const standingsQuerySchema = pageQuerySchema.extend({
   members: memberListSchema
     .optional()
-    .meta({ description: 'comma-separated member ids (1-100): only their entries, with their ranks in the scope; offset and limit do not apply' }),
-  member: z.string().regex(MEMBER_ID, 'not a valid member id').optional().meta({ description: "adds `me`: this member's rank, score and percentile" }),
+    .meta({
+      description:
+        'comma-separated member ids (1-100): only their entries, with their ranks in the scope; offset and limit do not apply',
+    }),
+  member: z
+    .string()
+    .regex(MEMBER_ID, 'not a valid member id')
+    .optional()
+    .meta({ description: "adds `me`: this member's rank, score and percentile" }),
 });
 
 /** A scope as a request names it, with what its period is now. */
@@ -69,7 +83,11 @@ export async function resolveScope(ctx: AppContext, boardId: string, query: unkn
 }
 
 /** resolveScope for a query already parsed by a schema that extends scopeQuerySchema. */
-async function resolveParsedScope(ctx: AppContext, boardId: string, q: z.infer<typeof scopeQuerySchema>): Promise<ResolvedScope> {
+async function resolveParsedScope(
+  ctx: AppContext,
+  boardId: string,
+  q: z.infer<typeof scopeQuerySchema>,
+): Promise<ResolvedScope> {
   const board = await ctx.boards.get(boardId);
   if (!board) throw new NotFound(`board "${boardId}" not found`);
   const period = await resolvePeriod(ctx, board, q.period);
@@ -78,9 +96,19 @@ async function resolveParsedScope(ctx: AppContext, boardId: string, q: z.infer<t
     throw new NotFound(`category "${q.category}" not found on board "${boardId}"`);
   }
   if (q.region !== WORLD && (!board.regions || !REGION_CODE.test(q.region))) {
-    throw new NotFound(board.regions ? `region "${q.region}" is not a valid region code` : `board "${boardId}" does not rank by region`);
+    throw new NotFound(
+      board.regions ? `region "${q.region}" is not a valid region code` : `board "${boardId}" does not rank by region`,
+    );
   }
-  return { board, period: period.view.key, view: period.view, periodStored: period.stored, retired: period.retired, category: q.category, region: q.region };
+  return {
+    board,
+    period: period.view.key,
+    view: period.view,
+    periodStored: period.stored,
+    retired: period.retired,
+    category: q.category,
+    region: q.region,
+  };
 }
 
 /** Given members' places in a resolved scope, in one read; league buckets rank on it. */
@@ -105,7 +133,12 @@ export interface StandingEntry {
  * With `?metadata=true`, each entry with the metadata of the event behind its value, or
  * null. Not in Redis (metadata is up to 2 KB per event): one Postgres statement per answer.
  */
-export async function withMetadata(ctx: AppContext, scope: Scope, wanted: boolean, entries: StandingEntry[]): Promise<StandingEntry[]> {
+export async function withMetadata(
+  ctx: AppContext,
+  scope: Scope,
+  wanted: boolean,
+  entries: StandingEntry[],
+): Promise<StandingEntry[]> {
   if (!wanted) return entries;
   const found = await producingMetadata(
     ctx.db,
@@ -136,14 +169,26 @@ export async function standingsPage(
     read = { source: 'cache', total: 0, entries: [], me: q.member === undefined ? null : empty };
   } else if (q.members) {
     const asked = [...new Set(q.members)];
-    const { source, total, placed } = await reader.watch(ctx, scope, q.member === undefined ? asked : [...asked, q.member], 0);
+    const { source, total, placed } = await reader.watch(
+      ctx,
+      scope,
+      q.member === undefined ? asked : [...asked, q.member],
+      0,
+    );
     const entries = asked.flatMap((member) => {
       const p = placed.get(member);
-      return p?.rank != null && p.scaled !== null ? [{ rank: p.rank, member, scaled: p.scaled, subscore: p.subscore }] : [];
+      return p?.rank != null && p.scaled !== null
+        ? [{ rank: p.rank, member, scaled: p.scaled, subscore: p.subscore }]
+        : [];
     });
     // Scope order: by rank, equal (shared) ranks by member id bytes (ids are ASCII).
     entries.sort((a, b) => a.rank - b.rank || (a.member < b.member ? -1 : a.member > b.member ? 1 : 0));
-    read = { source, total, entries, me: q.member === undefined ? null : (placed.get(q.member) ?? { ...empty, total }) };
+    read = {
+      source,
+      total,
+      entries,
+      me: q.member === undefined ? null : (placed.get(q.member) ?? { ...empty, total }),
+    };
   } else if (q.member !== undefined) {
     const { source, slice, placed } = await reader.sliceAndPlace(ctx, scope, q.offset, q.limit, q.member);
     read = { source, total: slice.total, entries: slice.entries, me: placed };
@@ -164,11 +209,9 @@ export function assertMember(memberId: string): void {
   if (!MEMBER_ID.test(memberId)) throw new NotFound(`member "${memberId}" is not a valid member id`);
 }
 
-export async function withNames<T extends { member: string; scaled: number; rank: number; subscore?: number | undefined }>(
-  ctx: AppContext,
-  board: Board,
-  entries: readonly T[],
-): Promise<StandingEntry[]> {
+export async function withNames<
+  T extends { member: string; scaled: number; rank: number; subscore?: number | undefined },
+>(ctx: AppContext, board: Board, entries: readonly T[]): Promise<StandingEntry[]> {
   const names = await ctx.members.displayNames(entries.map((e) => e.member));
   return entries.map((e) => ({
     rank: e.rank,
@@ -191,7 +234,9 @@ export async function aroundMember(ctx: AppContext, boardId: string, memberId: s
   const { radius } = q;
   assertMember(memberId);
   const scope = await resolveParsedScope(ctx, boardId, q);
-  const slice = scope.periodStored ? await readerOf(scope).around(ctx, scope, memberId, radius) : { source: 'cache' as const, total: 0, entries: [] };
+  const slice = scope.periodStored
+    ? await readerOf(scope).around(ctx, scope, memberId, radius)
+    : { source: 'cache' as const, total: 0, entries: [] };
   const own = slice.entries.find((e) => e.member === memberId);
   return {
     ...header(scope, slice.total, slice.source),
@@ -215,13 +260,20 @@ export const followingQuerySchema = scopeQuerySchema.extend({
  * The member ranked among themselves and those they follow: exact rank and total for any
  * list size, read member by member from the scope (never filtered from a top slice).
  */
-export async function followingStandings(ctx: AppContext, boardId: string, memberId: string, query: Record<string, unknown>) {
+export async function followingStandings(
+  ctx: AppContext,
+  boardId: string,
+  memberId: string,
+  query: Record<string, unknown>,
+) {
   const q = parseOrThrow(followingQuerySchema, query, 'query');
   const { limit } = q;
   assertMember(memberId);
   const scope = await resolveParsedScope(ctx, boardId, q);
   const group = [memberId, ...(await ctx.members.followedBy(memberId))];
-  const { source, picked } = scope.periodStored ? await readerOf(scope).pick(ctx, scope, group) : { source: 'cache' as const, picked: [] };
+  const { source, picked } = scope.periodStored
+    ? await readerOf(scope).pick(ctx, scope, group)
+    : { source: 'cache' as const, picked: [] };
   const ranked = picked.map((p, i) => ({ ...p, rank: i + 1 }));
   if (scope.board.tieBreak === 'shared') {
     ranked.forEach((p, i) => {
@@ -239,10 +291,17 @@ export async function followingStandings(ctx: AppContext, boardId: string, membe
   };
 }
 
-export async function memberStanding(ctx: AppContext, boardId: string, memberId: string, query: Record<string, unknown>) {
+export async function memberStanding(
+  ctx: AppContext,
+  boardId: string,
+  memberId: string,
+  query: Record<string, unknown>,
+) {
   assertMember(memberId);
   const scope = await resolveScope(ctx, boardId, query);
-  const placed = scope.periodStored ? await readerOf(scope).place(ctx, scope, memberId) : { source: 'cache' as const, total: 0, rank: null, scaled: null };
+  const placed = scope.periodStored
+    ? await readerOf(scope).place(ctx, scope, memberId)
+    : { source: 'cache' as const, total: 0, rank: null, scaled: null };
   return memberStandingBody(scope, memberId, placed.source, placed);
 }
 
@@ -284,7 +343,13 @@ export async function memberAcrossBoards(ctx: AppContext, memberId: string, quer
     [...byReader].map(async ([reader, periods]) => {
       const placed = await reader.placeMany(
         ctx,
-        periods.map((r) => ({ board: r.board, period: r.view.key, category: ALL_CATEGORIES, region: WORLD, member: memberId })),
+        periods.map((r) => ({
+          board: r.board,
+          period: r.view.key,
+          category: ALL_CATEGORIES,
+          region: WORLD,
+          member: memberId,
+        })),
       );
       periods.forEach((r, i) => byBoard.set(r.board.id, placed[i]!));
     }),

@@ -26,7 +26,11 @@ export async function stats(ctx: AppContext, query: unknown) {
       hour: r.hour.toISOString(),
       applied: r.applied,
       duplicates: r.duplicates,
-      rejected: { periodClosed: r.rejected_period_closed, conflict: r.rejected_conflict, outOfRange: r.rejected_out_of_range },
+      rejected: {
+        periodClosed: r.rejected_period_closed,
+        conflict: r.rejected_conflict,
+        outOfRange: r.rejected_out_of_range,
+      },
       members: r.members,
       lagP50Ms: r.lag_p50_ms,
       lagP99Ms: r.lag_p99_ms,

@@ -28,8 +28,13 @@ const MAX_DIFFERENCES = 100_000;
  * (rank, member, score) and in total. Open periods of every board by default; a closed
  * period named is compared with its final results, a retired one must hold no key.
  */
-export async function verifyLeaderboards(ctx: AppContext, options: { board?: string; period?: string } = {}): Promise<{ scopes: number; differences: Difference[] }> {
-  const boards = options.board ? [await ctx.boards.get(options.board)].filter((b): b is Board => !!b) : await listBoards(ctx.db);
+export async function verifyLeaderboards(
+  ctx: AppContext,
+  options: { board?: string; period?: string } = {},
+): Promise<{ scopes: number; differences: Difference[] }> {
+  const boards = options.board
+    ? [await ctx.boards.get(options.board)].filter((b): b is Board => !!b)
+    : await listBoards(ctx.db);
   if (options.board && boards.length === 0) throw new NotFound(`board "${options.board}" not found`);
   const differences: Difference[] = [];
   let scopes = 0;
@@ -62,7 +67,13 @@ export async function verifyLeaderboards(ctx: AppContext, options: { board?: str
 async function checkNoKeysLeft(ctx: AppContext, board: Board, period: string, out: Difference[]): Promise<void> {
   const left = await scanMatching(ctx.leaderboard.redis, [`${ctx.leaderboard.keys.period(board.id, period)}:*`]);
   if (left.length > 0) {
-    out.push({ board: board.id, period, category: ALL_CATEGORIES, region: WORLD, problem: `retired closed period still holds ${left.length} Redis key(s)` });
+    out.push({
+      board: board.id,
+      period,
+      category: ALL_CATEGORIES,
+      region: WORLD,
+      problem: `retired closed period still holds ${left.length} Redis key(s)`,
+    });
   }
 }
 
@@ -123,7 +134,9 @@ async function compareScope(
   }
   pending = first;
   let dbTotal = 0;
-  for await (const rows of closed ? finalRows(ctx, board, scope) : streamScope(ctx.postgres.pool, ctx.db, { board, ...scope }, PAGE)) {
+  for await (const rows of closed
+    ? finalRows(ctx, board, scope)
+    : streamScope(ctx.postgres.pool, ctx.db, { board, ...scope }, PAGE)) {
     dbTotal += rows.length;
     for (const d of rows) {
       if (pending.length === 0) pending = (await nextCachePage()) ?? [];

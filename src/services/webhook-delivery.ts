@@ -39,7 +39,9 @@ export async function deliverWebhook(ctx: AppContext, job: WebhookJob): Promise<
     signal: AbortSignal.timeout(TIMEOUT_MS),
   });
   if (res.status >= 300 && res.status < 400) {
-    throw new Error(`webhook receiver answered ${res.status} (a redirect, not followed): point WEBHOOK_URL at the final address`);
+    throw new Error(
+      `webhook receiver answered ${res.status} (a redirect, not followed): point WEBHOOK_URL at the final address`,
+    );
   }
   if (!res.ok) throw new Error(`webhook receiver answered ${res.status}`);
   return { status: res.status };

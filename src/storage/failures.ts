@@ -4,7 +4,16 @@ import { isPostgresOutageCode, unstorableTextError } from './postgres/pg-errors.
 import type { RedisClient } from './redis/connections.js';
 
 /** Node's codes for a connection that could not be made or was lost. */
-const SOCKET_ERROR_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+const SOCKET_ERROR_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
 
 function isSocketError(err: Error): boolean {
   const code = (err as NodeJS.ErrnoException).code;
@@ -36,13 +45,19 @@ export function storageFailure(err: unknown, redisClients: RedisClients): Laurel
   // Defence in depth: validation refuses such text before it reaches Postgres.
   const unstorable = unstorableTextError(err);
   if (unstorable) return unstorable;
-  if (isRedisOutOfMemory(err)) return new OutOfMemory(`Redis is out of memory: ${err.message}`, undefined, { cause: err });
-  const notReady = (Object.entries(redisClients) as Array<[Dependency, RedisClient]>).find(([, c]) => c.status !== 'ready')?.[0];
+  if (isRedisOutOfMemory(err))
+    return new OutOfMemory(`Redis is out of memory: ${err.message}`, undefined, { cause: err });
+  const notReady = (Object.entries(redisClients) as Array<[Dependency, RedisClient]>).find(
+    ([, c]) => c.status !== 'ready',
+  )?.[0];
   const redisDown = !(err instanceof ReplyError) && notReady !== undefined;
   if (isPostgresOutageCode(err) || isSocketError(err) || err.name === 'MaxRetriesPerRequestError' || redisDown) {
     // A connection SQLSTATE is Postgres'; otherwise the Redis connection that is down, if any.
     const dependency: Dependency | undefined = isPostgresOutageCode(err) ? 'postgres' : notReady;
-    return new Unavailable(`a dependency is unavailable: ${err.message}`, undefined, { cause: err, ...(dependency ? { dependency } : {}) });
+    return new Unavailable(`a dependency is unavailable: ${err.message}`, undefined, {
+      cause: err,
+      ...(dependency ? { dependency } : {}),
+    });
   }
   return undefined;
 }

@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withAdminClient } from '../support/databases.js';
 import { shuffle, prng } from '../support/reference.js';
-import { CONSISTENT, createSumBoard, makeBatches, postSteadily, settleAndCheck, startDeployment, type Deployment } from '../support/deployment.js';
+import {
+  CONSISTENT,
+  createSumBoard,
+  makeBatches,
+  postSteadily,
+  settleAndCheck,
+  startDeployment,
+  type Deployment,
+} from '../support/deployment.js';
 
 let d: Deployment;
 beforeAll(async () => {
@@ -39,7 +47,9 @@ describe('Postgres connections and duplicate clients', () => {
     const batches = makeBatches('twice', 4000, 100, 32);
     // The second client cuts the same events into other batches, in another order.
     const regrouped = shuffle(batches.flat(), prng(33));
-    const other = Array.from({ length: Math.ceil(regrouped.length / 37) }, (_, i) => regrouped.slice(i * 37, i * 37 + 37));
+    const other = Array.from({ length: Math.ceil(regrouped.length / 37) }, (_, i) =>
+      regrouped.slice(i * 37, i * 37 + 37),
+    );
     await Promise.all([postSteadily(d.baseUrl, batches, { paceMs: 5 }), postSteadily(d.baseUrl, other, { paceMs: 2 })]);
 
     expect(await settleAndCheck(d, 'twice', batches)).toMatchObject(CONSISTENT);

@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONSISTENT, createSumBoard, makeBatches, postSteadily, settleAndCheck, startDeployment, type Deployment } from '../support/deployment.js';
+import {
+  CONSISTENT,
+  createSumBoard,
+  makeBatches,
+  postSteadily,
+  settleAndCheck,
+  startDeployment,
+  type Deployment,
+} from '../support/deployment.js';
 
 let d: Deployment;
 beforeAll(async () => {

@@ -1,10 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { ADMIN_KEY, CONSISTENT, createSumBoard, makeBatches, postSteadily, settleAndCheck, startDeployment, type Deployment } from '../support/deployment.js';
+import {
+  ADMIN_KEY,
+  CONSISTENT,
+  createSumBoard,
+  makeBatches,
+  postSteadily,
+  settleAndCheck,
+  startDeployment,
+  type Deployment,
+} from '../support/deployment.js';
 import { referenceStandings } from '../support/reference.js';
 import { until } from '../support/poll.js';
-import { queuePrefix, SCORE_EVENTS_QUEUE, type ScoreJob, type ScoreJobResult } from '../../src/queue/score-events-queue.js';
+import {
+  queuePrefix,
+  SCORE_EVENTS_QUEUE,
+  type ScoreJob,
+  type ScoreJobResult,
+} from '../../src/queue/score-events-queue.js';
 
 let d: Deployment;
 beforeAll(async () => {
@@ -53,7 +67,10 @@ describe('a worker process is SIGKILLed while it holds coalesced jobs', () => {
     for (const w of d.workers.splice(0)) await w.stop('SIGTERM');
     // A member each: a member's requests never share a call (they go to later rounds), and the
     // victim must commit all of its jobs in the one call of each run before it pauses.
-    const events = makeBatches('crash-coalesced', 240, 1, 13).map(([e], i) => ({ ...e!, member: `c${String(i).padStart(3, '0')}` }));
+    const events = makeBatches('crash-coalesced', 240, 1, 13).map(([e], i) => ({
+      ...e!,
+      member: `c${String(i).padStart(3, '0')}`,
+    }));
     // ?wait=true: each answers 202 with its job id once its 5 s are up, nothing having run it.
     const answers = await Promise.all(
       events.map(async (event) => {
@@ -70,10 +87,15 @@ describe('a worker process is SIGKILLed while it holds coalesced jobs', () => {
     // The victim takes the waiting jobs in a few coalesced runs, commits each run, and holds them.
     const victim = await d.startWorker({ LAUREL_FAULT_PAUSE_AFTER_COMMIT_MS: '600000' }, 'coalescing-victim');
     const redis = new Redis(d.queueRedis.url);
-    const queue = new Queue<ScoreJob, ScoreJobResult>(SCORE_EVENTS_QUEUE, { connection: redis, prefix: queuePrefix(d.env.REDIS_PREFIX!, SCORE_EVENTS_QUEUE) });
+    const queue = new Queue<ScoreJob, ScoreJobResult>(SCORE_EVENTS_QUEUE, {
+      connection: redis,
+      prefix: queuePrefix(d.env.REDIS_PREFIX!, SCORE_EVENTS_QUEUE),
+    });
     try {
       for (;;) {
-        const { rows } = await d.pg.query<{ n: number }>("SELECT count(*)::int AS n FROM score_events WHERE board_id = 'crash-coalesced'");
+        const { rows } = await d.pg.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM score_events WHERE board_id = 'crash-coalesced'",
+        );
         if (rows[0]!.n === events.length) break;
         await new Promise((r) => setTimeout(r, 200));
       }
@@ -106,7 +128,8 @@ describe('a worker process is SIGKILLed while it holds coalesced jobs', () => {
       await until(
         'every held job completed again',
         async () =>
-          ((await queue.getJobCounts('active', 'waiting', 'delayed')).active === 0 && ((await queue.getJobCounts('completed')).completed ?? 0) >= events.length) ||
+          ((await queue.getJobCounts('active', 'waiting', 'delayed')).active === 0 &&
+            ((await queue.getJobCounts('completed')).completed ?? 0) >= events.length) ||
           undefined,
         { timeoutMs: 120_000, everyMs: 250 },
       );
@@ -115,7 +138,13 @@ describe('a worker process is SIGKILLed while it holds coalesced jobs', () => {
         expect(await job?.getState(), jobId).toBe('completed');
         const mine = expected.get(events[i]!.member)!;
         expect(job!.returnvalue.results).toEqual([
-          expect.objectContaining({ idempotencyKey: events[i]!.idempotencyKey, status: 'duplicate', period: 'all', score: mine.units, rank: mine.rank }),
+          expect.objectContaining({
+            idempotencyKey: events[i]!.idempotencyKey,
+            status: 'duplicate',
+            period: 'all',
+            score: mine.units,
+            rank: mine.rank,
+          }),
         ]);
       }
     } finally {

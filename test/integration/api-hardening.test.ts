@@ -9,7 +9,10 @@ import { createHarness, type Harness } from '../support/harness.js';
 describe('unknown keys', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await createHarness({ workers: false, env: { RATE_LIMIT_KEY_LOOKUPS_PER_IP: '5', RATE_LIMIT_PER_IP: '1000', RATE_LIMIT_WINDOW_SECONDS: '60' } });
+    h = await createHarness({
+      workers: false,
+      env: { RATE_LIMIT_KEY_LOOKUPS_PER_IP: '5', RATE_LIMIT_PER_IP: '1000', RATE_LIMIT_WINDOW_SECONDS: '60' },
+    });
   });
   afterAll(() => h.close());
 
@@ -40,7 +43,8 @@ describe('unknown keys', () => {
     expect(queries).toBe(5);
     // A key just found unknown is refused from memory, not looked up again.
     const again = await keyQueriesDuring(async () => {
-      for (let i = 0; i < 10; i += 1) expect((await h.api('GET', '/v1/boards', undefined, guessed[0])).status).toBe(401);
+      for (let i = 0; i < 10; i += 1)
+        expect((await h.api('GET', '/v1/boards', undefined, guessed[0])).status).toBe(401);
     });
     expect(again).toBe(0);
   });
@@ -55,7 +59,14 @@ describe('validation details', () => {
   afterAll(() => h.close());
 
   it('lists at most 100 problems and counts the rest in the message, in the API error shape', async () => {
-    const events = Array.from({ length: 300 }, (_, i) => ({ board: 'cap', member: `m${i}`, value: 1, idempotencyKey: `cap-${i}`, junk1: 1, junk2: 2 }));
+    const events = Array.from({ length: 300 }, (_, i) => ({
+      board: 'cap',
+      member: `m${i}`,
+      value: 1,
+      idempotencyKey: `cap-${i}`,
+      junk1: 1,
+      junk2: 2,
+    }));
     const res = await h.api('POST', '/v1/events', { events });
     expect(res.status).toBe(400);
     expect(Object.keys(res.body).sort()).toEqual(['details', 'error', 'message']);
@@ -77,11 +88,17 @@ describe('metadata keys that name the prototype', () => {
 
   it('refuses __proto__, constructor and prototype anywhere in metadata with a 400 naming the field', async () => {
     const before = await h.ctx.scoreQueue.count();
-    for (const [i, raw] of ['{"__proto__":{"x":1}}', '{"a":{"constructor":1}}', '{"list":[{"prototype":true}]}'].entries()) {
+    for (const [i, raw] of [
+      '{"__proto__":{"x":1}}',
+      '{"a":{"constructor":1}}',
+      '{"list":[{"prototype":true}]}',
+    ].entries()) {
       const body = `{"board":"meta","member":"m","value":1,"idempotencyKey":"meta-${i}","metadata":${raw}}`;
       const res = await h.api('POST', '/v1/events', body);
       expect(res.status, raw).toBe(400);
-      expect(res.body.details, raw).toEqual([{ path: 'metadata', message: expect.stringMatching(/__proto__|constructor|prototype/) }]);
+      expect(res.body.details, raw).toEqual([
+        { path: 'metadata', message: expect.stringMatching(/__proto__|constructor|prototype/) },
+      ]);
     }
     expect(await h.ctx.scoreQueue.count()).toBe(before);
   });
@@ -90,15 +107,20 @@ describe('metadata keys that name the prototype', () => {
 describe('IPv6 budgets', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await createHarness({ workers: false, env: { TRUST_PROXY: 'loopback', RATE_LIMIT_PER_IP: '3', RATE_LIMIT_WINDOW_SECONDS: '60' } });
+    h = await createHarness({
+      workers: false,
+      env: { TRUST_PROXY: 'loopback', RATE_LIMIT_PER_IP: '3', RATE_LIMIT_WINDOW_SECONDS: '60' },
+    });
   });
   afterAll(() => h.close());
 
-  const from = (ip: string) => fetch(`${h.baseUrl}/openapi.json`, { headers: { 'x-forwarded-for': ip } }).then((r) => r.status);
+  const from = (ip: string) =>
+    fetch(`${h.baseUrl}/openapi.json`, { headers: { 'x-forwarded-for': ip } }).then((r) => r.status);
 
   it('gives one budget to a whole /64, and its own to the next /64', async () => {
     const statuses = [];
-    for (const ip of ['2001:db8:1:2::1', '2001:db8:1:2::2', '2001:db8:1:2:ffff:ffff:ffff:fffe', '2001:db8:1:2::abcd']) statuses.push(await from(ip));
+    for (const ip of ['2001:db8:1:2::1', '2001:db8:1:2::2', '2001:db8:1:2:ffff:ffff:ffff:fffe', '2001:db8:1:2::abcd'])
+      statuses.push(await from(ip));
     expect(statuses).toEqual([200, 200, 200, 429]);
     expect(await from('2001:db8:1:3::1')).toBe(200);
     // IPv4 (and IPv4-mapped IPv6) addresses keep a budget each.
@@ -116,7 +138,13 @@ describe('who sees what of events and members', () => {
     ingestKey = (await createApiKey(h.ctx.db, 'views-ingest', 'ingest')).key;
     readKey = (await createApiKey(h.ctx.db, 'views-read', 'read')).key;
     await h.api('PUT', '/v1/boards/views', { aggregation: 'sum', period: 'all' });
-    await h.api('POST', '/v1/events', { board: 'views', member: 'p1', value: 5, idempotencyKey: 'v-applied', metadata: { secret: 'kept' } });
+    await h.api('POST', '/v1/events', {
+      board: 'views',
+      member: 'p1',
+      value: 5,
+      idempotencyKey: 'v-applied',
+      metadata: { secret: 'kept' },
+    });
     await h.api('POST', '/v1/events', { board: 'views', member: 'p1', value: 7, idempotencyKey: 'v-voided' });
     await h.drain();
     // As a worker records an event it refuses (here: one outside the board's range).
@@ -128,7 +156,13 @@ describe('who sees what of events and members', () => {
         board_id: 'views',
         period_key: 'all',
         member_id: 'p1',
-        payload: JSON.stringify({ board: 'views', member: 'p1', value: 1e9, idempotencyKey: 'v-rejected', metadata: { secret: 'rejected' } }),
+        payload: JSON.stringify({
+          board: 'views',
+          member: 'p1',
+          value: 1e9,
+          idempotencyKey: 'v-rejected',
+          metadata: { secret: 'rejected' },
+        }),
         payload_hash: 'h',
         received_at: new Date(),
       } as any)
@@ -151,7 +185,10 @@ describe('who sees what of events and members', () => {
     expect(JSON.stringify(rejected.body)).not.toContain('secret');
     expect((await asIngest('v-applied')).body.status).toBe('applied');
 
-    expect((await h.api('GET', '/v1/events/v-voided')).body).toMatchObject({ status: 'voided', voidReason: 'chargeback of player p1' });
+    expect((await h.api('GET', '/v1/events/v-voided')).body).toMatchObject({
+      status: 'voided',
+      voidReason: 'chargeback of player p1',
+    });
     expect((await h.api('GET', '/v1/events/v-rejected')).body).toMatchObject({
       status: 'rejected',
       reason: 'out_of_range',

@@ -51,7 +51,13 @@ describe('intake backpressure on the queue Redis memory', () => {
         Array.from({ length: CONCURRENT }, async (_, j) => {
           const keys = Array.from({ length: 100 }, (_, i) => `flood-${round}-${j}-${i}`);
           const res = await h.api('POST', '/v1/events', {
-            events: keys.map((k, i) => ({ board: 'flood', member: `p${i % 37}`, value: 1, idempotencyKey: k, metadata })),
+            events: keys.map((k, i) => ({
+              board: 'flood',
+              member: `p${i % 37}`,
+              value: 1,
+              idempotencyKey: k,
+              metadata,
+            })),
           });
           statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
           if (res.status === 202) accepted.push(...keys);
@@ -78,7 +84,9 @@ describe('intake backpressure on the queue Redis memory', () => {
     expect(Number(/^used_memory:(\d+)/m.exec(info)![1])).toBeLessThan(MAXMEMORY);
 
     // The metric shows the pressure.
-    const metrics = await (await fetch(`${h.baseUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).text();
+    const metrics = await (
+      await fetch(`${h.baseUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })
+    ).text();
     expect(metrics).toMatch(/laurel_queue_redis_memory_bytes\{kind="max"\} 12582912/);
     expect(metrics).toMatch(/laurel_queue_jobs\{queue="score-events",state="waiting"\} [1-9]/);
 
@@ -92,7 +100,11 @@ describe('intake backpressure on the queue Redis memory', () => {
     // Workers drain the queue: every accepted event is in the ledger, once.
     workers = startWorkers(h.ctx, { concurrency: 2, schedulers: false });
     await h.drain(120_000);
-    const rows = await h.ctx.db.selectFrom('score_events').select('idempotency_key').where('board_id', '=', 'flood').execute();
+    const rows = await h.ctx.db
+      .selectFrom('score_events')
+      .select('idempotency_key')
+      .where('board_id', '=', 'flood')
+      .execute();
     expect(rows.map((r) => r.idempotency_key).sort()).toEqual([...accepted].sort());
     const total = await h.api('GET', '/v1/boards/flood/standings?limit=200');
     expect(total.body.entries.reduce((n: number, e: { score: number }) => n + e.score, 0)).toBe(accepted.length);

@@ -12,7 +12,14 @@ afterAll(() => h.close());
 const post = (events: object[]) => postAndWait(h, events);
 
 async function periodKeys(board: string) {
-  return (await h.ctx.db.selectFrom('periods').select(['key', 'ends_at', 'state']).where('board_id', '=', board).orderBy('key').execute()).map((p) => p.key);
+  return (
+    await h.ctx.db
+      .selectFrom('periods')
+      .select(['key', 'ends_at', 'state'])
+      .where('board_id', '=', board)
+      .orderBy('key')
+      .execute()
+  ).map((p) => p.key);
 }
 
 describe('board windows', () => {
@@ -43,7 +50,13 @@ describe('board windows', () => {
     const status = await h.api('GET', '/v1/events/win-before');
     expect(status.body).toMatchObject({ status: 'rejected', reason: 'outside_window', board: 'weekend', member: 'a' });
     // The same key posted again is still outside the window.
-    expect((await post([{ board: 'weekend', member: 'a', value: 1, idempotencyKey: 'win-before', occurredAt: '2026-12-04T23:59:59Z' }]))[0]).toMatchObject({
+    expect(
+      (
+        await post([
+          { board: 'weekend', member: 'a', value: 1, idempotencyKey: 'win-before', occurredAt: '2026-12-04T23:59:59Z' },
+        ])
+      )[0],
+    ).toMatchObject({
       status: 'rejected',
       reason: 'outside_window',
     });
@@ -59,9 +72,16 @@ describe('board windows', () => {
   it('closes an `all` board at endsAt + graceSeconds, and follows a window moved later', async () => {
     h.clock.set('2026-12-10T08:00:00Z');
     const window = { startsAt: '2026-12-10T08:00:00Z', endsAt: '2026-12-10T20:00:00Z' };
-    const put = await h.api('PUT', '/v1/boards/one-off', { aggregation: 'best', period: 'all', window, graceSeconds: 600 });
+    const put = await h.api('PUT', '/v1/boards/one-off', {
+      aggregation: 'best',
+      period: 'all',
+      window,
+      graceSeconds: 600,
+    });
     expect(put.body.currentPeriod).toMatchObject({ key: 'all', endsAt: '2026-12-10T20:00:00.000Z', state: 'open' });
-    expect(await post([{ board: 'one-off', member: 'x', value: 5, idempotencyKey: 'oo-1' }])).toMatchObject([{ status: 'applied', period: 'all' }]);
+    expect(await post([{ board: 'one-off', member: 'x', value: 5, idempotencyKey: 'oo-1' }])).toMatchObject([
+      { status: 'applied', period: 'all' },
+    ]);
     // Extended by two hours while running: the open `all` period ends later too.
     const moved = await h.api('PUT', '/v1/boards/one-off', {
       aggregation: 'best',
@@ -72,10 +92,14 @@ describe('board windows', () => {
     expect(moved.status).toBe(200);
     expect(moved.body.currentPeriod).toMatchObject({ key: 'all', endsAt: '2026-12-10T22:00:00.000Z' });
     h.clock.set('2026-12-10T21:00:00Z');
-    expect(await post([{ board: 'one-off', member: 'y', value: 7, idempotencyKey: 'oo-2' }])).toMatchObject([{ status: 'applied', period: 'all' }]);
+    expect(await post([{ board: 'one-off', member: 'y', value: 7, idempotencyKey: 'oo-2' }])).toMatchObject([
+      { status: 'applied', period: 'all' },
+    ]);
     h.clock.set('2026-12-10T22:09:59Z');
     await runTick(h.ctx);
-    expect((await h.api('GET', '/v1/boards/one-off/periods')).body.periods).toMatchObject([{ key: 'all', state: 'open' }]);
+    expect((await h.api('GET', '/v1/boards/one-off/periods')).body.periods).toMatchObject([
+      { key: 'all', state: 'open' },
+    ]);
     h.clock.set('2026-12-10T22:10:00Z');
     expect((await runTick(h.ctx)).closed).toContain('one-off/all');
     expect(

@@ -27,9 +27,19 @@ describe('board definitions', () => {
       regions: false,
       graceSeconds: 300,
       awards: { tiers: [1, 10, 50, 100], regionTiers: [50], followingTop1: true },
-      currentPeriod: { key: '2026-12', startsAt: '2026-12-01T00:00:00.000Z', endsAt: '2027-01-01T00:00:00.000Z', state: 'open' },
+      currentPeriod: {
+        key: '2026-12',
+        startsAt: '2026-12-01T00:00:00.000Z',
+        endsAt: '2027-01-01T00:00:00.000Z',
+        state: 'open',
+      },
     });
-    const updated = await h.api('PUT', '/v1/boards/races', { aggregation: 'best', order: 'asc', decimals: 3, displayName: 'Races' });
+    const updated = await h.api('PUT', '/v1/boards/races', {
+      aggregation: 'best',
+      order: 'asc',
+      decimals: 3,
+      displayName: 'Races',
+    });
     expect(updated.status).toBe(200);
     expect(updated.body.displayName).toBe('Races');
     const list = await h.api('GET', '/v1/boards');
@@ -38,12 +48,19 @@ describe('board definitions', () => {
   });
 
   it('answers 400 naming the field for a bad definition or id, and 404 for an unknown board', async () => {
-    const bad = await h.api('PUT', '/v1/boards/x', { aggregation: 'median', timezone: 'Mars/Base', decimals: 9, colour: 'red' });
+    const bad = await h.api('PUT', '/v1/boards/x', {
+      aggregation: 'median',
+      timezone: 'Mars/Base',
+      decimals: 9,
+      colour: 'red',
+    });
     expect(bad.status).toBe(400);
     const paths = bad.body.details.map((d: any) => d.path);
     expect(paths).toEqual(expect.arrayContaining(['aggregation', 'timezone', 'decimals', 'colour']));
     expect((await h.api('PUT', '/v1/boards/Bad!Id', { aggregation: 'sum' })).status).toBe(400);
-    expect((await h.api('PUT', '/v1/boards/mm', { aggregation: 'sum', minValue: 5, maxValue: 1 })).body.details[0].path).toBe('minValue');
+    expect(
+      (await h.api('PUT', '/v1/boards/mm', { aggregation: 'sum', minValue: 5, maxValue: 1 })).body.details[0].path,
+    ).toBe('minValue');
     expect((await h.api('GET', '/v1/boards/unknown')).status).toBe(404);
     expect((await h.api('GET', '/v1/boards/unknown/standings')).body.message).toContain('board');
   });
@@ -52,18 +69,41 @@ describe('board definitions', () => {
     await h.api('PUT', '/v1/boards/fixed', { aggregation: 'sum', categories: ['a'] });
     // Without events a fixed field may still change.
     expect((await h.api('PUT', '/v1/boards/fixed', { aggregation: 'best', categories: ['a'] })).status).toBe(200);
-    const posted = await h.api('POST', '/v1/events?wait=true', { board: 'fixed', member: 'm', value: 1, idempotencyKey: 'fx-1' });
+    const posted = await h.api('POST', '/v1/events?wait=true', {
+      board: 'fixed',
+      member: 'm',
+      value: 1,
+      idempotencyKey: 'fx-1',
+    });
     expect(posted.body.results[0].status).toBe('applied');
-    for (const change of [{ aggregation: 'sum' }, { order: 'asc' }, { tieBreak: 'shared' }, { period: 'day' }, { timezone: 'Asia/Tokyo' }, { decimals: 2 }]) {
+    for (const change of [
+      { aggregation: 'sum' },
+      { order: 'asc' },
+      { tieBreak: 'shared' },
+      { period: 'day' },
+      { timezone: 'Asia/Tokyo' },
+      { decimals: 2 },
+    ]) {
       const res = await h.api('PUT', '/v1/boards/fixed', { aggregation: 'best', categories: ['a'], ...change });
       expect(res.status).toBe(409);
       expect(res.body.details.map((d: any) => d.path)).toEqual(Object.keys(change));
     }
-    const ok = await h.api('PUT', '/v1/boards/fixed', { aggregation: 'best', categories: ['a', 'b'], displayName: 'Fixed', graceSeconds: 60 });
+    const ok = await h.api('PUT', '/v1/boards/fixed', {
+      aggregation: 'best',
+      categories: ['a', 'b'],
+      displayName: 'Fixed',
+      graceSeconds: 60,
+    });
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ categories: ['a', 'b'], graceSeconds: 60 });
     // The new category is accepted at once by intake.
-    const next = await h.api('POST', '/v1/events?wait=true', { board: 'fixed', member: 'm', value: 2, idempotencyKey: 'fx-2', category: 'b' });
+    const next = await h.api('POST', '/v1/events?wait=true', {
+      board: 'fixed',
+      member: 'm',
+      value: 2,
+      idempotencyKey: 'fx-2',
+      category: 'b',
+    });
     expect(next.body.results[0]).toMatchObject({ status: 'applied', score: 2 });
   });
 
@@ -82,6 +122,12 @@ describe('health', () => {
     expect((await h.api('GET', '/healthz', undefined, null)).body).toEqual({ status: 'ok' });
     const ready = await h.api('GET', '/readyz', undefined, null);
     expect(ready.status).toBe(200);
-    expect(ready.body.checks).toEqual({ postgres: 'ok', redis: 'ok', 'leaderboard-redis': 'ok', migrations: 'ok', functions: 'ok' });
+    expect(ready.body.checks).toEqual({
+      postgres: 'ok',
+      redis: 'ok',
+      'leaderboard-redis': 'ok',
+      migrations: 'ok',
+      functions: 'ok',
+    });
   });
 });

@@ -31,7 +31,9 @@ const FOLLOWED = ['m00', 'm16', 'm03'];
 
 /** `laurel verify` of the closed period: its Redis keys, where present, against its final results. */
 async function verifyProblems(): Promise<string[]> {
-  return (await verifyLeaderboards(h.ctx, { board: BOARD, period: PERIOD })).differences.map((d) => `${d.category}/${d.region}: ${d.problem}`);
+  return (await verifyLeaderboards(h.ctx, { board: BOARD, period: PERIOD })).differences.map(
+    (d) => `${d.category}/${d.region}: ${d.problem}`,
+  );
 }
 
 interface Entry {
@@ -63,7 +65,13 @@ async function periodKeys(): Promise<string[]> {
 function placementIn(final: Final, member: string) {
   const e = final.entries.find((x) => x.member === member);
   return e
-    ? { member, rank: e.rank, score: e.score, percentile: e.rank / final.total, topPercent: Math.max(1, Math.round((e.rank / final.total) * 100)) }
+    ? {
+        member,
+        rank: e.rank,
+        score: e.score,
+        percentile: e.rank / final.total,
+        topPercent: Math.max(1, Math.round((e.rank / final.total) * 100)),
+      }
     : { member, rank: null, score: null, percentile: null, topPercent: null };
 }
 
@@ -99,7 +107,9 @@ async function checkRoutes(finals: Map<string, Final>, probes: readonly string[]
       expect(one, `${m} ${q}`).toMatchObject({ total: final.total, ...placementIn(final, m) });
       const around = await get(`${base}/${m}/around?period=${PERIOD}&radius=2${q}`);
       const at = final.entries.findIndex((e) => e.member === m);
-      expect(around.entries, `around ${m} ${q}`).toEqual(at < 0 ? [] : final.entries.slice(Math.max(0, at - 2), at + 3));
+      expect(around.entries, `around ${m} ${q}`).toEqual(
+        at < 0 ? [] : final.entries.slice(Math.max(0, at - 2), at + 3),
+      );
       expect(around.total).toBe(final.total);
     }
   }
@@ -111,7 +121,10 @@ async function checkRoutes(finals: Map<string, Final>, probes: readonly string[]
       .entries.filter((e) => group.includes(e.member))
       .map((e, i) => ({ ...e, rank: i + 1 }));
     const following = await get(`${base}/m07/following?period=${PERIOD}${q}`);
-    expect(following, `following ${q}`).toMatchObject({ total: among.length, rank: among.find((e) => e.member === 'm07')?.rank ?? null });
+    expect(following, `following ${q}`).toMatchObject({
+      total: among.length,
+      rank: among.find((e) => e.member === 'm07')?.rank ?? null,
+    });
     expect(following.entries, `following ${q}`).toEqual(among);
   }
   for (const m of probes) {
@@ -130,12 +143,24 @@ describe('reads of a closed period that is not retired', () => {
 
   it('answers from the final results, with the same ranks, when its Redis keys are lost, and asks for no rebuild', async () => {
     h.clock.set('2026-11-20T12:00:00Z');
-    await h.api('PUT', `/v1/boards/${BOARD}`, { aggregation: 'best', tieBreak: 'first', categories: ['duel'], regions: true, graceSeconds: 0 });
+    await h.api('PUT', `/v1/boards/${BOARD}`, {
+      aggregation: 'best',
+      tieBreak: 'first',
+      categories: ['duel'],
+      regions: true,
+      graceSeconds: 0,
+    });
     for (let i = 0; i < 24; i += 1) {
       const m = `m${String(i).padStart(2, '0')}`;
       await h.api('PUT', `/v1/members/${m}`, { region: REGIONS[i % 3], displayName: `Player ${i}` });
       // Few distinct values and shared seconds: ties broken by time, then by id.
-      events.push({ key: `k-${m}`, member: m, units: (i * 7) % 6, atMs: Date.parse('2026-11-20T10:00:00Z') + (i % 4) * 1000, ...(i % 2 ? { category: 'duel' } : {}) });
+      events.push({
+        key: `k-${m}`,
+        member: m,
+        units: (i * 7) % 6,
+        atMs: Date.parse('2026-11-20T10:00:00Z') + (i % 4) * 1000,
+        ...(i % 2 ? { category: 'duel' } : {}),
+      });
     }
     await h.postEvents(events.map((e) => wireEvent(BOARD, e)));
     expect((await h.api('PUT', '/v1/members/m07/following', { memberIds: FOLLOWED })).status).toBe(200);
@@ -145,9 +170,13 @@ describe('reads of a closed period that is not retired', () => {
     finals = await finalResults();
     // The stored final results are the rules' ranking (an independent model).
     const world = referenceStandings(events, { aggregation: 'best', order: 'desc', tieBreak: 'first' });
-    expect(finals.get('')!.entries.map((e) => [e.rank, e.member, e.score])).toEqual(world.map((s) => [s.rank, s.member, s.units]));
+    expect(finals.get('')!.entries.map((e) => [e.rank, e.member, e.score])).toEqual(
+      world.map((s) => [s.rank, s.member, s.units]),
+    );
     const duel = referenceStandings(events, { aggregation: 'best', order: 'desc', tieBreak: 'first' }, 'duel');
-    expect(finals.get('&category=duel')!.entries.map((e) => [e.rank, e.member, e.score])).toEqual(duel.map((s) => [s.rank, s.member, s.units]));
+    expect(finals.get('&category=duel')!.entries.map((e) => [e.rank, e.member, e.score])).toEqual(
+      duel.map((s) => [s.rank, s.member, s.units]),
+    );
 
     const probes = ['m03', 'm07', 'm16', 'nobody'];
     expect(await checkRoutes(finals, probes)).toEqual(new Set(['cache']));
@@ -158,15 +187,28 @@ describe('reads of a closed period that is not retired', () => {
     await h.ctx.leaderboard.redis.unlink(...keys);
     expect(await checkRoutes(finals, probes)).toEqual(new Set(['database']));
     // A stream of the period sends the final state from the results too, then `closed`.
-    const stream = await openSse(`${h.baseUrl}/v1/boards/${BOARD}/standings/m03/stream?period=${PERIOD}&region=FR`, ADMIN_KEY);
+    const stream = await openSse(
+      `${h.baseUrl}/v1/boards/${BOARD}/standings/m03/stream?period=${PERIOD}&region=FR`,
+      ADMIN_KEY,
+    );
     expect(stream.status).toBe(200);
     await stream.ended;
     expect(stream.messages.map((m) => m.event)).toEqual(['standing', 'closed']);
-    expect(stream.messages[0]!.data).toMatchObject({ source: 'database', ...placementIn(finals.get('&region=FR')!, 'm03') });
+    expect(stream.messages[0]!.data).toMatchObject({
+      source: 'database',
+      ...placementIn(finals.get('&region=FR')!, 'm03'),
+    });
     // The reads asked for no rebuild: nothing comes back into Redis.
     await h.drain();
     expect(await periodKeys()).toEqual([]);
-    const scopeJobs = await h.ctx.rebuildQueue.getJobs(['completed', 'failed', 'waiting', 'active', 'prioritized', 'delayed']);
+    const scopeJobs = await h.ctx.rebuildQueue.getJobs([
+      'completed',
+      'failed',
+      'waiting',
+      'active',
+      'prioritized',
+      'delayed',
+    ]);
     expect(scopeJobs.filter((j) => j.name === 'scope')).toEqual([]);
     // Nothing in Redis is no difference for a closed period: its reads use the final results.
     expect(await verifyProblems()).toEqual([]);
@@ -174,7 +216,9 @@ describe('reads of a closed period that is not retired', () => {
 
   it('skips an automatic rebuild of the closed period; an admin rebuild still refills it', async () => {
     for (const trigger of ['read', 'projection', 'moderation']) {
-      expect(await processScopeRebuild(h.ctx, { board: BOARD, period: PERIOD, category: 'all', trigger })).toEqual({ skipped: 'closed' });
+      expect(await processScopeRebuild(h.ctx, { board: BOARD, period: PERIOD, category: 'all', trigger })).toEqual({
+        skipped: 'closed',
+      });
     }
     expect(await periodKeys()).toEqual([]);
 
@@ -197,7 +241,11 @@ describe('reads of a closed period that is not retired', () => {
     const [first] = await h.ctx.leaderboard.redis.zrange(scope, '0', '0', 'WITHSCORES');
     await h.ctx.leaderboard.redis.zrem(scope, first!);
     expect((await verifyProblems()).length).toBeGreaterThan(0);
-    await h.ctx.leaderboard.redis.zadd(scope, (await h.ctx.leaderboard.redis.zrange(scope, '0', '0', 'WITHSCORES'))[1]!, first!);
+    await h.ctx.leaderboard.redis.zadd(
+      scope,
+      (await h.ctx.leaderboard.redis.zrange(scope, '0', '0', 'WITHSCORES'))[1]!,
+      first!,
+    );
 
     // m03 is ranked mid-table in the world, in duel and in region FR... (every 3rd member is FR: m03 is FR).
     const target = 'm03';
@@ -213,7 +261,9 @@ describe('reads of a closed period that is not retired', () => {
     const pseudonym = after.get('')!.entries.find((e) => e.member.startsWith('erased:'))!.member;
     expect(pseudonym).toMatch(/^erased:[0-9a-f]{12}$/);
     for (const q of SCOPES) {
-      const renamed = finals.get(q)!.entries.map((e) => (e.member === target ? { ...e, member: pseudonym, displayName: null } : e));
+      const renamed = finals
+        .get(q)!
+        .entries.map((e) => (e.member === target ? { ...e, member: pseudonym, displayName: null } : e));
       expect(after.get(q)!.entries, q).toEqual(renamed);
     }
     expect(finals.get('&region=FR')!.entries.map((e) => e.member)).toContain(target);
@@ -222,7 +272,11 @@ describe('reads of a closed period that is not retired', () => {
     for (const key of await periodKeys()) {
       const type = await h.ctx.leaderboard.redis.type(key);
       const dump =
-        type === 'zset' ? await h.ctx.leaderboard.redis.zrange(key, '0', '-1') : type === 'hash' ? Object.keys(await h.ctx.leaderboard.redis.hgetall(key)) : [];
+        type === 'zset'
+          ? await h.ctx.leaderboard.redis.zrange(key, '0', '-1')
+          : type === 'hash'
+            ? Object.keys(await h.ctx.leaderboard.redis.hgetall(key))
+            : [];
       expect(
         dump.filter((m) => m.includes(target)),
         key,

@@ -42,7 +42,8 @@ async function readEverything(): Promise<Record<string, unknown>> {
     paths[`around-${m}`] = `/v1/boards/${BOARD}/standings/${m}/around?period=${PERIOD}&radius=3`;
     paths[`around-${m}-DE`] = `/v1/boards/${BOARD}/standings/${m}/around?period=${PERIOD}&radius=2&region=DE`;
     paths[`following-${m}`] = `/v1/boards/${BOARD}/standings/${m}/following?period=${PERIOD}`;
-    paths[`following-${m}-duel`] = `/v1/boards/${BOARD}/standings/${m}/following?period=${PERIOD}&category=duel&limit=2`;
+    paths[`following-${m}-duel`] =
+      `/v1/boards/${BOARD}/standings/${m}/following?period=${PERIOD}&category=duel&limit=2`;
     paths[`boards-${m}`] = `/v1/members/${m}/standings?period=${PERIOD}`;
   }
   const out: Record<string, unknown> = {};
@@ -91,20 +92,38 @@ describe('closed-period retention', () => {
 
   it('serves a closed period from Redis until CLOSED_PERIOD_CACHE_HOURS (an exclusion after the close changing nothing), then removes its keys and answers every route identically from the final results', async () => {
     h.clock.set('2026-11-20T12:00:00Z');
-    await h.api('PUT', `/v1/boards/${BOARD}`, { aggregation: 'best', tieBreak: 'shared', categories: ['duel'], regions: true, graceSeconds: 0 });
+    await h.api('PUT', `/v1/boards/${BOARD}`, {
+      aggregation: 'best',
+      tieBreak: 'shared',
+      categories: ['duel'],
+      regions: true,
+      graceSeconds: 0,
+    });
     await h.api('PUT', `/v1/boards/${OTHER}`, { aggregation: 'sum', tieBreak: 'first', graceSeconds: 0 });
     for (let i = 0; i < 30; i += 1) {
       const m = `m${String(i).padStart(2, '0')}`;
       await h.api('PUT', `/v1/members/${m}`, { region: regions[i % 3], displayName: `Player ${i}` });
       // Few distinct values: plenty of shared ranks.
-      events.push({ key: `k-${m}`, member: m, units: (i * 7) % 5, atMs: Date.parse('2026-11-20T10:00:00Z') + i * 1000, ...(i % 2 ? { category: 'duel' } : {}) });
+      events.push({
+        key: `k-${m}`,
+        member: m,
+        units: (i * 7) % 5,
+        atMs: Date.parse('2026-11-20T10:00:00Z') + i * 1000,
+        ...(i % 2 ? { category: 'duel' } : {}),
+      });
     }
     const res = await h.api('POST', '/v1/events?wait=true', {
       events: [
         ...events.map((e) => wireEvent(BOARD, e)),
         ...events
           .slice(0, 12)
-          .map((e) => ({ board: OTHER, member: e.member, value: e.units + 1, idempotencyKey: `o-${e.key}`, occurredAt: new Date(e.atMs).toISOString() })),
+          .map((e) => ({
+            board: OTHER,
+            member: e.member,
+            value: e.units + 1,
+            idempotencyKey: `o-${e.key}`,
+            occurredAt: new Date(e.atMs).toISOString(),
+          })),
       ],
     });
     expect(res.status).toBe(200);
@@ -117,7 +136,8 @@ describe('closed-period retention', () => {
     expect(await sources()).toEqual(['cache', 'cache', 'cache', 'cache', 'cache', 'cache']);
     const before = await readEverything();
     // The cached answers of the closed period are its stored final results, scope by scope.
-    for (let i = 0; i < 6; i += 1) expect((before[`page${i}`] as any).entries).toEqual((before[`results${i}`] as any).entries);
+    for (let i = 0; i < 6; i += 1)
+      expect((before[`page${i}`] as any).entries).toEqual((before[`results${i}`] as any).entries);
     expect((before.page0 as any).entries.map((e: any) => e.member)).toContain('m19');
 
     // An exclusion after the close re-projects open periods only: a closed period's standings
@@ -128,7 +148,9 @@ describe('closed-period retention', () => {
 
     // The world ranking matches an independent model of the rules.
     const expected = referenceStandings(events, { aggregation: 'best', order: 'desc', tieBreak: 'shared' });
-    expect((before.page0 as any).entries.map((e: any) => [e.rank, e.member, e.score])).toEqual(expected.map((e) => [e.rank, e.member, e.units]));
+    expect((before.page0 as any).entries.map((e: any) => [e.rank, e.member, e.score])).toEqual(
+      expected.map((e) => [e.rank, e.member, e.units]),
+    );
 
     // One hour short of the retention: still cached, keys kept.
     h.clock.set(new Date(Date.parse('2026-12-01T00:00:00Z') + 167 * HOUR));
@@ -153,7 +175,14 @@ describe('closed-period retention', () => {
     await h.drain();
     expect(await periodKeys(BOARD, PERIOD)).toEqual([]);
     // (Member re-projections of the profile updates above are the only rebuild-queue jobs.)
-    const jobs = await h.ctx.rebuildQueue.getJobs(['completed', 'failed', 'waiting', 'active', 'prioritized', 'delayed']);
+    const jobs = await h.ctx.rebuildQueue.getJobs([
+      'completed',
+      'failed',
+      'waiting',
+      'active',
+      'prioritized',
+      'delayed',
+    ]);
     expect(jobs.filter((j) => j.name !== 'member')).toEqual([]);
   });
 
@@ -179,10 +208,17 @@ describe('closed-period retention', () => {
   });
 
   it('removes a backlog of periods a bounded number per tick, and scopes beyond one step each', async () => {
-    await h.api('PUT', '/v1/boards/daily', { aggregation: 'sum', period: 'day', regions: true, categories: ['a', 'b'] });
+    await h.api('PUT', '/v1/boards/daily', {
+      aggregation: 'sum',
+      period: 'day',
+      regions: true,
+      categories: ['a', 'b'],
+    });
     const redis = h.ctx.leaderboard.redis;
     const keys = h.ctx.leaderboard.keys;
-    const days = Array.from({ length: EVICTIONS_PER_TICK + 10 }, (_, i) => new Date(Date.parse('2026-01-01T00:00:00Z') + i * 24 * HOUR).toISOString().slice(0, 10));
+    const days = Array.from({ length: EVICTIONS_PER_TICK + 10 }, (_, i) =>
+      new Date(Date.parse('2026-01-01T00:00:00Z') + i * 24 * HOUR).toISOString().slice(0, 10),
+    );
     await h.ctx.db
       .insertInto('periods')
       .values(
@@ -225,7 +261,13 @@ describe('closed-period retention', () => {
     const board = 'shrunk';
     const period = '2027-01';
     h.clock.set('2027-01-10T12:00:00Z');
-    await h.api('PUT', `/v1/boards/${board}`, { aggregation: 'sum', tieBreak: 'first', categories: ['duel', 'solo'], regions: true, graceSeconds: 0 });
+    await h.api('PUT', `/v1/boards/${board}`, {
+      aggregation: 'sum',
+      tieBreak: 'first',
+      categories: ['duel', 'solo'],
+      regions: true,
+      graceSeconds: 0,
+    });
     await h.api('PUT', '/v1/members/c1', { region: 'FR' });
     await h.api('PUT', '/v1/members/c2', { region: 'DE' });
     const at = '2027-01-10T11:00:00Z';
@@ -238,7 +280,17 @@ describe('closed-period retention', () => {
     });
     expect(posted.status).toBe(200);
     // "duel" leaves the board; its keys of this period stay in Redis until the period goes.
-    expect((await h.api('PUT', `/v1/boards/${board}`, { aggregation: 'sum', tieBreak: 'first', categories: ['solo'], regions: true, graceSeconds: 0 })).status).toBe(200);
+    expect(
+      (
+        await h.api('PUT', `/v1/boards/${board}`, {
+          aggregation: 'sum',
+          tieBreak: 'first',
+          categories: ['solo'],
+          regions: true,
+          graceSeconds: 0,
+        })
+      ).status,
+    ).toBe(200);
     const keys = h.ctx.leaderboard.keys;
     const held = await periodKeys(board, period);
     expect(held).toContain(keys.scope(board, period, 'duel'));
@@ -257,7 +309,12 @@ describe('closed-period retention', () => {
     for (const path of streams) before.push(await streamToEnd(path));
     // What a closed period streams: its final state, then `closed`.
     expect(before[0]!.map((m) => m.event)).toEqual(['standing', 'closed']);
-    expect(before[0]![0]!.data).toMatchObject({ member: 'c2', rank: 1, score: 7, period: { key: period, state: 'closed' } });
+    expect(before[0]![0]!.data).toMatchObject({
+      member: 'c2',
+      rank: 1,
+      score: 7,
+      period: { key: period, state: 'closed' },
+    });
     expect(before[2]!.map((m) => m.event)).toEqual(['top', 'closed']);
     expect(before[2]![0]!.data.entries.map((e: any) => [e.rank, e.member, e.score])).toEqual([
       [1, 'c2', 7],

@@ -28,7 +28,10 @@ interface Scored {
 }
 
 // 120 members with distinct values (37 is coprime to 1000); `best`, `desc`: higher first.
-const MEMBERS: Scored[] = Array.from({ length: 120 }, (_, i) => ({ member: `p${String(i + 1).padStart(3, '0')}`, value: (((i + 1) * 37) % 1000) + 1 }));
+const MEMBERS: Scored[] = Array.from({ length: 120 }, (_, i) => ({
+  member: `p${String(i + 1).padStart(3, '0')}`,
+  value: (((i + 1) * 37) % 1000) + 1,
+}));
 const ranked = (list: Scored[]) => [...list].sort((a, b) => b.value - a.value);
 const HOSTILE_NAME = '<img src=x onerror="document.title=1">';
 
@@ -47,7 +50,9 @@ async function shot(name: string): Promise<void> {
 
 /** The text of each body row's cells. */
 function rowsOf(table: Locator): Promise<string[][]> {
-  return table.locator('tbody tr').evaluateAll((rows) => rows.map((r: any) => [...r.cells].map((c: any) => String(c.textContent ?? ''))));
+  return table
+    .locator('tbody tr')
+    .evaluateAll((rows) => rows.map((r: any) => [...r.cells].map((c: any) => String(c.textContent ?? ''))));
 }
 
 /** The value shown for a term of a facts list inside `scope`. */
@@ -72,14 +77,17 @@ beforeAll(async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   await context.addInitScript(() => {
     const doc = (globalThis as any).document;
-    doc.addEventListener('securitypolicyviolation', (e: any) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
+    doc.addEventListener('securitypolicyviolation', (e: any) =>
+      console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`),
+    );
   });
   page = await context.newPage();
   page.setDefaultTimeout(15_000);
   page.on('pageerror', (err) => pageErrors.push(err.message));
   page.on('request', (request) => {
     const url = new URL(request.url());
-    if (url.pathname.startsWith('/v1/')) apiCalls.push({ url, authorization: request.headers().authorization, cookie: request.headers().cookie });
+    if (url.pathname.startsWith('/v1/'))
+      apiCalls.push({ url, authorization: request.headers().authorization, cookie: request.headers().cookie });
   });
   page.on('console', (message) => {
     if (/CSP violation|Content Security Policy/i.test(message.text())) violations.push(message.text());
@@ -109,16 +117,22 @@ describe('the console', () => {
   });
 
   it('builds its pages from text and elements, never from markup', () => {
-    const files = readdirSync('src/console', { recursive: true, encoding: 'utf8' }).filter((f) => /\.(js|html)$/.test(f));
+    const files = readdirSync('src/console', { recursive: true, encoding: 'utf8' }).filter((f) =>
+      /\.(js|html)$/.test(f),
+    );
     expect(files).toContain('app.js');
     for (const file of files) {
       const text = readFileSync(`src/console/${file}`, 'utf8');
-      expect(text, file).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|style=|<script>/);
+      expect(text, file).not.toMatch(
+        /innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|style=|<script>/,
+      );
     }
   });
 
   it('type-checks its scripts against the DOM (tsconfig.console.json: no build step, so no compiler runs otherwise)', async () => {
-    const checked = await promisify(execFile)('npx', ['tsc', '-p', 'tsconfig.console.json'], { cwd: process.cwd() }).then(
+    const checked = await promisify(execFile)('npx', ['tsc', '-p', 'tsconfig.console.json'], {
+      cwd: process.cwd(),
+    }).then(
       () => ({ ok: true, output: '' }),
       (err: { stdout: string }) => ({ ok: false, output: err.stdout }),
     );
@@ -138,7 +152,9 @@ describe('the console', () => {
     const read = (await h.api('POST', '/v1/admin/keys', { name: 'console-read', role: 'read' })).body;
     await page.getByLabel('Admin key').fill(read.key);
     await page.getByRole('button', { name: 'Log in' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toBe('403 this route needs the admin role; the key "console-read" has read');
+    await expect
+      .poll(() => page.getByRole('alert').textContent())
+      .toBe('403 this route needs the admin role; the key "console-read" has read');
     expect(await page.evaluate('sessionStorage.length')).toBe(0);
   });
 
@@ -165,14 +181,24 @@ describe('the console', () => {
     const alert = page.getByRole('alert');
     await alert.waitFor();
     expect(await alert.textContent()).toContain(`400 ${refused.body.message}`);
-    expect(await alert.locator('li').allTextContents()).toEqual(refused.body.details.map((d: { path: string; message: string }) => `${d.path}: ${d.message}`));
+    expect(await alert.locator('li').allTextContents()).toEqual(
+      refused.body.details.map((d: { path: string; message: string }) => `${d.path}: ${d.message}`),
+    );
     await shot('board-form');
 
     await page.getByLabel('Decimals').fill('0');
     await page.getByRole('button', { name: 'Create board' }).click();
     await page.getByText('Board arena saved.').waitFor();
     const created = (await h.api('GET', '/v1/boards/arena')).body;
-    expect(created).toMatchObject({ displayName: 'Arena', aggregation: 'best', order: 'desc', period: 'all', categories: ['solo', 'duo'], decimals: 0, minValue: null });
+    expect(created).toMatchObject({
+      displayName: 'Arena',
+      aggregation: 'best',
+      order: 'desc',
+      period: 'all',
+      categories: ['solo', 'duo'],
+      decimals: 0,
+      minValue: null,
+    });
 
     const row = page.getByRole('table', { name: 'Boards' }).locator('tbody tr', { hasText: 'arena' });
     await row.getByRole('link', { name: 'Edit' }).click();
@@ -181,20 +207,29 @@ describe('the console', () => {
     await page.getByLabel('Maximum value').fill('100000');
     await page.getByRole('button', { name: 'Save board' }).click();
     await page.getByText('Board arena saved.').waitFor();
-    expect((await h.api('GET', '/v1/boards/arena')).body).toMatchObject({ displayName: 'Arena Cup', maxValue: 100000, categories: ['solo', 'duo'], period: 'all' });
+    expect((await h.api('GET', '/v1/boards/arena')).body).toMatchObject({
+      displayName: 'Arena Cup',
+      maxValue: 100000,
+      categories: ['solo', 'duo'],
+      period: 'all',
+    });
     await shot('boards');
   });
 
   it('pages through standings, finds a member and their neighbours, and follows the live top 10', async () => {
     expect((await h.api('PUT', '/v1/members/p003', { displayName: HOSTILE_NAME })).status).toBe(200);
-    await post(MEMBERS.map((m) => ({ board: 'arena', member: m.member, value: m.value, idempotencyKey: `arena-${m.member}` })));
+    await post(
+      MEMBERS.map((m) => ({ board: 'arena', member: m.member, value: m.value, idempotencyKey: `arena-${m.member}` })),
+    );
     const expected = ranked(MEMBERS);
 
     await go('/standings/arena');
     const standings = page.getByRole('table', { name: 'Standings' });
     await expect.poll(async () => (await rowsOf(standings)).length).toBe(50);
     const firstPage = await rowsOf(standings);
-    expect(firstPage.map((r) => [r[0], r[1], r[3]])).toEqual(expected.slice(0, 50).map((m, i) => [String(i + 1), m.member, String(m.value)]));
+    expect(firstPage.map((r) => [r[0], r[1], r[3]])).toEqual(
+      expected.slice(0, 50).map((m, i) => [String(i + 1), m.member, String(m.value)]),
+    );
     await page.getByText('ranks 1–50 of 120').waitFor();
 
     await page.getByRole('button', { name: 'Next' }).click();
@@ -220,10 +255,14 @@ describe('the console', () => {
     await expect.poll(() => fact(finder, 'Rank').textContent()).toBe('77');
     expect(await fact(finder, 'Score').textContent()).toBe(String(sought.value));
     const around = page.getByRole('table', { name: 'Around the member' });
-    expect((await rowsOf(around)).map((r) => [r[0], r[1]])).toEqual(expected.slice(71, 82).map((m, i) => [String(72 + i), m.member]));
+    expect((await rowsOf(around)).map((r) => [r[0], r[1]])).toEqual(
+      expected.slice(71, 82).map((m, i) => [String(72 + i), m.member]),
+    );
 
     const live = page.getByRole('table', { name: 'Live top 10' });
-    await expect.poll(async () => (await rowsOf(live)).map((r) => r[1])).toEqual(expected.slice(0, 10).map((m) => m.member));
+    await expect
+      .poll(async () => (await rowsOf(live)).map((r) => r[1]))
+      .toEqual(expected.slice(0, 10).map((m) => m.member));
     await shot('standings');
     // A new leader reaches the open page through the stream, without a reload.
     await post([{ board: 'arena', member: 'newcomer', value: 5000, idempotencyKey: 'arena-newcomer' }]);
@@ -243,14 +282,19 @@ describe('the console', () => {
     await page.getByRole('form', { name: 'Exclude' }).getByLabel('Reason').fill('impossible times');
     await page.getByRole('button', { name: 'Exclude' }).click();
     await expect.poll(() => fact(profile, 'Excluded').textContent()).toBe('yes');
-    expect((await rowsOf(page.getByRole('table', { name: 'Exclusions' })))[0]!.slice(0, 2)).toEqual(['impossible times', 'admin (ADMIN_API_KEY)']);
+    expect((await rowsOf(page.getByRole('table', { name: 'Exclusions' })))[0]!.slice(0, 2)).toEqual([
+      'impossible times',
+      'admin (ADMIN_API_KEY)',
+    ]);
     const boards = page.getByRole('table', { name: 'Member standings' });
     await expect.poll(async () => (await rowsOf(boards))[0]?.[2]).toBe('not ranked');
     expect(await placeOf(leader.member)).toBeNull();
 
     await go('/standings/arena');
     const standings = page.getByRole('table', { name: 'Standings' });
-    await expect.poll(async () => (await rowsOf(standings)).slice(0, 2).map((r) => r[1])).toEqual(['newcomer', afterLeader.member]);
+    await expect
+      .poll(async () => (await rowsOf(standings)).slice(0, 2).map((r) => r[1]))
+      .toEqual(['newcomer', afterLeader.member]);
     await page.getByText('ranks 1–50 of 120').waitFor();
 
     await go(`/members/${leader.member}`);
@@ -259,13 +303,21 @@ describe('the console', () => {
     await expect.poll(() => fact(profile, 'Excluded').textContent()).toBe('no');
     // The restore's reason is recorded with the exclusion it ended, and shown beside it.
     const history = (await h.api('GET', `/v1/members/${leader.member}`)).body.exclusions;
-    expect(history).toMatchObject([{ reason: 'impossible times', restoredBy: 'admin (ADMIN_API_KEY)', restoreReason: 'cleared on appeal' }]);
+    expect(history).toMatchObject([
+      { reason: 'impossible times', restoredBy: 'admin (ADMIN_API_KEY)', restoreReason: 'cleared on appeal' },
+    ]);
     const exclusions = await rowsOf(page.getByRole('table', { name: 'Exclusions' }));
-    expect([exclusions[0]![0], exclusions[0]![3], exclusions[0]![5]]).toEqual(['impossible times', 'admin (ADMIN_API_KEY)', 'cleared on appeal']);
+    expect([exclusions[0]![0], exclusions[0]![3], exclusions[0]![5]]).toEqual([
+      'impossible times',
+      'admin (ADMIN_API_KEY)',
+      'cleared on appeal',
+    ]);
     await shot('member');
     await expect.poll(async () => (await rowsOf(boards))[0]?.[2]).toBe('2');
     await go('/standings/arena');
-    await expect.poll(async () => (await rowsOf(standings)).slice(0, 2).map((r) => r[1])).toEqual(['newcomer', leader.member]);
+    await expect
+      .poll(async () => (await rowsOf(standings)).slice(0, 2).map((r) => r[1]))
+      .toEqual(['newcomer', leader.member]);
     await page.getByText('ranks 1–50 of 121').waitFor();
   });
 
@@ -285,9 +337,15 @@ describe('the console', () => {
     await card.getByLabel('Reason').fill('replayed packet');
     await card.getByRole('button', { name: 'Void' }).click();
 
-    const expectedRank = ranked([...MEMBERS, { member: 'newcomer', value: 5000 }]).findIndex((m) => m.member === member.member) + 1;
-    await expect.poll(async () => (await rowsOf(boards))[0]?.slice(2, 4)).toEqual([String(expectedRank), String(member.value)]);
-    expect((await h.api('GET', '/v1/events/arena-suspect')).body).toMatchObject({ status: 'voided', voidReason: 'replayed packet' });
+    const expectedRank =
+      ranked([...MEMBERS, { member: 'newcomer', value: 5000 }]).findIndex((m) => m.member === member.member) + 1;
+    await expect
+      .poll(async () => (await rowsOf(boards))[0]?.slice(2, 4))
+      .toEqual([String(expectedRank), String(member.value)]);
+    expect((await h.api('GET', '/v1/events/arena-suspect')).body).toMatchObject({
+      status: 'voided',
+      voidReason: 'replayed packet',
+    });
     await lookup.getByLabel('Idempotency key').fill('arena-suspect');
     await lookup.getByRole('button', { name: 'Look up' }).click();
     await expect.poll(() => fact(card, 'Status').textContent()).toBe('voided');
@@ -309,18 +367,28 @@ describe('the console', () => {
     await expect.poll(async () => (await rowsOf(boards))[0]?.slice(2, 4)).toEqual(['2', '4800']);
     const events = page.getByRole('table', { name: 'Member events' });
     const rowOf = async (key: string) => (await rowsOf(events)).find((r) => r[0] === key)?.slice(0, 7);
-    await expect.poll(() => rowOf('arena-boost')).toEqual(['arena-boost', 'arena', 'all', 'applied', '4800', expect.any(String), '—']);
+    await expect
+      .poll(() => rowOf('arena-boost'))
+      .toEqual(['arena-boost', 'arena', 'all', 'applied', '4800', expect.any(String), '—']);
     expect((await rowOf(`arena-${member.member}`))?.[3]).toBe('applied');
     const voidIt = page.getByRole('form', { name: 'Void arena-boost' });
     await voidIt.getByLabel('Reason').fill('modified client');
     await voidIt.getByRole('button', { name: 'Void' }).click();
 
-    const expectedRank = ranked([...MEMBERS, { member: 'newcomer', value: 5000 }]).findIndex((m) => m.member === member.member) + 1;
-    await expect.poll(async () => (await rowsOf(boards))[0]?.slice(2, 4)).toEqual([String(expectedRank), String(member.value)]);
-    await expect.poll(() => rowOf('arena-boost')).toEqual(['arena-boost', 'arena', 'all', 'voided', '4800', expect.any(String), 'modified client']);
+    const expectedRank =
+      ranked([...MEMBERS, { member: 'newcomer', value: 5000 }]).findIndex((m) => m.member === member.member) + 1;
+    await expect
+      .poll(async () => (await rowsOf(boards))[0]?.slice(2, 4))
+      .toEqual([String(expectedRank), String(member.value)]);
+    await expect
+      .poll(() => rowOf('arena-boost'))
+      .toEqual(['arena-boost', 'arena', 'all', 'voided', '4800', expect.any(String), 'modified client']);
     expect((await rowOf(`arena-${member.member}`))?.[3]).toBe('applied');
     expect(await page.getByRole('form', { name: 'Void arena-boost' }).count()).toBe(0);
-    expect((await h.api('GET', '/v1/events/arena-boost')).body).toMatchObject({ status: 'voided', voidReason: 'modified client' });
+    expect((await h.api('GET', '/v1/events/arena-boost')).body).toMatchObject({
+      status: 'voided',
+      voidReason: 'modified client',
+    });
     const standing = (await h.api('GET', `/v1/boards/arena/standings/${member.member}`)).body;
     expect([standing.rank, standing.score]).toEqual([expectedRank, member.value]);
   });
@@ -334,17 +402,30 @@ describe('the console', () => {
     await expect.poll(() => fact(page.locator('main'), 'State').textContent(), { timeout: 30_000 }).toBe('completed');
     const status = (await h.api('GET', `/v1/admin/rebuilds/${id}`)).body;
     expect(status).toMatchObject({ state: 'completed', request: { board: 'arena', fromEvents: false } });
-    expect(await fact(page.locator('main'), 'Progress').textContent()).toBe(`${status.progress.total} of ${status.progress.total} scopes (100%)`);
+    expect(await fact(page.locator('main'), 'Progress').textContent()).toBe(
+      `${status.progress.total} of ${status.progress.total} scopes (100%)`,
+    );
     const rebuilt = await rowsOf(page.getByRole('table', { name: 'Rebuilt scopes' }));
     // 120 members and the newcomer have a score in the whole board.
     expect(rebuilt.find((r) => r[2] === 'all')!.slice(0, 4)).toEqual(['arena', 'all', 'all', '121']);
     await shot('rebuild');
     await go('/rebuilds');
-    await expect.poll(async () => (await rowsOf(page.getByRole('table', { name: 'Rebuilds started' })))[0]?.[0]).toBe(id);
+    await expect
+      .poll(async () => (await rowsOf(page.getByRole('table', { name: 'Rebuilds started' })))[0]?.[0])
+      .toBe(id);
   });
 
   it('shows periods with their states, and a closed period’s final standings and awards', async () => {
-    expect((await h.api('PUT', '/v1/boards/daily', { aggregation: 'sum', period: 'day', graceSeconds: 0, displayName: 'Daily' })).status).toBe(201);
+    expect(
+      (
+        await h.api('PUT', '/v1/boards/daily', {
+          aggregation: 'sum',
+          period: 'day',
+          graceSeconds: 0,
+          displayName: 'Daily',
+        })
+      ).status,
+    ).toBe(201);
     const day: Scored[] = [
       { member: 'd-ann', value: 30 },
       { member: 'd-bob', value: 50 },
@@ -358,9 +439,14 @@ describe('the console', () => {
     const periods = page.getByRole('table', { name: 'Periods' });
     await expect.poll(async () => (await rowsOf(periods)).find((r) => r[0] === '2026-12-02')?.[3]).toBe('closed');
     await shot('periods');
-    await periods.locator('tbody tr', { hasText: '2026-12-02' }).getByRole('link', { name: 'Results and awards' }).click();
+    await periods
+      .locator('tbody tr', { hasText: '2026-12-02' })
+      .getByRole('link', { name: 'Results and awards' })
+      .click();
     const final = page.getByRole('table', { name: 'Final standings' });
-    await expect.poll(async () => (await rowsOf(final)).map((r) => [r[0], r[1], r[3]])).toEqual(ranked(day).map((m, i) => [String(i + 1), m.member, String(m.value)]));
+    await expect
+      .poll(async () => (await rowsOf(final)).map((r) => [r[0], r[1], r[3]]))
+      .toEqual(ranked(day).map((m, i) => [String(i + 1), m.member, String(m.value)]));
     const awards = await rowsOf(page.getByRole('table', { name: 'Awards' }));
     expect(awards).toContainEqual(['d-bob', 'top1', '1']);
     await shot('results');
@@ -377,7 +463,17 @@ describe('the console', () => {
     // 2026-12-03's league period is open (where the periods test left the clock).
     h.clock.set('2026-12-03T00:05:00Z');
     const league = { tiers: ['bronze', 'silver', 'gold'], bucketSize: 3, promote: 1, relegate: 1, startTier: 'silver' };
-    expect((await h.api('PUT', '/v1/boards/ladder', { aggregation: 'sum', period: 'day', graceSeconds: 0, displayName: 'Ladder', league })).status).toBe(201);
+    expect(
+      (
+        await h.api('PUT', '/v1/boards/ladder', {
+          aggregation: 'sum',
+          period: 'day',
+          graceSeconds: 0,
+          displayName: 'Ladder',
+          league,
+        })
+      ).status,
+    ).toBe(201);
     // Eight members, their first events in a different order from the batch; lg-b plays twice.
     const played = [
       { member: 'lg-e', at: '00:00:05', value: 70 },
@@ -390,7 +486,15 @@ describe('the console', () => {
       { member: 'lg-f', at: '00:00:06', value: 55 },
       { member: 'lg-b', at: '00:04:00', value: 25 },
     ];
-    await post(played.map((e, i) => ({ board: 'ladder', member: e.member, value: e.value, occurredAt: `2026-12-03T${e.at}Z`, idempotencyKey: `ladder-${i}` })));
+    await post(
+      played.map((e, i) => ({
+        board: 'ladder',
+        member: e.member,
+        value: e.value,
+        occurredAt: `2026-12-03T${e.at}Z`,
+        idempotencyKey: `ladder-${i}`,
+      })),
+    );
 
     // The reference (docs/design/leagues.md): buckets of 3 filled in the order of first events, each ranked
     // by its sums; the top `promote` go up and the bottom `relegate` down (promotion first in a
@@ -413,12 +517,18 @@ describe('the console', () => {
       const relegated = tierIndex > 0 ? Math.min(league.relegate, inBucket.length - promoted) : 0;
       buckets.set(
         `silver-${i / league.bucketSize + 1}`,
-        inBucket.map((m, r) => ({ ...m, rank: r + 1, zone: r < promoted ? 'promote' : r >= inBucket.length - relegated ? 'relegate' : null })),
+        inBucket.map((m, r) => ({
+          ...m,
+          rank: r + 1,
+          zone: r < promoted ? 'promote' : r >= inBucket.length - relegated ? 'relegate' : null,
+        })),
       );
     }
     expect([...buckets.keys()]).toEqual(['silver-1', 'silver-2', 'silver-3']);
-    const shown = (name: string) => buckets.get(name)!.map((m) => [String(m.rank), m.member, String(m.score), m.zone ?? '']);
-    const bucketRows = async () => (await rowsOf(page.getByRole('table', { name: 'League bucket' }))).map((r) => [r[0]!, r[1]!, r[3]!, r[4]!]);
+    const shown = (name: string) =>
+      buckets.get(name)!.map((m) => [String(m.rank), m.member, String(m.score), m.zone ?? '']);
+    const bucketRows = async () =>
+      (await rowsOf(page.getByRole('table', { name: 'League bucket' }))).map((r) => [r[0]!, r[1]!, r[3]!, r[4]!]);
 
     await go('/standings/ladder');
     const panel = page.getByRole('region', { name: 'League buckets' });
@@ -466,13 +576,23 @@ describe('the console', () => {
       await go(`/members/${m.member}`);
       await expect
         .poll(async () => (await rowsOf(page.getByRole('table', { name: 'League placements' })))[0])
-        .toEqual(['ladder', '2026-12-03', 'silver', bucket, `${m.rank} of ${buckets.get(bucket)!.length}`, m.zone ?? '', 'silver']);
+        .toEqual([
+          'ladder',
+          '2026-12-03',
+          'silver',
+          bucket,
+          `${m.rank} of ${buckets.get(bucket)!.length}`,
+          m.zone ?? '',
+          'silver',
+        ]);
       if (m === sought) await shot('league-member');
     }
     // The placement's bucket (here the last member's, silver-1) opens in the explorer with the member marked.
     await page.getByRole('table', { name: 'League placements' }).getByRole('link', { name: 'silver-1' }).click();
     await expect.poll(bucketRows).toEqual(shown('silver-1'));
-    expect(await page.getByRole('region', { name: 'League buckets' }).locator('mark').textContent()).toBe(checked[2]!.member);
+    expect(await page.getByRole('region', { name: 'League buckets' }).locator('mark').textContent()).toBe(
+      checked[2]!.member,
+    );
     h.clock.set('2026-12-04T00:05:00Z');
     expect((await runTick(h.ctx)).closed).toContain('ladder/2026-12-03');
     for (const m of checked) {
@@ -532,24 +652,32 @@ describe('the console', () => {
     await open.click();
     await dialog.getByLabel(`Type ${member.member} to confirm`).fill('p01');
     await dialog.getByRole('button', { name: 'Erase member', exact: true }).click();
-    await expect.poll(() => dialog.getByRole('alert').textContent()).toBe('type the member id exactly to confirm the erasure');
+    await expect
+      .poll(() => dialog.getByRole('alert').textContent())
+      .toBe('type the member id exactly to confirm the erasure');
     expect((await h.api('GET', `/v1/members/${member.member}`)).status).toBe(200);
     await shot('member-erase');
 
     await dialog.getByLabel(`Type ${member.member} to confirm`).fill(member.member);
     await dialog.getByRole('button', { name: 'Erase member', exact: true }).click();
     await dialog.waitFor({ state: 'hidden' });
-    await expect.poll(() => page.getByRole('region', { name: 'Erasure' }).getByRole('status').textContent(), { timeout: 30_000 }).toMatch(/: done at /);
+    await expect
+      .poll(() => page.getByRole('region', { name: 'Erasure' }).getByRole('status').textContent(), { timeout: 30_000 })
+      .toMatch(/: done at /);
     const gone = await h.api('GET', `/v1/members/${member.member}`);
     expect(gone.status).toBe(404);
     await expect.poll(() => profile.getByRole('alert').textContent()).toBe(`404 ${gone.body.message}`);
 
     // The standings lost the member and everyone below moved up one.
     expect((await h.api('GET', `/v1/boards/arena/standings/${member.member}`)).body.rank).toBeNull();
-    const expected = ranked([...MEMBERS, { member: 'newcomer', value: 5000 }]).filter((m) => m.member !== member.member);
+    const expected = ranked([...MEMBERS, { member: 'newcomer', value: 5000 }]).filter(
+      (m) => m.member !== member.member,
+    );
     await go('/standings/arena');
     const standings = page.getByRole('table', { name: 'Standings' });
-    await expect.poll(async () => (await rowsOf(standings)).slice(0, 8).map((r) => [r[0], r[1]])).toEqual(expected.slice(0, 8).map((m, i) => [String(i + 1), m.member]));
+    await expect
+      .poll(async () => (await rowsOf(standings)).slice(0, 8).map((r) => [r[0], r[1]]))
+      .toEqual(expected.slice(0, 8).map((m, i) => [String(i + 1), m.member]));
     await page.getByText(`ranks 1–50 of ${totalBefore - 1}`).waitFor();
   });
 
@@ -584,9 +712,13 @@ describe('the console', () => {
 
   it('sent every API call with a bearer key and no cookie, and read standings a bounded page at a time', () => {
     expect(apiCalls.filter((c) => !/^Bearer \S+$/.test(c.authorization ?? '') || c.cookie !== undefined)).toEqual([]);
-    const pages = apiCalls.filter((c) => /^\/v1\/boards\/[^/]+\/(standings|periods\/[^/]+\/results)$/.test(c.url.pathname));
+    const pages = apiCalls.filter((c) =>
+      /^\/v1\/boards\/[^/]+\/(standings|periods\/[^/]+\/results)$/.test(c.url.pathname),
+    );
     expect(pages.length).toBeGreaterThan(5);
-    const unbounded = pages.map((c) => c.url).filter((url) => !(Number(url.searchParams.get('limit')) >= 1 && Number(url.searchParams.get('limit')) <= 200));
+    const unbounded = pages
+      .map((c) => c.url)
+      .filter((url) => !(Number(url.searchParams.get('limit')) >= 1 && Number(url.searchParams.get('limit')) <= 200));
     expect(unbounded.map((url) => url.pathname + url.search)).toEqual([]);
   });
 });

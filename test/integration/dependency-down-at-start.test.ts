@@ -8,7 +8,8 @@ import { startPrivateRedis } from '../support/redis-server.js';
 import { until as untilWithin } from '../support/poll.js';
 
 /** Processes start and retry for up to tens of seconds here. */
-const until = <T>(what: string, probe: () => Promise<T | undefined>) => untilWithin(what, probe, { timeoutMs: 40_000, everyMs: 200 });
+const until = <T>(what: string, probe: () => Promise<T | undefined>) =>
+  untilWithin(what, probe, { timeoutMs: 40_000, everyMs: 200 });
 
 const ADMIN_KEY = 'down-at-start-admin-key-0123456789';
 const INTERVAL_SECONDS = 2;
@@ -57,7 +58,9 @@ async function startWithout(down: Dependency) {
   const postgres = await lateProxy(Number(new URL(databaseUrl(dbName)).port || 5432));
   if (down !== 'postgres') await postgres.start();
   cleanups.push(() => postgres.stop());
-  const bringBack = { 'queue-redis': queue.start, 'leaderboard-redis': leaderboard.start, postgres: postgres.start }[down];
+  const bringBack = { 'queue-redis': queue.start, 'leaderboard-redis': leaderboard.start, postgres: postgres.start }[
+    down
+  ];
 
   const dbUrl = new URL(databaseUrl(dbName));
   dbUrl.port = String(postgres.port);
@@ -74,7 +77,11 @@ async function startWithout(down: Dependency) {
   const [probePort, stoppedProbePort] = [await freePort(), await freePort()];
   const web = startLaurel('web', { ...env, PORT: String(webPort) }, `web-${down}`);
   const worker = startLaurel('worker', { ...env, METRICS_PORT: String(probePort) }, `worker-${down}`);
-  const stoppedWorker = startLaurel('worker', { ...env, METRICS_PORT: String(stoppedProbePort) }, `worker-stopped-${down}`);
+  const stoppedWorker = startLaurel(
+    'worker',
+    { ...env, METRICS_PORT: String(stoppedProbePort) },
+    `worker-stopped-${down}`,
+  );
   const processes: LaurelProcess[] = [web, worker, stoppedWorker];
   cleanups.push(() => Promise.all(processes.map((p) => p.stop('SIGKILL'))));
   const base = `http://127.0.0.1:${webPort}`;
@@ -107,7 +114,13 @@ const WARN = 40;
  * at most one per dependency per interval (a refused request is counted, not written), so
  * fewer than the requests themselves.
  */
-async function burst(p: LaurelProcess, count: number, send: () => Promise<{ status: number; body: any }>, status: number, oneAtATime = false) {
+async function burst(
+  p: LaurelProcess,
+  count: number,
+  send: () => Promise<{ status: number; body: any }>,
+  status: number,
+  oneAtATime = false,
+) {
   const from = Date.now();
   const answers = [];
   if (oneAtATime) for (let i = 0; i < count; i += 1) answers.push(await send());
@@ -134,7 +147,9 @@ async function expectCleanStopWhileDown(p: LaurelProcess) {
 async function expectApplied(base: string, board: string, member: string, score: string) {
   await until(`event on ${board} applied`, async () => {
     const res = await call(base, 'GET', `/v1/boards/${board}/standings?period=all&limit=10`);
-    return res.status === 200 && res.body.entries.some((e: any) => e.member === member && String(e.score) === score) ? true : undefined;
+    return res.status === 200 && res.body.entries.some((e: any) => e.member === member && String(e.score) === score)
+      ? true
+      : undefined;
   });
 }
 
@@ -142,30 +157,34 @@ const board = { aggregation: 'sum', period: 'all', tieBreak: 'member' };
 const event = (key: string) => ({ board: 'kills', member: 'ann', value: 7, idempotencyKey: key });
 
 describe('a dependency down when Laurel starts', () => {
-  it('queue Redis down: ports open, readiness names it (redis), intake 503, reads served; recovers by itself', { timeout: TEST_MS }, async () => {
-    const s = await startWithout('queue-redis');
-    const ready = await readyzFailing(s.base, ['redis']);
-    expect(ready.status).toBe(503);
-    expect(JSON.stringify(ready.body)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1/);
-    expect((await readyzFailing(s.workerBase, ['redis'])).status).toBe(503);
-    expect((await call(s.base, 'PUT', '/v1/boards/kills', board)).status).toBe(201);
-    expect((await call(s.base, 'POST', '/v1/events', event('q-1'))).status).toBe(503);
-    await burst(s.web, 40, () => call(s.base, 'POST', '/v1/events', event('q-1')), 503);
-    expect((await call(s.base, 'GET', '/v1/boards/kills')).status).toBe(200);
-    // Nothing scored yet: a plain 404 for the empty period, answered without the queue Redis.
-    expect((await call(s.base, 'GET', '/v1/boards/kills/standings?period=all')).body.error).toBe('not_found');
+  it(
+    'queue Redis down: ports open, readiness names it (redis), intake 503, reads served; recovers by itself',
+    { timeout: TEST_MS },
+    async () => {
+      const s = await startWithout('queue-redis');
+      const ready = await readyzFailing(s.base, ['redis']);
+      expect(ready.status).toBe(503);
+      expect(JSON.stringify(ready.body)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1/);
+      expect((await readyzFailing(s.workerBase, ['redis'])).status).toBe(503);
+      expect((await call(s.base, 'PUT', '/v1/boards/kills', board)).status).toBe(201);
+      expect((await call(s.base, 'POST', '/v1/events', event('q-1'))).status).toBe(503);
+      await burst(s.web, 40, () => call(s.base, 'POST', '/v1/events', event('q-1')), 503);
+      expect((await call(s.base, 'GET', '/v1/boards/kills')).status).toBe(200);
+      // Nothing scored yet: a plain 404 for the empty period, answered without the queue Redis.
+      expect((await call(s.base, 'GET', '/v1/boards/kills/standings?period=all')).body.error).toBe('not_found');
 
-    await s.worker.waitForLog((l) => l.dependency === 'queue-redis' && Number(l.repeated) > 0);
-    await expectCleanStopWhileDown(s.stoppedWorker);
-    await s.bringBack();
-    await until('web ready', async () => ((await call(s.base, 'GET', '/readyz')).status === 200 ? true : undefined));
-    expect((await call(s.base, 'POST', '/v1/events', event('q-2'))).status).toBe(202);
-    await expectApplied(s.base, 'kills', 'ann', '7');
-    expectRepeatLimited(s.worker.logs, 'queue-redis');
-    expectRepeatLimited(s.web.logs, 'queue-redis');
-    expect(await s.web.stop('SIGTERM')).toBe(0);
-    expect(await s.worker.stop('SIGTERM')).toBe(0);
-  });
+      await s.worker.waitForLog((l) => l.dependency === 'queue-redis' && Number(l.repeated) > 0);
+      await expectCleanStopWhileDown(s.stoppedWorker);
+      await s.bringBack();
+      await until('web ready', async () => ((await call(s.base, 'GET', '/readyz')).status === 200 ? true : undefined));
+      expect((await call(s.base, 'POST', '/v1/events', event('q-2'))).status).toBe(202);
+      await expectApplied(s.base, 'kills', 'ann', '7');
+      expectRepeatLimited(s.worker.logs, 'queue-redis');
+      expectRepeatLimited(s.web.logs, 'queue-redis');
+      expect(await s.web.stop('SIGTERM')).toBe(0);
+      expect(await s.worker.stop('SIGTERM')).toBe(0);
+    },
+  );
 
   it(
     'leaderboard Redis down: web ready but degraded naming it, worker unready; intake kept, reads from Postgres, applied once it is back',
@@ -189,10 +208,20 @@ describe('a dependency down when Laurel starts', () => {
         },
         { timeoutMs: START_UP_MS, everyMs: 200 },
       );
-      expect(fromDb.body).toMatchObject({ source: 'database', total: 1, entries: [{ rank: 1, member: 'ann', score: 7 }] });
+      expect(fromDb.body).toMatchObject({
+        source: 'database',
+        total: 1,
+        entries: [{ rank: 1, member: 'ann', score: 7 }],
+      });
       // One at a time: reads from Postgres are bounded per process (FALLBACK_MAX_CONCURRENT), and
       // more at once are refused by design.
-      const reads = await burst(s.web, 40, () => call(s.base, 'GET', '/v1/boards/kills/standings?period=all&limit=10'), 200, true);
+      const reads = await burst(
+        s.web,
+        40,
+        () => call(s.base, 'GET', '/v1/boards/kills/standings?period=all&limit=10'),
+        200,
+        true,
+      );
       for (const read of reads) expect(read.body).toEqual(fromDb.body);
 
       await s.web.waitForLog((l) => l.dependency === 'leaderboard-redis' && Number(l.repeated) > 0);
@@ -213,29 +242,35 @@ describe('a dependency down when Laurel starts', () => {
     },
   );
 
-  it('Postgres down: ports open, readiness names it, intake 503 (never 500); recovers by itself', { timeout: TEST_MS }, async () => {
-    const s = await startWithout('postgres');
-    expect((await readyzFailing(s.base, ['postgres', 'migrations', 'functions'])).status).toBe(503);
-    expect((await readyzFailing(s.workerBase, ['postgres', 'migrations', 'functions'])).status).toBe(503);
-    expect((await call(s.base, 'POST', '/v1/events', event('p-1'))).status).toBe(503);
-    expect((await call(s.base, 'GET', '/v1/boards/kills')).status).toBe(503);
-    await burst(s.web, 40, () => call(s.base, 'POST', '/v1/events', event('p-1')), 503);
-    await burst(s.web, 40, () => call(s.base, 'GET', '/v1/boards/kills'), 503);
-    // The next refusal after the interval reports how many were counted rather than written.
-    await new Promise((r) => setTimeout(r, INTERVAL_SECONDS * 1000));
-    expect((await call(s.base, 'GET', '/v1/boards/kills')).status).toBe(503);
-    await s.web.waitForLog((l) => l.dependency === 'postgres' && Number(l.repeated) > 0);
+  it(
+    'Postgres down: ports open, readiness names it, intake 503 (never 500); recovers by itself',
+    { timeout: TEST_MS },
+    async () => {
+      const s = await startWithout('postgres');
+      expect((await readyzFailing(s.base, ['postgres', 'migrations', 'functions'])).status).toBe(503);
+      expect((await readyzFailing(s.workerBase, ['postgres', 'migrations', 'functions'])).status).toBe(503);
+      expect((await call(s.base, 'POST', '/v1/events', event('p-1'))).status).toBe(503);
+      expect((await call(s.base, 'GET', '/v1/boards/kills')).status).toBe(503);
+      await burst(s.web, 40, () => call(s.base, 'POST', '/v1/events', event('p-1')), 503);
+      await burst(s.web, 40, () => call(s.base, 'GET', '/v1/boards/kills'), 503);
+      // The next refusal after the interval reports how many were counted rather than written.
+      await new Promise((r) => setTimeout(r, INTERVAL_SECONDS * 1000));
+      expect((await call(s.base, 'GET', '/v1/boards/kills')).status).toBe(503);
+      await s.web.waitForLog((l) => l.dependency === 'postgres' && Number(l.repeated) > 0);
 
-    await expectCleanStopWhileDown(s.stoppedWorker);
-    await s.bringBack();
-    await until('web ready', async () => ((await call(s.base, 'GET', '/readyz')).status === 200 ? true : undefined));
-    expect((await call(s.base, 'PUT', '/v1/boards/kills', board)).status).toBe(201);
-    expect((await call(s.base, 'POST', '/v1/events', event('p-2'))).status).toBe(202);
-    await expectApplied(s.base, 'kills', 'ann', '7');
-    // The refusals above are logged under Postgres' name, one line per interval.
-    expectRepeatLimited(s.web.logs, 'postgres');
-    for (const p of [s.web, s.worker]) for (const dep of new Set(p.logs.map((l) => l.dependency).filter(Boolean))) expectRepeatLimited(p.logs, String(dep));
-    expect(await s.web.stop('SIGTERM')).toBe(0);
-    expect(await s.worker.stop('SIGTERM')).toBe(0);
-  });
+      await expectCleanStopWhileDown(s.stoppedWorker);
+      await s.bringBack();
+      await until('web ready', async () => ((await call(s.base, 'GET', '/readyz')).status === 200 ? true : undefined));
+      expect((await call(s.base, 'PUT', '/v1/boards/kills', board)).status).toBe(201);
+      expect((await call(s.base, 'POST', '/v1/events', event('p-2'))).status).toBe(202);
+      await expectApplied(s.base, 'kills', 'ann', '7');
+      // The refusals above are logged under Postgres' name, one line per interval.
+      expectRepeatLimited(s.web.logs, 'postgres');
+      for (const p of [s.web, s.worker])
+        for (const dep of new Set(p.logs.map((l) => l.dependency).filter(Boolean)))
+          expectRepeatLimited(p.logs, String(dep));
+      expect(await s.web.stop('SIGTERM')).toBe(0);
+      expect(await s.worker.stop('SIGTERM')).toBe(0);
+    },
+  );
 });

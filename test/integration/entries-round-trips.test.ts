@@ -17,8 +17,19 @@ let pgQueries = 0;
 
 beforeAll(async () => {
   h = await createHarness();
-  await h.api('PUT', '/v1/boards/rt', { aggregation: 'best', period: 'all', tieBreak: 'shared', subscore: { order: 'asc' } });
-  const events = Array.from({ length: MEMBERS }, (_, i) => ({ board: 'rt', member: `r${i}`, value: i % 17, subscore: i % 5, idempotencyKey: `rt-${i}` }));
+  await h.api('PUT', '/v1/boards/rt', {
+    aggregation: 'best',
+    period: 'all',
+    tieBreak: 'shared',
+    subscore: { order: 'asc' },
+  });
+  const events = Array.from({ length: MEMBERS }, (_, i) => ({
+    board: 'rt',
+    member: `r${i}`,
+    value: i % 17,
+    subscore: i % 5,
+    idempotencyKey: `rt-${i}`,
+  }));
   for (let i = 0; i < events.length; i += 100) await h.postEvents(events.slice(i, i + 100), false);
   await h.drain();
   // Nothing else may talk to Postgres while counting: no worker, no scheduler.

@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../support/harness.js';
 import { closePeriod } from '../../src/services/period-closing.js';
-import { prng, referenceStandings, shuffle, type RefEvent, type RefStanding, type TieBreak } from '../support/reference.js';
+import {
+  prng,
+  referenceStandings,
+  shuffle,
+  type RefEvent,
+  type RefStanding,
+  type TieBreak,
+} from '../support/reference.js';
 
 /** Picked members' entries (`members`), `me` beside a page (`member`). */
 
@@ -32,7 +39,9 @@ function generate(board: string, members: number, seed: number): RefEvent[] {
 }
 
 async function load(board: string, tieBreak: TieBreak, events: RefEvent[]): Promise<void> {
-  expect((await h.api('PUT', `/v1/boards/${board}`, { aggregation: 'sum', tieBreak, period: 'month' })).status).toBe(201);
+  expect((await h.api('PUT', `/v1/boards/${board}`, { aggregation: 'sum', tieBreak, period: 'month' })).status).toBe(
+    201,
+  );
   const wire = shuffle(events, prng(7)).map((e) => ({
     board,
     member: e.member,
@@ -54,7 +63,12 @@ function meOf(expected: RefStanding[], member: string) {
 }
 
 /** Every form of the two options, compared with the reference; `source` is where the answers must come from. */
-async function checkPicks(board: string, expected: RefStanding[], source: 'cache' | 'database', seed: number): Promise<void> {
+async function checkPicks(
+  board: string,
+  expected: RefStanding[],
+  source: 'cache' | 'database',
+  seed: number,
+): Promise<void> {
   const rand = prng(seed);
   const base = `/v1/boards/${board}/standings`;
   const total = expected.length;
@@ -124,7 +138,11 @@ describe('standings of picked members and `me`', () => {
 
   it('answers a retired period from its final results, the same', async () => {
     const board = 'picks-shared';
-    const expected = referenceStandings(generate(board, 400, 'shared'.length), { aggregation: 'sum', order: 'desc', tieBreak: 'shared' });
+    const expected = referenceStandings(generate(board, 400, 'shared'.length), {
+      aggregation: 'sum',
+      order: 'desc',
+      tieBreak: 'shared',
+    });
     h.clock.set('2027-01-01T00:06:00Z');
     expect(await closePeriod(h.ctx, (await h.ctx.boards.get(board))!, '2026-12')).toBe(true);
     h.clock.set(new Date(Date.parse('2027-01-01T00:06:00Z') + (h.env.CLOSED_PERIOD_CACHE_HOURS + 1) * 3_600_000));
@@ -164,7 +182,12 @@ describe('standings of picked members and `me`', () => {
 describe('?wait=true with the placement before the batch', () => {
   it('gives previousRank and previousScore as an independent model does, batch after batch', async () => {
     const board = 'before-after';
-    const created = await h.api('PUT', `/v1/boards/${board}`, { aggregation: 'best', tieBreak: 'first', period: 'month', decimals: 1 });
+    const created = await h.api('PUT', `/v1/boards/${board}`, {
+      aggregation: 'best',
+      tieBreak: 'first',
+      period: 'month',
+      decimals: 1,
+    });
     expect(created.status).toBe(201);
     const rand = prng(11);
     const applied: RefEvent[] = [];
@@ -225,8 +248,12 @@ describe('?wait=true with the placement before the batch', () => {
 
 describe("a member's events", () => {
   it('lists applied, voided and rejected events newest first, paged by a cursor that inserts do not shift', async () => {
-    expect((await h.api('PUT', '/v1/boards/hist-a', { aggregation: 'sum', period: 'month', decimals: 1 })).status).toBe(201);
-    expect((await h.api('PUT', '/v1/boards/hist-b', { aggregation: 'best', period: 'day', graceSeconds: 0 })).status).toBe(201);
+    expect((await h.api('PUT', '/v1/boards/hist-a', { aggregation: 'sum', period: 'month', decimals: 1 })).status).toBe(
+      201,
+    );
+    expect(
+      (await h.api('PUT', '/v1/boards/hist-b', { aggregation: 'best', period: 'day', graceSeconds: 0 })).status,
+    ).toBe(201);
     const rand = prng(21);
     interface Posted {
       board: string;
@@ -259,12 +286,19 @@ describe("a member's events", () => {
         metadata: i % 4 === 0 ? { match: i } : undefined,
       });
     }
-    const others = Array.from({ length: 10 }, (_, i) => wire('someone-else', { board: 'hist-a', key: `o-${i}`, value: 1, at: NOW.toISOString() }));
-    expect((await h.api('POST', '/v1/events?wait=true', { events: [...mine.map((p) => wire('hist', p)), ...others] })).status).toBe(200);
+    const others = Array.from({ length: 10 }, (_, i) =>
+      wire('someone-else', { board: 'hist-a', key: `o-${i}`, value: 1, at: NOW.toISOString() }),
+    );
+    expect(
+      (await h.api('POST', '/v1/events?wait=true', { events: [...mine.map((p) => wire('hist', p)), ...others] }))
+        .status,
+    ).toBe(200);
     // A conflict (same key and time, another value), a closed day, a void.
     const conflict = { ...mine[3]!, value: mine[3]!.board === 'hist-a' ? 99.9 : 999 };
     const late: Posted = { board: 'hist-b', key: 'h-late', value: 5, at: '2026-11-20T10:00:00.000Z' };
-    const rejected = await h.api('POST', '/v1/events?wait=true', { events: [wire('hist', conflict), wire('hist', late)] });
+    const rejected = await h.api('POST', '/v1/events?wait=true', {
+      events: [wire('hist', conflict), wire('hist', late)],
+    });
     expect(rejected.body.results.map((r: any) => r.reason)).toEqual(['conflict', 'period_closed']);
     const voided = mine[7]!;
     expect((await h.api('POST', `/v1/events/${voided.key}/void`, { reason: 'cheated' })).status).toBe(200);
@@ -272,7 +306,12 @@ describe("a member's events", () => {
     const row = (p: Posted, status: string, reason: string | null) => ({
       idempotencyKey: p.key,
       board: p.board,
-      period: status === 'rejected' && reason === 'period_closed' ? '2026-11-20' : p.board === 'hist-a' ? '2026-12' : '2026-12-02',
+      period:
+        status === 'rejected' && reason === 'period_closed'
+          ? '2026-11-20'
+          : p.board === 'hist-a'
+            ? '2026-12'
+            : '2026-12-02',
       status,
       reason,
       value: p.value,
@@ -288,21 +327,28 @@ describe("a member's events", () => {
       row(late, 'rejected', 'period_closed'),
     ];
     const bytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
-    all.sort((x, y) => bytes(y.occurredAt, x.occurredAt) || bytes(y.idempotencyKey, x.idempotencyKey) || y.kind - x.kind);
+    all.sort(
+      (x, y) => bytes(y.occurredAt, x.occurredAt) || bytes(y.idempotencyKey, x.idempotencyKey) || y.kind - x.kind,
+    );
     const expected = all.map(({ kind: _kind, ...rest }) => rest);
 
     const pages: any[] = [];
     let cursor: string | null = null;
     let first = true;
     do {
-      const res: { status: number; body: any } = await h.api('GET', `/v1/members/hist/events?limit=7${cursor ? `&cursor=${cursor}` : ''}`);
+      const res: { status: number; body: any } = await h.api(
+        'GET',
+        `/v1/members/hist/events?limit=7${cursor ? `&cursor=${cursor}` : ''}`,
+      );
       expect(res.status).toBe(200);
       expect(res.body.member).toBe('hist');
       pages.push(...res.body.events);
       cursor = res.body.nextCursor;
       if (first) {
         // Newer events arriving between pages do not shift the pages still to come.
-        const newer = Array.from({ length: 5 }, (_, i) => wire('hist', { board: 'hist-a', key: `h-new-${i}`, value: 1, at: NOW.toISOString() }));
+        const newer = Array.from({ length: 5 }, (_, i) =>
+          wire('hist', { board: 'hist-a', key: `h-new-${i}`, value: 1, at: NOW.toISOString() }),
+        );
         expect((await h.api('POST', '/v1/events?wait=true', { events: newer })).status).toBe(200);
         first = false;
       }
@@ -314,8 +360,18 @@ describe("a member's events", () => {
     expect(onB.body.events).toEqual(expected.filter((e) => e.board === 'hist-b' && e.period === '2026-12-02'));
     expect(onB.body.nextCursor).toBeNull();
     const latest = await h.api('GET', '/v1/members/hist/events?limit=5');
-    expect(latest.body.events.map((e: any) => e.idempotencyKey)).toEqual(['h-new-4', 'h-new-3', 'h-new-2', 'h-new-1', 'h-new-0']);
-    expect((await h.api('GET', '/v1/members/nobody/events')).body).toEqual({ member: 'nobody', events: [], nextCursor: null });
+    expect(latest.body.events.map((e: any) => e.idempotencyKey)).toEqual([
+      'h-new-4',
+      'h-new-3',
+      'h-new-2',
+      'h-new-1',
+      'h-new-0',
+    ]);
+    expect((await h.api('GET', '/v1/members/nobody/events')).body).toEqual({
+      member: 'nobody',
+      events: [],
+      nextCursor: null,
+    });
 
     for (const [query, path] of [
       ['cursor=bm90LWEtY3Vyc29y', 'cursor'],

@@ -15,13 +15,42 @@ const metaOf = (entries: any[]) => Object.fromEntries(entries.map((e) => [e.memb
 
 describe('entries with ?metadata=true', () => {
   it('carry the producing event: best (the best, reached first), sum (the latest counted), last (the latest)', async () => {
-    for (const aggregation of ['best', 'sum', 'last']) await h.api('PUT', `/v1/boards/md-${aggregation}`, { aggregation });
+    for (const aggregation of ['best', 'sum', 'last'])
+      await h.api('PUT', `/v1/boards/md-${aggregation}`, { aggregation });
     for (const aggregation of ['best', 'sum', 'last']) {
       await h.postEvents([
-        { board: `md-${aggregation}`, member: 'a', value: 5, occurredAt: at(1), idempotencyKey: `md-${aggregation}-1`, metadata: { run: 1 } },
-        { board: `md-${aggregation}`, member: 'a', value: 9, occurredAt: at(2), idempotencyKey: `md-${aggregation}-2`, metadata: { run: 2 } },
-        { board: `md-${aggregation}`, member: 'a', value: 9, occurredAt: at(3), idempotencyKey: `md-${aggregation}-3`, metadata: { run: 3 } },
-        { board: `md-${aggregation}`, member: 'a', value: 1, occurredAt: at(0), idempotencyKey: `md-${aggregation}-0`, metadata: { run: 0 } },
+        {
+          board: `md-${aggregation}`,
+          member: 'a',
+          value: 5,
+          occurredAt: at(1),
+          idempotencyKey: `md-${aggregation}-1`,
+          metadata: { run: 1 },
+        },
+        {
+          board: `md-${aggregation}`,
+          member: 'a',
+          value: 9,
+          occurredAt: at(2),
+          idempotencyKey: `md-${aggregation}-2`,
+          metadata: { run: 2 },
+        },
+        {
+          board: `md-${aggregation}`,
+          member: 'a',
+          value: 9,
+          occurredAt: at(3),
+          idempotencyKey: `md-${aggregation}-3`,
+          metadata: { run: 3 },
+        },
+        {
+          board: `md-${aggregation}`,
+          member: 'a',
+          value: 1,
+          occurredAt: at(0),
+          idempotencyKey: `md-${aggregation}-0`,
+          metadata: { run: 0 },
+        },
         { board: `md-${aggregation}`, member: 'b', value: 2, occurredAt: at(4), idempotencyKey: `md-${aggregation}-4` },
       ]);
     }
@@ -47,16 +76,42 @@ describe('entries with ?metadata=true', () => {
     await h.api('PUT', '/v1/boards/md-void', { aggregation: 'best' });
     await h.postEvents([
       { board: 'md-void', member: 'v', value: 3, occurredAt: at(1), idempotencyKey: 'mdv-1', metadata: { car: 'red' } },
-      { board: 'md-void', member: 'v', value: 8, occurredAt: at(2), idempotencyKey: 'mdv-2', metadata: { car: 'blue' } },
-      { board: 'md-void', member: 'w', value: 1, occurredAt: at(2), idempotencyKey: 'mdv-3', metadata: { car: 'green' } },
+      {
+        board: 'md-void',
+        member: 'v',
+        value: 8,
+        occurredAt: at(2),
+        idempotencyKey: 'mdv-2',
+        metadata: { car: 'blue' },
+      },
+      {
+        board: 'md-void',
+        member: 'w',
+        value: 1,
+        occurredAt: at(2),
+        idempotencyKey: 'mdv-3',
+        metadata: { car: 'green' },
+      },
     ]);
-    expect(metaOf((await h.api('GET', '/v1/boards/md-void/standings?metadata=true')).body.entries)).toEqual({ v: { car: 'blue' }, w: { car: 'green' } });
+    expect(metaOf((await h.api('GET', '/v1/boards/md-void/standings?metadata=true')).body.entries)).toEqual({
+      v: { car: 'blue' },
+      w: { car: 'green' },
+    });
     expect((await h.api('POST', '/v1/events/mdv-2/void', { reason: 'test' })).status).toBe(200);
-    expect(metaOf((await h.api('GET', '/v1/boards/md-void/standings?metadata=true')).body.entries)).toEqual({ v: { car: 'red' }, w: { car: 'green' } });
+    expect(metaOf((await h.api('GET', '/v1/boards/md-void/standings?metadata=true')).body.entries)).toEqual({
+      v: { car: 'red' },
+      w: { car: 'green' },
+    });
     const erased = await h.api('DELETE', '/v1/members/w');
     expect(erased.status).toBe(202);
-    for (let i = 0; i < 300 && (await h.api('GET', `/v1/admin/erasures/${erased.body.erasureId}`)).body.state !== 'done'; i += 1)
+    for (
+      let i = 0;
+      i < 300 && (await h.api('GET', `/v1/admin/erasures/${erased.body.erasureId}`)).body.state !== 'done';
+      i += 1
+    )
       await new Promise((r) => setTimeout(r, 50));
-    expect(metaOf((await h.api('GET', '/v1/boards/md-void/standings?metadata=true')).body.entries)).toEqual({ v: { car: 'red' } });
+    expect(metaOf((await h.api('GET', '/v1/boards/md-void/standings?metadata=true')).body.entries)).toEqual({
+      v: { car: 'red' },
+    });
   });
 });

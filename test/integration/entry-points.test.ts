@@ -1,6 +1,15 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -17,7 +26,14 @@ import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const run = promisify(execFile);
 const ADMIN_KEY = 'entry-points-admin-key-0123456789abcdef';
-const LAUREL_VARIABLES = ['DATABASE_URL', 'REDIS_URL', 'LEADERBOARD_REDIS_URL', 'ADMIN_API_KEY', 'REDIS_PREFIX', 'PORT'];
+const LAUREL_VARIABLES = [
+  'DATABASE_URL',
+  'REDIS_URL',
+  'LEADERBOARD_REDIS_URL',
+  'ADMIN_API_KEY',
+  'REDIS_PREFIX',
+  'PORT',
+];
 
 /** This process's environment without any Laurel variable, so only a `.env` can provide them. */
 function environmentWithoutLaurel(): NodeJS.ProcessEnv {
@@ -47,7 +63,13 @@ function tempDir(name: string): string {
 }
 
 function dotenv(dir: string, extra: Record<string, string> = {}) {
-  const vars = { DATABASE_URL: databaseUrl(dbName), REDIS_URL: redis.url, ADMIN_API_KEY: ADMIN_KEY, REDIS_PREFIX: 'entry', ...extra };
+  const vars = {
+    DATABASE_URL: databaseUrl(dbName),
+    REDIS_URL: redis.url,
+    ADMIN_API_KEY: ADMIN_KEY,
+    REDIS_PREFIX: 'entry',
+    ...extra,
+  };
   writeFileSync(
     path.join(dir, '.env'),
     Object.entries(vars)
@@ -61,10 +83,24 @@ describe('.env', () => {
     const dir = tempDir('dotenv');
     dotenv(dir);
     const tsx = pathToFileURL(path.join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
-    const { stdout } = await run(process.execPath, ['--import', tsx, path.join(ROOT, 'src/cli/laurel.ts'), 'keys', 'create', '--name', 'from-dotenv', '--role', 'read'], {
-      cwd: dir,
-      env: { ...environmentWithoutLaurel(), LOG_LEVEL: 'silent' },
-    });
+    const { stdout } = await run(
+      process.execPath,
+      [
+        '--import',
+        tsx,
+        path.join(ROOT, 'src/cli/laurel.ts'),
+        'keys',
+        'create',
+        '--name',
+        'from-dotenv',
+        '--role',
+        'read',
+      ],
+      {
+        cwd: dir,
+        env: { ...environmentWithoutLaurel(), LOG_LEVEL: 'silent' },
+      },
+    );
     expect(stdout).toMatch(/lrl_/);
     // The key went to the database that only the .env names.
     const { rows } = await db.query('SELECT role FROM api_keys WHERE name = $1', ['from-dotenv']);
@@ -106,22 +142,40 @@ describe('npm run up -- --demo', () => {
     // one's code and node_modules, with a .env naming this test's database and Redis.
     const dir = tempDir('up');
     mkdirSync(path.join(dir, 'scripts'));
-    for (const script of ['up.sh', 'lib.sh', 'ensure-services.sh']) copyFileSync(path.join(ROOT, 'scripts', script), path.join(dir, 'scripts', script));
-    for (const entry of ['node_modules', 'src', 'migrations', 'clients', 'package.json', 'package-lock.json', 'tsconfig.json']) {
+    for (const script of ['up.sh', 'lib.sh', 'ensure-services.sh'])
+      copyFileSync(path.join(ROOT, 'scripts', script), path.join(dir, 'scripts', script));
+    for (const entry of [
+      'node_modules',
+      'src',
+      'migrations',
+      'clients',
+      'package.json',
+      'package-lock.json',
+      'tsconfig.json',
+    ]) {
       symlinkSync(path.join(ROOT, entry), path.join(dir, entry));
     }
     const port = await freePort();
     dotenv(dir, { PORT: String(port), LOG_LEVEL: 'info' });
-    const up = spawn('npm', ['run', 'up', '--', '--demo'], { cwd: dir, env: { ...environmentWithoutLaurel(), DEMO_SECONDS: '600' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const up = spawn('npm', ['run', 'up', '--', '--demo'], {
+      cwd: dir,
+      env: { ...environmentWithoutLaurel(), DEMO_SECONDS: '600' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     up.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     up.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exited = new Promise<number | string | null>((resolve) => up.once('exit', (code, signal) => resolve(code ?? signal)));
+    const exited = new Promise<number | string | null>((resolve) =>
+      up.once('exit', (code, signal) => resolve(code ?? signal)),
+    );
 
     // The demo's setup is done once it has made its read key (then it prints the hint).
     const deadline = Date.now() + READY_WAIT_MS * 2;
     while ((await db.query("SELECT 1 FROM api_keys WHERE name = 'demo reader'")).rowCount === 0) {
-      expect(Date.now() < deadline && up.exitCode === null, `demo setup not done; output:\n${output.slice(-3000)}`).toBe(true);
+      expect(
+        Date.now() < deadline && up.exitCode === null,
+        `demo setup not done; output:\n${output.slice(-3000)}`,
+      ).toBe(true);
       await new Promise((r) => setTimeout(r, 1000));
     }
     await expect.poll(() => output, { timeout: 30_000 }).toMatch(/curl -H 'Authorization: Bearer lrl_/);

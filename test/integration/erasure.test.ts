@@ -40,7 +40,9 @@ async function foundInPostgres(text: string): Promise<string[]> {
   const found: string[] = [];
   for (const c of columns) {
     const { rows } = await sql<{ n: number }>`
-      SELECT count(*)::int AS n FROM ${sql.table(`${c.schema}.${c.table}`)} WHERE strpos(${sql.ref(c.column)}::text, ${text}) > 0`.execute(h.ctx.db);
+      SELECT count(*)::int AS n FROM ${sql.table(`${c.schema}.${c.table}`)} WHERE strpos(${sql.ref(c.column)}::text, ${text}) > 0`.execute(
+      h.ctx.db,
+    );
     if (rows[0]!.n > 0) found.push(`${c.table}.${c.column}`);
   }
   return found;
@@ -69,7 +71,8 @@ async function foundInRedis(text: string): Promise<string[]> {
                   : type === 'stream'
                     ? JSON.stringify(await redis.xrange(key, '-', '+'))
                     : [];
-      if (key.includes(text) || JSON.stringify(value).includes(text)) found.push(`${key} (${type}) ${JSON.stringify(value).slice(0, 3000)}`);
+      if (key.includes(text) || JSON.stringify(value).includes(text))
+        found.push(`${key} (${type}) ${JSON.stringify(value).slice(0, 3000)}`);
     }
     return found;
   } finally {
@@ -79,12 +82,24 @@ async function foundInRedis(text: string): Promise<string[]> {
 
 describe('erasure', () => {
   it('removes the member from everything, keeps closed ranks under a pseudonym and their keys claimed', async () => {
-    expect((await h.api('PUT', '/v1/boards/er-open', { aggregation: 'sum', period: 'month', regions: true, categories: ['ranked'] })).status).toBe(201);
-    expect((await h.api('PUT', '/v1/boards/er-day', { aggregation: 'best', period: 'day', graceSeconds: 0 })).status).toBe(201);
+    expect(
+      (
+        await h.api('PUT', '/v1/boards/er-open', {
+          aggregation: 'sum',
+          period: 'month',
+          regions: true,
+          categories: ['ranked'],
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (await h.api('PUT', '/v1/boards/er-day', { aggregation: 'best', period: 'day', graceSeconds: 0 })).status,
+    ).toBe(201);
     const others = Array.from({ length: 30 }, (_, i) => `o${String(i).padStart(2, '0')}`);
     const region = (m: string) => (m === TARGET || Number(m.slice(1)) % 2 === 0 ? 'FR' : 'DE');
     for (const m of [TARGET, ...others]) {
-      const body = m === TARGET ? { displayName: NAME, region: 'FR' } : { displayName: `Player ${m}`, region: region(m) };
+      const body =
+        m === TARGET ? { displayName: NAME, region: 'FR' } : { displayName: `Player ${m}`, region: region(m) };
       expect((await h.api('PUT', `/v1/members/${m}`, body)).status).toBe(200);
     }
     expect((await h.api('PUT', `/v1/members/${TARGET}/following`, { memberIds: ['o01', 'o02'] })).status).toBe(200);
@@ -97,7 +112,13 @@ describe('erasure', () => {
     for (const m of [TARGET, ...others]) {
       for (let k = 0; k < 3; k += 1) {
         const at = Date.parse('2026-12-01T10:00:00Z') + Math.floor(rand() * 3600) * 1000;
-        const e: RefEvent = { key: `${m}-open-${k}`, member: m, units: Math.floor(rand() * 50), atMs: at, category: k === 0 ? 'ranked' : undefined };
+        const e: RefEvent = {
+          key: `${m}-open-${k}`,
+          member: m,
+          units: Math.floor(rand() * 50),
+          atMs: at,
+          category: k === 0 ? 'ranked' : undefined,
+        };
         open.push(e);
         wire.push({
           board: 'er-open',
@@ -111,15 +132,33 @@ describe('erasure', () => {
         });
       }
       // The target wins the day: awards and reports name them.
-      const d: RefEvent = { key: `${m}-day`, member: m, units: m === TARGET ? 1000 : Math.floor(rand() * 100), atMs: Date.parse('2026-12-01T11:00:00Z') };
+      const d: RefEvent = {
+        key: `${m}-day`,
+        member: m,
+        units: m === TARGET ? 1000 : Math.floor(rand() * 100),
+        atMs: Date.parse('2026-12-01T11:00:00Z'),
+      };
       day.push(d);
-      wire.push({ board: 'er-day', member: m, value: d.units, idempotencyKey: d.key, occurredAt: new Date(d.atMs).toISOString() });
+      wire.push({
+        board: 'er-day',
+        member: m,
+        value: d.units,
+        idempotencyKey: d.key,
+        occurredAt: new Date(d.atMs).toISOString(),
+      });
     }
     expect((await h.api('POST', '/v1/events?wait=true', { events: wire })).status).toBe(200);
     // A conflict (kept as a rejection) and an exclusion with its history.
-    const conflict = await h.api('POST', '/v1/events?wait=true', { board: 'er-open', member: TARGET, value: 7, idempotencyKey: `${TARGET}-open-0` });
+    const conflict = await h.api('POST', '/v1/events?wait=true', {
+      board: 'er-open',
+      member: TARGET,
+      value: 7,
+      idempotencyKey: `${TARGET}-open-0`,
+    });
     expect(conflict.body.results[0].status).toBe('rejected');
-    expect((await h.api('POST', `/v1/members/${TARGET}/exclusion`, { reason: `cheating by ${NAME}` })).status).toBe(200);
+    expect((await h.api('POST', `/v1/members/${TARGET}/exclusion`, { reason: `cheating by ${NAME}` })).status).toBe(
+      200,
+    );
     expect((await h.api('DELETE', `/v1/members/${TARGET}/exclusion`)).status).toBe(200);
     await h.drain();
 
@@ -137,7 +176,9 @@ describe('erasure', () => {
     await until('the other process caching', async () => other.members.caching || undefined);
     expect((await h.api('GET', '/v1/boards/er-open/standings/o02/following')).body.following).toBe(1);
     expect((await h.api('GET', `/v1/boards/er-open/standings/${TARGET}/following`)).body.following).toBe(2);
-    expect((await h.api('GET', '/v1/boards/er-open/standings?limit=200')).body.entries.map((e: any) => e.displayName)).toContain(NAME);
+    expect(
+      (await h.api('GET', '/v1/boards/er-open/standings?limit=200')).body.entries.map((e: any) => e.displayName),
+    ).toContain(NAME);
     expect(Object.fromEntries(await other.members.displayNames([TARGET]))).toEqual({ [TARGET]: NAME });
     expect(await other.members.followedBy('o02')).toEqual([TARGET]);
     expect(await other.members.followedBy(TARGET)).toEqual(['o01', 'o02']);
@@ -152,7 +193,12 @@ describe('erasure', () => {
       await new Promise((r) => setTimeout(r, 100));
       status = await h.api('GET', `/v1/admin/erasures/${erasureId}`);
     }
-    expect(status.body).toMatchObject({ erasureId, state: 'done', requestedAt: '2026-12-02T00:05:00.000Z', finishedAt: '2026-12-02T00:05:00.000Z' });
+    expect(status.body).toMatchObject({
+      erasureId,
+      state: 'done',
+      requestedAt: '2026-12-02T00:05:00.000Z',
+      finishedAt: '2026-12-02T00:05:00.000Z',
+    });
     await h.drain();
 
     // Nothing left, in either store, of the id or the display name.
@@ -183,7 +229,9 @@ describe('erasure', () => {
       ] as const) {
         const page = await h.api('GET', `/v1/boards/er-open/standings?limit=200${query}`);
         expect(page.body.total).toBe(expected.length);
-        expect(page.body.entries.map((e: any) => [e.rank, e.member, e.score])).toEqual(expected.map((s) => [s.rank, s.member, s.units]));
+        expect(page.body.entries.map((e: any) => [e.rank, e.member, e.score])).toEqual(
+          expected.map((s) => [s.rank, s.member, s.units]),
+        );
       }
     };
     await checkOpen();
@@ -194,7 +242,11 @@ describe('erasure', () => {
     const closedAfter = await h.api('GET', '/v1/boards/er-day/periods/2026-12-01/results?limit=200');
     const pseudonym = closedAfter.body.entries[0].member;
     expect(pseudonym).toMatch(/^erased:[0-9a-f]{12}$/);
-    expect(closedAfter.body.entries).toEqual(closedBefore.body.entries.map((e: any) => (e.member === TARGET ? { ...e, member: pseudonym, displayName: null } : e)));
+    expect(closedAfter.body.entries).toEqual(
+      closedBefore.body.entries.map((e: any) =>
+        e.member === TARGET ? { ...e, member: pseudonym, displayName: null } : e,
+      ),
+    );
     const dayRef = referenceStandings(day, { aggregation: 'best', order: 'desc', tieBreak: 'first' });
     expect(closedAfter.body.entries.map((e: any) => e.rank)).toEqual(dayRef.map((s) => s.rank));
 
@@ -206,10 +258,26 @@ describe('erasure', () => {
     // A retry of an erased event is still a duplicate; a new event starts a new member.
     const retried = await h.api('POST', '/v1/events?wait=true', { events: [wire[1]] });
     expect(retried.body.results[0]).toMatchObject({ status: 'duplicate' });
-    const fresh = await h.api('POST', '/v1/events?wait=true', { board: 'er-open', member: TARGET, value: 3, idempotencyKey: `${TARGET}-new` });
-    expect(fresh.body.results[0]).toMatchObject({ status: 'applied', score: 3, previousScore: null, previousRank: null });
-    expect((await h.api('GET', `/v1/members/${TARGET}`)).body).toMatchObject({ member: TARGET, displayName: null, region: null });
-    expect((await h.api('GET', `/v1/members/${TARGET}/events`)).body.events.map((e: any) => e.idempotencyKey)).toEqual([`${TARGET}-new`]);
+    const fresh = await h.api('POST', '/v1/events?wait=true', {
+      board: 'er-open',
+      member: TARGET,
+      value: 3,
+      idempotencyKey: `${TARGET}-new`,
+    });
+    expect(fresh.body.results[0]).toMatchObject({
+      status: 'applied',
+      score: 3,
+      previousScore: null,
+      previousRank: null,
+    });
+    expect((await h.api('GET', `/v1/members/${TARGET}`)).body).toMatchObject({
+      member: TARGET,
+      displayName: null,
+      region: null,
+    });
+    expect((await h.api('GET', `/v1/members/${TARGET}/events`)).body.events.map((e: any) => e.idempotencyKey)).toEqual([
+      `${TARGET}-new`,
+    ]);
 
     expect((await h.api('GET', '/v1/admin/erasures/00000000-0000-4000-8000-000000000000')).status).toBe(404);
     expect((await h.api('DELETE', '/v1/members/nobody-here')).status).toBe(404);

@@ -52,7 +52,12 @@ describe('the ±2^40 range', () => {
   });
 
   it('refuses a single value beyond 2^40 at intake', async () => {
-    const res = await h.api('POST', '/v1/events', { board: 'huge', member: 'x', value: TWO_40 + 1, idempotencyKey: 'huge-over' });
+    const res = await h.api('POST', '/v1/events', {
+      board: 'huge',
+      member: 'x',
+      value: TWO_40 + 1,
+      idempotencyKey: 'huge-over',
+    });
     expect(res.status).toBe(400);
     expect(res.body.details[0].path).toBe('value');
   });

@@ -22,7 +22,13 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 function job(events: ScoreEventInput[], receivedAt = new Date()): ScoreJob {
-  return { events: events.map((posted) => ({ posted, receivedAt: receivedAt.toISOString(), payloadHash: payloadHash(posted) })) };
+  return {
+    events: events.map((posted) => ({
+      posted,
+      receivedAt: receivedAt.toISOString(),
+      payloadHash: payloadHash(posted),
+    })),
+  };
 }
 
 async function aggregateRow(board: string, member: string) {
@@ -76,7 +82,11 @@ describe('idempotency', () => {
     expect((await aggregateRow('sums', 'conf'))!.value).toBe(1);
     const status = await h.api('GET', '/v1/events/conf-1');
     expect(status.body).toMatchObject({ status: 'applied', value: 1 });
-    const rejections = await h.ctx.db.selectFrom('rejections').selectAll().where('idempotency_key', '=', 'conf-1').execute();
+    const rejections = await h.ctx.db
+      .selectFrom('rejections')
+      .selectAll()
+      .where('idempotency_key', '=', 'conf-1')
+      .execute();
     expect(rejections).toHaveLength(1);
     expect(rejections[0]).toMatchObject({ reason: 'conflict', payload: { value: 100 } });
   });
@@ -106,7 +116,13 @@ describe('keys repeated inside a batch', () => {
 
   it('a repeat of a refused event is refused for the same reason, and creates no period', async () => {
     await h.api('PUT', '/v1/boards/daily', { aggregation: 'sum', period: 'day', graceSeconds: 0 });
-    const late = { board: 'daily', member: 'rep', value: 1, idempotencyKey: 'rep-late', occurredAt: '2025-01-01T10:00:00Z' };
+    const late = {
+      board: 'daily',
+      member: 'rep',
+      value: 1,
+      idempotencyKey: 'rep-late',
+      occurredAt: '2025-01-01T10:00:00Z',
+    };
     const out = await processScoreJob(h.ctx, { ...job([late, late]), wantResults: true });
     expect(out.results!.map((r) => r.reason)).toEqual(['period_closed', 'period_closed']);
     const periods = await h.ctx.db.selectFrom('periods').selectAll().where('board_id', '=', 'daily').execute();
@@ -141,7 +157,8 @@ describe('crash safety', () => {
     h.faults.afterCommit = undefined;
     // Committed in Postgres, not yet in Redis: a read is answered from Postgres meanwhile.
     expect((await aggregateRow('crashes', 'crash'))!.value).toBe(42);
-    const projected = () => memberState(h.ctx.leaderboard.redis, h.ctx.leaderboard.keys.state('crashes', 'all', 'all'), 'crash');
+    const projected = () =>
+      memberState(h.ctx.leaderboard.redis, h.ctx.leaderboard.keys.state('crashes', 'all', 'all'), 'crash');
     expect(await projected()).toBeNull();
     expect(await cached('crashes', 'crash')).toMatchObject({ score: 42, source: 'database' });
     // The retry finds every event already in the ledger and still projects them.
@@ -158,7 +175,12 @@ describe('crash safety', () => {
       h.faults.afterCommit = () => {
         if (crashes++ === 0) throw new Error('injected crash after commit');
       };
-      const res = await h.api('POST', '/v1/events', { board: 'sums', member: 'bull', value: 7, idempotencyKey: 'bull-1' });
+      const res = await h.api('POST', '/v1/events', {
+        board: 'sums',
+        member: 'bull',
+        value: 7,
+        idempotencyKey: 'bull-1',
+      });
       expect(res.status).toBe(202);
       await h.drain();
       expect(crashes).toBe(2);
@@ -173,8 +195,12 @@ describe('crash safety', () => {
 
 describe('concurrency', () => {
   it('two concurrent jobs for one member both count, and Redis ends equal to Postgres', async () => {
-    const a = job(Array.from({ length: 50 }, (_, i) => ({ board: 'sums', member: 'race', value: 1, idempotencyKey: `race-a${i}` })));
-    const b = job(Array.from({ length: 50 }, (_, i) => ({ board: 'sums', member: 'race', value: 2, idempotencyKey: `race-b${i}` })));
+    const a = job(
+      Array.from({ length: 50 }, (_, i) => ({ board: 'sums', member: 'race', value: 1, idempotencyKey: `race-a${i}` })),
+    );
+    const b = job(
+      Array.from({ length: 50 }, (_, i) => ({ board: 'sums', member: 'race', value: 2, idempotencyKey: `race-b${i}` })),
+    );
     await Promise.all([processScoreJob(h.ctx, a), processScoreJob(h.ctx, b), processScoreJob(h.ctx, a)]);
     const row = await aggregateRow('sums', 'race');
     expect(row!.value).toBe(150);
@@ -183,12 +209,30 @@ describe('concurrency', () => {
   });
 
   it('a stale projection arriving late never overwrites a newer one', async () => {
-    await processScoreJob(h.ctx, job([{ board: 'lasts', member: 'late', value: 1, idempotencyKey: 'late-1', occurredAt: '2026-01-01T00:00:00Z' }]));
+    await processScoreJob(
+      h.ctx,
+      job([{ board: 'lasts', member: 'late', value: 1, idempotencyKey: 'late-1', occurredAt: '2026-01-01T00:00:00Z' }]),
+    );
     const old = await aggregateRow('lasts', 'late');
-    await processScoreJob(h.ctx, job([{ board: 'lasts', member: 'late', value: 2, idempotencyKey: 'late-2', occurredAt: '2026-01-02T00:00:00Z' }]));
+    await processScoreJob(
+      h.ctx,
+      job([{ board: 'lasts', member: 'late', value: 2, idempotencyKey: 'late-2', occurredAt: '2026-01-02T00:00:00Z' }]),
+    );
     // Replay the older state into Redis, as a slow worker would.
     await h.ctx.leaderboard.project(
-      [{ board: 'lasts', period: 'all', category: 'all', member: 'late', value: String(old!.value), reachedSec: 0, version: old!.version, region: null, hidden: false }],
+      [
+        {
+          board: 'lasts',
+          period: 'all',
+          category: 'all',
+          member: 'late',
+          value: String(old!.value),
+          reachedSec: 0,
+          version: old!.version,
+          region: null,
+          hidden: false,
+        },
+      ],
       await h.ctx.boards.getMany(['lasts']),
     );
     expect(await cached('lasts', 'late')).toMatchObject({ score: 2 });

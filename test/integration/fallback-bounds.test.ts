@@ -15,7 +15,10 @@ const BOARD_RULES = { aggregation: 'best', order: 'asc', tieBreak: 'shared' } as
 
 let h: Harness;
 beforeAll(async () => {
-  h = await createHarness({ concurrency: 2, env: { FALLBACK_MAX_CONCURRENT: '3', FALLBACK_STATEMENT_TIMEOUT_MS: '1000' } });
+  h = await createHarness({
+    concurrency: 2,
+    env: { FALLBACK_MAX_CONCURRENT: '3', FALLBACK_STATEMENT_TIMEOUT_MS: '1000' },
+  });
   h.clock.set(NOW);
 });
 afterAll(() => h.close());
@@ -23,9 +26,15 @@ afterAll(() => h.close());
 const wire = (board: string, e: RefEvent) => wireEvent(board, e);
 
 async function seed(board: string, n: number, seedNo: number): Promise<RefEvent[]> {
-  expect((await h.api('PUT', `/v1/boards/${board}`, { aggregation: BOARD_RULES.aggregation, order: BOARD_RULES.order, tieBreak: BOARD_RULES.tieBreak })).status).toBe(
-    201,
-  );
+  expect(
+    (
+      await h.api('PUT', `/v1/boards/${board}`, {
+        aggregation: BOARD_RULES.aggregation,
+        order: BOARD_RULES.order,
+        tieBreak: BOARD_RULES.tieBreak,
+      })
+    ).status,
+  ).toBe(201);
   const rand = prng(seedNo);
   const events: RefEvent[] = Array.from({ length: n }, (_, i) => ({
     key: `${board}-${i}`,
@@ -71,12 +80,16 @@ describe('the Postgres fallback under a burst', () => {
         h.api('GET', '/readyz'),
         h.api('GET', '/v1/boards/fb-kept/standings?limit=5'),
         h.api('GET', `/v1/boards/fb-kept/standings/${kept[7]!.member}`),
-        h.api('POST', '/v1/events', { events: [wire('fb-kept', { key: 'fb-during', member: 'fb-kept-m0', units: 29, atMs: NOW.getTime() - 1000 })] }),
+        h.api('POST', '/v1/events', {
+          events: [wire('fb-kept', { key: 'fb-during', member: 'fb-kept-m0', units: 29, atMs: NOW.getTime() - 1000 })],
+        }),
         h.api('GET', '/v1/boards/fb-lost'),
       ]);
       expect(others.map((r) => r.status)).toEqual([200, 200, 200, 200, 202, 200]);
       expect(others[2].body).toMatchObject({ source: 'cache', total: kept.length });
-      expect(others[2].body.entries.map((e: any) => [e.rank, e.member, e.score])).toEqual(kept.slice(0, 5).map((e) => [e.rank, e.member, e.units]));
+      expect(others[2].body.entries.map((e: any) => [e.rank, e.member, e.score])).toEqual(
+        kept.slice(0, 5).map((e) => [e.rank, e.member, e.units]),
+      );
       expect(others[3].body).toMatchObject({ source: 'cache', rank: kept[7]!.rank, score: kept[7]!.units });
 
       let answered = 0;

@@ -27,7 +27,9 @@ describe('migration 0013: the key table holds every key hashed', () => {
   it('hashes plain keys once, leaves keys an erasure hashed as they are, and keeps them unique', async () => {
     const migrations: Record<string, Migration> = {};
     for (const file of readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.ts') && f < HASHING)) {
-      migrations[file.replace(/\.ts$/, '')] = (await import(pathToFileURL(path.join(MIGRATIONS_DIR, file)).href)) as Migration;
+      migrations[file.replace(/\.ts$/, '')] = (await import(
+        pathToFileURL(path.join(MIGRATIONS_DIR, file)).href
+      )) as Migration;
     }
     const before = new Migrator({ db, provider: { getMigrations: async () => migrations } });
     expect((await before.migrateToLatest()).error).toBeUndefined();
@@ -57,7 +59,9 @@ describe('migration 0013: the key table holds every key hashed', () => {
       { key: sha(sha('plain-1')), member: 'm2' },
     ]);
     const pk = await sql<{ n: number }>`
-      SELECT count(*)::int AS n FROM pg_constraint WHERE conrelid = 'score_event_keys'::regclass AND contype = 'p'`.execute(db);
+      SELECT count(*)::int AS n FROM pg_constraint WHERE conrelid = 'score_event_keys'::regclass AND contype = 'p'`.execute(
+      db,
+    );
     expect(pk.rows[0]!.n).toBe(1);
   });
 });

@@ -20,7 +20,11 @@ interface RawAnswer {
 }
 
 /** Sends raw bytes and collects the answer until `until` matches it or the server closes. */
-function rawExchange(port: number, send: string | Buffer, options: { until?: RegExp; giveUpMs?: number } = {}): Promise<RawAnswer> {
+function rawExchange(
+  port: number,
+  send: string | Buffer,
+  options: { until?: RegExp; giveUpMs?: number } = {},
+): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const socket: Socket = connect(port, '127.0.0.1');
     let text = '';
@@ -81,10 +85,14 @@ describe('a real web process under hostile HTTP', () => {
     });
 
   it('refuses a write without a key before reading its body: a declared body that never comes gets its 401 at once', async () => {
-    const answer = await rawExchange(port, 'POST /v1/admin/keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n', {
-      until: headersEnd,
-      giveUpMs: 1500,
-    });
+    const answer = await rawExchange(
+      port,
+      'POST /v1/admin/keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n',
+      {
+        until: headersEnd,
+        giveUpMs: 1500,
+      },
+    );
     expect(answer.status).toBe(401);
     expect(answer.text).toMatch(/"error":"unauthorized"/);
     expect(answer.text).toMatch(/WWW-Authenticate: Bearer/i);
@@ -106,21 +114,30 @@ describe('a real web process under hostile HTTP', () => {
       expect(answer.text).toMatch(/Connection: close/i);
     }
     // The same key still reads.
-    expect((await fetch(`http://127.0.0.1:${port}/v1/boards`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    expect(
+      (await fetch(`http://127.0.0.1:${port}/v1/boards`, { headers: { authorization: `Bearer ${key}` } })).status,
+    ).toBe(200);
   });
 
   it('answers 401 to a deeply nested body without a key while the body is still arriving, so it is never parsed', async () => {
     // The first 64 KB of a 1 MB body nested 400k levels: had the server waited for the
     // body, it would still be waiting, since the rest is never sent.
     const head = `POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${1024 * 1024 - 1}\r\n\r\n`;
-    const answer = await rawExchange(port, Buffer.concat([Buffer.from(head), Buffer.alloc(64 * 1024, '[')]), { until: headersEnd, giveUpMs: 1500 });
+    const answer = await rawExchange(port, Buffer.concat([Buffer.from(head), Buffer.alloc(64 * 1024, '[')]), {
+      until: headersEnd,
+      giveUpMs: 1500,
+    });
     expect(answer.status).toBe(401);
   });
 
   it('never reads the body of a GET, and closes the connection instead of waiting for it', async () => {
-    const answer = await rawExchange(port, 'GET /openapi.json HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"a":', {
-      giveUpMs: 1500,
-    });
+    const answer = await rawExchange(
+      port,
+      'GET /openapi.json HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"a":',
+      {
+        giveUpMs: 1500,
+      },
+    );
     expect(answer).toMatchObject({ status: 200, closed: true });
   });
 
@@ -165,11 +182,21 @@ describe('a real web process under hostile HTTP', () => {
 
     it('refuses a cross-site write that a browser would send with its cached login, and adds no job', async () => {
       const before = await periodJobs();
-      const forged = await addJob({ 'Content-Type': 'text/plain', Origin: 'https://evil.example', 'Sec-Fetch-Site': 'cross-site' });
+      const forged = await addJob({
+        'Content-Type': 'text/plain',
+        Origin: 'https://evil.example',
+        'Sec-Fetch-Site': 'cross-site',
+      });
       expect(forged.status).toBe(403);
-      const foreignOrigin = await addJob({ 'Content-Type': 'application/json', Origin: 'https://evil.example' }, '{"name":"x","data":{}}');
+      const foreignOrigin = await addJob(
+        { 'Content-Type': 'application/json', Origin: 'https://evil.example' },
+        '{"name":"x","data":{}}',
+      );
       expect(foreignOrigin.status).toBe(403);
-      const crossSite = await addJob({ 'Content-Type': 'application/json', 'Sec-Fetch-Site': 'cross-site' }, '{"name":"x","data":{}}');
+      const crossSite = await addJob(
+        { 'Content-Type': 'application/json', 'Sec-Fetch-Site': 'cross-site' },
+        '{"name":"x","data":{}}',
+      );
       expect(crossSite.status).toBe(403);
       expect(await periodJobs()).toBe(before);
     });
@@ -179,7 +206,9 @@ describe('a real web process under hostile HTTP', () => {
       const write = await addJob({ 'Content-Type': 'application/json' }, '{"name":"x","data":{}}');
       expect(write.status).toBe(403);
       expect(write.text).toMatch(/BULL_BOARD_WRITE/);
-      const list = await fetch(`http://127.0.0.1:${port}/admin/queues/api/queues`, { headers: { authorization: basic } });
+      const list = await fetch(`http://127.0.0.1:${port}/admin/queues/api/queues`, {
+        headers: { authorization: basic },
+      });
       expect(list.status).toBe(200);
       expect(await periodJobs()).toBe(before);
     });
@@ -195,7 +224,12 @@ describe('Bull Board with BULL_BOARD_WRITE=true', () => {
   beforeAll(async () => {
     h = await createHarness({ workers: false });
     port = await freePort();
-    web = startLaurel('web', { ...envForChild(h.env), PORT: String(port), LOG_LEVEL: 'warn', BULL_BOARD_WRITE: 'true' });
+    web = startLaurel('web', {
+      ...envForChild(h.env),
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      BULL_BOARD_WRITE: 'true',
+    });
     await waitForHttp(`http://127.0.0.1:${port}/healthz`);
   });
   afterAll(async () => {
@@ -204,7 +238,11 @@ describe('Bull Board with BULL_BOARD_WRITE=true', () => {
   });
 
   const add = (headers: Record<string, string>, body?: string) =>
-    fetch(`http://127.0.0.1:${port}/admin/queues/api/queues/rebuild/add`, { method: 'POST', headers: { authorization: basic, ...headers }, body });
+    fetch(`http://127.0.0.1:${port}/admin/queues/api/queues/rebuild/add`, {
+      method: 'POST',
+      headers: { authorization: basic, ...headers },
+      body,
+    });
   const rebuildJobs = async () => Object.values(await h.ctx.rebuildQueue.getJobCounts()).reduce((a, b) => a + b, 0);
 
   it('refuses body-less and non-JSON writes, and cross-site ones, adding nothing', async () => {
@@ -212,13 +250,19 @@ describe('Bull Board with BULL_BOARD_WRITE=true', () => {
     expect((await add({ 'content-type': 'text/plain' }, '')).status).toBe(415);
     expect((await add({})).status).toBe(415);
     expect((await add({ 'content-type': 'text/plain' }, '{"name":"x"}')).status).toBe(415);
-    expect((await add({ 'content-type': 'application/json', 'sec-fetch-site': 'cross-site' }, '{"name":"x","data":{}}')).status).toBe(403);
+    expect(
+      (await add({ 'content-type': 'application/json', 'sec-fetch-site': 'cross-site' }, '{"name":"x","data":{}}'))
+        .status,
+    ).toBe(403);
     expect(await rebuildJobs()).toBe(before);
   });
 
   it('refuses a body-less write that states no JSON content type and no same-origin page (a queue action by any client)', async () => {
     const pause = (headers: Record<string, string>) =>
-      fetch(`http://127.0.0.1:${port}/admin/queues/api/queues/rebuild/pause`, { method: 'PUT', headers: { authorization: basic, ...headers } });
+      fetch(`http://127.0.0.1:${port}/admin/queues/api/queues/rebuild/pause`, {
+        method: 'PUT',
+        headers: { authorization: basic, ...headers },
+      });
     expect((await pause({})).status).toBe(415);
     expect((await pause({ 'content-type': 'text/plain' })).status).toBe(415);
     expect(await h.ctx.rebuildQueue.isPaused()).toBe(false);
@@ -231,7 +275,10 @@ describe('Bull Board with BULL_BOARD_WRITE=true', () => {
   it("keeps Bull Board's own page working: its body-less PUT from a real browser carries the page's Origin and passes", async () => {
     const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
     expect(existsSync(executablePath), `${executablePath} must be installed (scripts/test-setup.sh)`).toBe(true);
-    const browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    const browser = await chromium.launch({
+      executablePath,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+    });
     try {
       const context = await browser.newContext({ httpCredentials: { username: 'admin', password: ADMIN_KEY } });
       const page = await context.newPage();
@@ -274,7 +321,13 @@ describe('a web process at HTTP_MAX_CONNECTIONS', () => {
   beforeAll(async () => {
     h = await createHarness({ workers: false });
     port = await freePort();
-    web = startLaurel('web', { ...envForChild(h.env), PORT: String(port), LOG_LEVEL: 'info', HTTP_MAX_CONNECTIONS: '3', HTTP_KEEP_ALIVE_TIMEOUT_MS: '60000' });
+    web = startLaurel('web', {
+      ...envForChild(h.env),
+      PORT: String(port),
+      LOG_LEVEL: 'info',
+      HTTP_MAX_CONNECTIONS: '3',
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: '60000',
+    });
     // Not waitForHttp: its kept-alive connection would take one of the three.
     await web.waitForLog((line) => line.msg === 'http listening');
   });
@@ -317,7 +370,13 @@ describe('web cluster processes (WEB_PROCESSES=2)', () => {
   beforeAll(async () => {
     h = await createHarness({ workers: false });
     port = await freePort();
-    web = startLaurel('web', { ...envForChild(h.env), PORT: String(port), LOG_LEVEL: 'warn', WEB_PROCESSES: '2', HTTP_HEADERS_TIMEOUT_MS: '1000' });
+    web = startLaurel('web', {
+      ...envForChild(h.env),
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      WEB_PROCESSES: '2',
+      HTTP_HEADERS_TIMEOUT_MS: '1000',
+    });
     await waitForHttp(`http://127.0.0.1:${port}/healthz`);
   });
   afterAll(async () => {
@@ -326,7 +385,9 @@ describe('web cluster processes (WEB_PROCESSES=2)', () => {
   });
 
   it('apply the same server limits: trickled headers get 408 from whichever process takes the connection', async () => {
-    const answers = await Promise.all([1, 2, 3, 4].map(() => rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: a')));
+    const answers = await Promise.all(
+      [1, 2, 3, 4].map(() => rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: a')),
+    );
     for (const answer of answers) expect(answer).toMatchObject({ status: 408, closed: true });
   });
 });

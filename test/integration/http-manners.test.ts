@@ -8,7 +8,10 @@ import { runTick } from '../../src/services/period-tick.js';
 import { ADMIN_KEY, createHarness, type Harness } from '../support/harness.js';
 
 /** A raw GET, so the answer's own Content-Encoding and length are seen (fetch decodes them). */
-function rawGet(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown>; bytes: number }> {
+function rawGet(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Record<string, unknown>; bytes: number }> {
   return new Promise((resolve, reject) => {
     request(url, { headers }, (res) => {
       let bytes = 0;
@@ -22,7 +25,9 @@ function rawGet(url: string, headers: Record<string, string>): Promise<{ status:
 
 /** A page of a game on another origin (another port), which reads standings from Laurel. */
 async function gamePage(): Promise<{ server: Server; port: number }> {
-  const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>game</title><p>game'));
+  const server = createServer((_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>game</title><p>game'),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   return { server, port: (server.address() as AddressInfo).port };
 }
@@ -33,7 +38,12 @@ describe('HTTP manners', () => {
     h = await createHarness({ env: { PUBLIC_READS: 'true' } });
     h.clock.set('2026-11-10T12:00:00Z');
     expect((await h.api('PUT', '/v1/boards/big', { aggregation: 'sum', graceSeconds: 0 })).status).toBe(201);
-    const events = Array.from({ length: 300 }, (_, i) => ({ board: 'big', member: `member-${i}`, value: i, idempotencyKey: `big-${i}` }));
+    const events = Array.from({ length: 300 }, (_, i) => ({
+      board: 'big',
+      member: `member-${i}`,
+      value: i,
+      idempotencyKey: `big-${i}`,
+    }));
     expect((await h.api('POST', '/v1/events?wait=true', { events })).status).toBe(200);
   });
   afterAll(() => h.close());
@@ -54,7 +64,10 @@ describe('HTTP manners', () => {
     const single = await h.api('POST', '/v1/events', { board: 'placed', member: 'p', value: 1, idempotencyKey: 'k:1' });
     expect([single.status, single.headers.get('location')]).toEqual([202, '/v1/events/k%3A1']);
     const rebuild = await h.api('POST', '/v1/admin/rebuilds', { board: 'placed' });
-    expect([rebuild.status, rebuild.headers.get('location')]).toEqual([202, `/v1/admin/rebuilds/${rebuild.body.rebuildId}`]);
+    expect([rebuild.status, rebuild.headers.get('location')]).toEqual([
+      202,
+      `/v1/admin/rebuilds/${rebuild.body.rebuildId}`,
+    ]);
     await h.drain();
   });
 
@@ -70,25 +83,36 @@ describe('HTTP manners', () => {
   });
 
   it('lets reads be cached briefly, closed periods long, and nothing else', async () => {
-    expect((await h.api('GET', '/v1/boards/big/standings', undefined, null)).headers.get('cache-control')).toBe('max-age=5');
+    expect((await h.api('GET', '/v1/boards/big/standings', undefined, null)).headers.get('cache-control')).toBe(
+      'max-age=5',
+    );
     expect((await h.api('GET', '/v1/boards', undefined, null)).headers.get('cache-control')).toBe('max-age=5');
     expect((await h.api('GET', '/v1/admin/stats')).headers.get('cache-control')).toBe('no-store');
     expect((await h.api('GET', '/v1/events/big-1')).headers.get('cache-control')).toBe('no-store');
     expect((await h.api('GET', '/v1/boards/none/standings')).headers.get('cache-control')).toBe('no-store');
     h.clock.set('2026-12-01T00:00:01Z');
     await runTick(h.ctx);
-    for (const url of ['/v1/boards/big/periods/2026-11/results', '/v1/boards/big/standings?period=2026-11', '/v1/boards/big/standings/member-3?period=2026-11']) {
+    for (const url of [
+      '/v1/boards/big/periods/2026-11/results',
+      '/v1/boards/big/standings?period=2026-11',
+      '/v1/boards/big/standings/member-3?period=2026-11',
+    ]) {
       const res = await h.api('GET', url, undefined, null);
       expect([res.status, res.headers.get('cache-control')], url).toEqual([200, 'max-age=86400']);
     }
-    expect((await h.api('GET', '/v1/boards/big/standings', undefined, null)).headers.get('cache-control')).toBe('max-age=5');
+    expect((await h.api('GET', '/v1/boards/big/standings', undefined, null)).headers.get('cache-control')).toBe(
+      'max-age=5',
+    );
   });
 });
 
 describe('CORS', () => {
   it('CORS_ORIGINS takes a list of origins, or * only with PUBLIC_READS', () => {
     const base = { DATABASE_URL: 'postgres://x/y', REDIS_URL: 'redis://127.0.0.1:6379', ADMIN_API_KEY: ADMIN_KEY };
-    expect(parseEnv({ ...base, CORS_ORIGINS: 'https://a.example, http://b.example:8080' }).CORS_ORIGINS).toEqual(['https://a.example', 'http://b.example:8080']);
+    expect(parseEnv({ ...base, CORS_ORIGINS: 'https://a.example, http://b.example:8080' }).CORS_ORIGINS).toEqual([
+      'https://a.example',
+      'http://b.example:8080',
+    ]);
     expect(parseEnv({ ...base }).CORS_ORIGINS).toEqual([]);
     expect(parseEnv({ ...base, CORS_ORIGINS: '*', PUBLIC_READS: 'true' }).CORS_ORIGINS).toBe('*');
     expect(() => parseEnv({ ...base, CORS_ORIGINS: '*' })).toThrow(/CORS_ORIGINS may be \* only with PUBLIC_READS/);
@@ -101,7 +125,10 @@ describe('CORS', () => {
     const h = await createHarness({ workers: false, env: { PUBLIC_READS: 'true', CORS_ORIGINS: origin } });
     const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
     expect(existsSync(executablePath), `${executablePath} must be installed (scripts/test-setup.sh)`).toBe(true);
-    const browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    const browser = await chromium.launch({
+      executablePath,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+    });
     try {
       expect((await h.api('PUT', '/v1/boards/web', { aggregation: 'sum', period: 'all' })).status).toBe(201);
       // Headers as a browser sees them, checked directly too.
@@ -125,12 +152,19 @@ describe('CORS', () => {
             const attempt = async (init?: RequestInit) => {
               try {
                 const res = await fetch(`${api}/v1/boards/web/standings`, init);
-                return { status: res.status, board: ((await res.json()) as { board: string }).board, exposedRequestId: res.headers.get('x-request-id') !== null };
+                return {
+                  status: res.status,
+                  board: ((await res.json()) as { board: string }).board,
+                  exposedRequestId: res.headers.get('x-request-id') !== null,
+                };
               } catch (err) {
                 return { failed: String(err) };
               }
             };
-            return { anonymous: await attempt(), keyed: await attempt({ headers: { authorization: `Bearer ${key}` } }) };
+            return {
+              anonymous: await attempt(),
+              keyed: await attempt({ headers: { authorization: `Bearer ${key}` } }),
+            };
           },
           { api: h.baseUrl, key: ADMIN_KEY },
         );
@@ -141,7 +175,10 @@ describe('CORS', () => {
       });
       // The same page under another origin (localhost is not 127.0.0.1) is refused by the browser.
       const other = await fromPage(`http://localhost:${page.port}/`);
-      expect(other).toEqual({ anonymous: { failed: expect.stringMatching(/Failed to fetch/) }, keyed: { failed: expect.stringMatching(/Failed to fetch/) } });
+      expect(other).toEqual({
+        anonymous: { failed: expect.stringMatching(/Failed to fetch/) },
+        keyed: { failed: expect.stringMatching(/Failed to fetch/) },
+      });
     } finally {
       await browser.close();
       await h.close();

@@ -13,7 +13,13 @@ interface Raw {
  * One request, raw: every header as sent (lower-cased names) and the body as text. An event
  * stream is read up to its first message, then the connection is dropped.
  */
-function send(base: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Raw> {
+function send(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<Raw> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const all = payload === undefined ? headers : { ...headers, 'content-type': 'application/json' };
@@ -21,7 +27,8 @@ function send(base: string, method: string, path: string, headers: Record<string
       let text = '';
       const done = () => {
         const flat: Record<string, string> = {};
-        for (const [name, value] of Object.entries(res.headers)) flat[name] = Array.isArray(value) ? value.join(', ') : String(value);
+        for (const [name, value] of Object.entries(res.headers))
+          flat[name] = Array.isArray(value) ? value.join(', ') : String(value);
         resolve({ status: res.statusCode!, headers: flat, body: text });
       };
       res.setEncoding('utf8');
@@ -65,7 +72,9 @@ describe('one HTTP pipeline for every route', () => {
     h = await createHarness({ env: { CORS_ORIGINS: ORIGIN } });
     readKey = (await createApiKey(h.ctx.db, 'pipeline-read', 'read')).key;
     expect((await h.api('PUT', '/v1/boards/pipe', { aggregation: 'best' })).status).toBe(201);
-    await h.postEvents(Array.from({ length: 30 }, (_, i) => ({ board: 'pipe', member: `m${i}`, value: i, idempotencyKey: `pipe-${i}` })));
+    await h.postEvents(
+      Array.from({ length: 30 }, (_, i) => ({ board: 'pipe', member: `m${i}`, value: i, idempotencyKey: `pipe-${i}` })),
+    );
     expect((await h.api('PUT', '/v1/members/m1/following', { memberIds: ['m2', 'm3'] })).status).toBe(200);
   });
   afterAll(() => h.close());
@@ -76,9 +85,12 @@ describe('one HTTP pipeline for every route', () => {
     if (key) headers.authorization = `Bearer ${key}`;
     const raw = await send(h.baseUrl, method, path, headers, body);
     expect(raw.headers['x-request-id'], `${method} ${path}: request id`).toBe(id);
-    for (const [name, value] of Object.entries(SECURITY)) expect(raw.headers[name], `${method} ${path}: ${name}`).toBe(value);
+    for (const [name, value] of Object.entries(SECURITY))
+      expect(raw.headers[name], `${method} ${path}: ${name}`).toBe(value);
     expect(raw.headers['access-control-allow-origin'], `${method} ${path}: CORS`).toBe(ORIGIN);
-    expect(raw.headers['access-control-expose-headers'], `${method} ${path}: CORS`).toBe('Location,Retry-After,X-Request-Id');
+    expect(raw.headers['access-control-expose-headers'], `${method} ${path}: CORS`).toBe(
+      'Location,Retry-After,X-Request-Id',
+    );
     expect(varies(raw), `${method} ${path}: Vary`).toContain('origin');
     return raw;
   };
@@ -138,9 +150,23 @@ describe('one HTTP pipeline for every route', () => {
     ['a stream of an unknown board', 'GET', '/v1/boards/nope/standings/stream', 'read', 404, 'not_found'],
     ['a bad query', 'GET', '/v1/boards/pipe/standings?limit=0', 'read', 400, 'validation_failed'],
     ['a bad stream query', 'GET', '/v1/boards/pipe/standings/stream?limit=99', 'read', 400, 'validation_failed'],
-    ['a member stream of an invalid member id', 'GET', `/v1/boards/pipe/standings/${'x'.repeat(300)}/stream`, 'read', 404, 'not_found'],
+    [
+      'a member stream of an invalid member id',
+      'GET',
+      `/v1/boards/pipe/standings/${'x'.repeat(300)}/stream`,
+      'read',
+      404,
+      'not_found',
+    ],
     ['another method', 'PATCH', '/v1/boards/pipe/standings', 'admin', 405, 'method_not_allowed'],
-    ['a stream asked with another method', 'DELETE', '/v1/boards/pipe/standings/stream', 'admin', 405, 'method_not_allowed'],
+    [
+      'a stream asked with another method',
+      'DELETE',
+      '/v1/boards/pipe/standings/stream',
+      'admin',
+      405,
+      'method_not_allowed',
+    ],
     ['an unknown path', 'GET', '/v1/nothing', 'admin', 404, 'not_found'],
     ['a bad path escape', 'GET', '/v1/boards/%E0%A4%A/standings', 'read', 400, 'bad_request'],
     ['an admin route with a read key', 'GET', '/v1/admin/stats', 'read', 403, 'forbidden'],
@@ -171,7 +197,10 @@ describe('one HTTP pipeline for every route', () => {
     expect(raw.headers['access-control-allow-origin']).toBe(ORIGIN);
     expect(raw.headers['access-control-allow-headers']).toMatch(/Authorization/);
     expect(raw.headers['access-control-max-age']).toBe('600');
-    const foreign = await send(h.baseUrl, 'GET', '/v1/boards/pipe/standings/m1', { origin: 'https://other.example', authorization: `Bearer ${readKey}` });
+    const foreign = await send(h.baseUrl, 'GET', '/v1/boards/pipe/standings/m1', {
+      origin: 'https://other.example',
+      authorization: `Bearer ${readKey}`,
+    });
     expect(foreign.status).toBe(200);
     expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
   });

@@ -20,7 +20,12 @@ beforeAll(async () => {
   // No workers: whatever intake enqueued would stay visible in the queue.
   h = await createHarness({ workers: false });
   redis = new Redis(TEST_REDIS_URL);
-  await h.api('PUT', '/v1/boards/game', { aggregation: 'best', categories: ['kills'], minValue: -TWO_40, maxValue: TWO_40 });
+  await h.api('PUT', '/v1/boards/game', {
+    aggregation: 'best',
+    categories: ['kills'],
+    minValue: -TWO_40,
+    maxValue: TWO_40,
+  });
   await h.api('PUT', '/v1/boards/cents', { aggregation: 'sum', decimals: 2 });
   await h.api('PUT', '/v1/boards/micro', { aggregation: 'last', decimals: 6 });
 });
@@ -37,7 +42,14 @@ interface Trace {
 
 /** Everything intake could leave behind: queue jobs, ledger rows, keys under the prefix. */
 async function trace(): Promise<Trace> {
-  const counts = await h.ctx.scoreQueue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed');
+  const counts = await h.ctx.scoreQueue.getJobCounts(
+    'waiting',
+    'active',
+    'delayed',
+    'prioritized',
+    'completed',
+    'failed',
+  );
   const rows: Record<string, number> = {};
   for (const table of ['score_events', 'rejections', 'periods', 'members', 'member_aggregates'] as const) {
     const row = await h.ctx.db
@@ -47,12 +59,18 @@ async function trace(): Promise<Trace> {
     rows[table] = Number(row.n);
   }
   // Rate-limit counters count requests, valid or not; they are not data.
-  const keys = (await scanMatching(redis, keysOfPrefix(h.env.REDIS_PREFIX))).filter((k) => !k.startsWith(`${h.env.REDIS_PREFIX}:rl:`));
+  const keys = (await scanMatching(redis, keysOfPrefix(h.env.REDIS_PREFIX))).filter(
+    (k) => !k.startsWith(`${h.env.REDIS_PREFIX}:rl:`),
+  );
   return { jobs: Object.values(counts).reduce((a, b) => a + b, 0), rows, keys: keys.sort() };
 }
 
 /** Posts a body exactly as given (a string is sent as is), with the admin key. */
-async function post(body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }, query = ''): Promise<ApiResponse> {
+async function post(
+  body: unknown,
+  headers: Record<string, string> = { 'content-type': 'application/json' },
+  query = '',
+): Promise<ApiResponse> {
   const res = await fetch(`${h.baseUrl}/v1/events${query}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${ADMIN_KEY}`, ...headers },
@@ -77,13 +95,21 @@ function expectRefused(res: ApiResponse, status: number, path?: string | RegExp,
   expect(res.body.message.length, label).toBeGreaterThan(0);
   if (path === undefined) return;
   const details: Array<{ index?: number; path: string; message: string }> = res.body.details ?? [];
-  const hit = details.find((d) => (typeof path === 'string' ? d.path === path : path.test(d.path)) && d.index === index);
+  const hit = details.find(
+    (d) => (typeof path === 'string' ? d.path === path : path.test(d.path)) && d.index === index,
+  );
   expect(hit, `${String(path)}${index === undefined ? '' : ` at ${index}`} in ${label}`).toBeDefined();
   expect(hit!.message.length).toBeGreaterThan(0);
 }
 
 let serial = 0;
-const event = (over: Record<string, unknown> = {}) => ({ board: 'game', member: 'p1', value: 10, idempotencyKey: `fz-${++serial}`, ...over });
+const event = (over: Record<string, unknown> = {}) => ({
+  board: 'game',
+  member: 'p1',
+  value: 10,
+  idempotencyKey: `fz-${++serial}`,
+  ...over,
+});
 
 /** Runs requests that must all be refused and checks none of them left a trace. */
 async function withoutTrace(run: () => Promise<void>): Promise<void> {
@@ -339,14 +365,18 @@ describe('fields of one event', () => {
 
   it('refuses a bad wait flag', async () => {
     await withoutTrace(async () => {
-      for (const query of ['?wait=yes', '?wait=', '?wait=true&wait=false', '?wait=1']) expectRefused(await post(event(), undefined, query), 400, 'wait');
+      for (const query of ['?wait=yes', '?wait=', '?wait=true&wait=false', '?wait=1'])
+        expectRefused(await post(event(), undefined, query), 400, 'wait');
     });
   });
 
   it('refuses metadata nested far deeper than a stack would allow, with a 400', async () => {
     await withoutTrace(async () => {
       const depth = 300_000;
-      const body = JSON.stringify(event({ metadata: {} })).replace('"metadata":{}', `"metadata":{"a":${'['.repeat(depth)}${']'.repeat(depth)}}`);
+      const body = JSON.stringify(event({ metadata: {} })).replace(
+        '"metadata":{}',
+        `"metadata":{"a":${'['.repeat(depth)}${']'.repeat(depth)}}`,
+      );
       expectRefused(await post(body), 400, 'metadata');
     });
   });
@@ -385,7 +415,26 @@ describe('batches', () => {
 
 describe('generated hostile input', () => {
   // Characters each field refuses, quotes and Lua meta-characters among them.
-  const forbidden = fc.constantFrom('"', "'", '\\', '%', '[', ']', ' ', '\n', '\t', '\u0000', '\u007f', 'é', '🏆', '\u200b', '*', '#', '/', '?');
+  const forbidden = fc.constantFrom(
+    '"',
+    "'",
+    '\\',
+    '%',
+    '[',
+    ']',
+    ' ',
+    '\n',
+    '\t',
+    '\u0000',
+    '\u007f',
+    'é',
+    '🏆',
+    '\u200b',
+    '*',
+    '#',
+    '/',
+    '?',
+  );
   const notAString = fc.oneof(
     fc.integer(),
     fc.double(),
@@ -414,9 +463,14 @@ describe('generated hostile input', () => {
     fc
       .constantFrom('board', 'member', 'idempotencyKey', 'category', 'source')
       .chain((field) =>
-        fc.tuple(fc.string({ maxLength: 20 }), idForbidden(field), fc.string({ maxLength: 20 })).map(([a, bad, b]) => ({ field, value: `${a}${bad}${b}` })),
+        fc
+          .tuple(fc.string({ maxLength: 20 }), idForbidden(field), fc.string({ maxLength: 20 }))
+          .map(([a, bad, b]) => ({ field, value: `${a}${bad}${b}` })),
       ),
-    fc.record({ field: fc.constant('value'), value: fc.oneof(fc.double({ min: TWO_40 + 1, noNaN: true }), fc.double({ max: -TWO_40 - 1, noNaN: true })) }),
+    fc.record({
+      field: fc.constant('value'),
+      value: fc.oneof(fc.double({ min: TWO_40 + 1, noNaN: true }), fc.double({ max: -TWO_40 - 1, noNaN: true })),
+    }),
   );
 
   it('refuses an event with one field made invalid by construction, naming that field', async () => {
@@ -495,7 +549,10 @@ describe('valid edges', () => {
       ['micro', 'small', '0.000001', 0.000001],
     ];
     for (const [board, member, text, expected] of cases) {
-      const body = JSON.stringify({ board, member, value: 0, idempotencyKey: `edge-${board}-${member}` }).replace('"value":0', `"value":${text}`);
+      const body = JSON.stringify({ board, member, value: 0, idempotencyKey: `edge-${board}-${member}` }).replace(
+        '"value":0',
+        `"value":${text}`,
+      );
       const res = await fetch(`${w.baseUrl}/v1/events?wait=true`, {
         method: 'POST',
         headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
@@ -512,9 +569,23 @@ describe('valid edges', () => {
 
   it('accepts ids at their longest and keys full of quotes and Lua meta-characters, and finds them again', async () => {
     const members = ['m'.repeat(128), 'p:1@eu.zone_a-b', '.-_:@'];
-    const keys = ['"\'\\%[]{}()^$*+?.-:#!~`<>|&;=,/', 'k'.repeat(128), ']]--[[', '%s%d%%', '{edge|all}', 'KEYS[1]', 'return\\"x\\"'];
+    const keys = [
+      '"\'\\%[]{}()^$*+?.-:#!~`<>|&;=,/',
+      'k'.repeat(128),
+      ']]--[[',
+      '%s%d%%',
+      '{edge|all}',
+      'KEYS[1]',
+      'return\\"x\\"',
+    ];
     const events = members.flatMap((member, m) =>
-      keys.map((idempotencyKey, k) => ({ board: 'lua', member, value: m * 10 + k, idempotencyKey: `${idempotencyKey}${m}`.slice(-128), category: 'kills' })),
+      keys.map((idempotencyKey, k) => ({
+        board: 'lua',
+        member,
+        value: m * 10 + k,
+        idempotencyKey: `${idempotencyKey}${m}`.slice(-128),
+        category: 'kills',
+      })),
     );
     const res = await w.api('POST', '/v1/events?wait=true', { events });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -524,10 +595,14 @@ describe('valid edges', () => {
       expect(status.body).toMatchObject({ idempotencyKey: e.idempotencyKey, status: 'applied', member: e.member });
     }
     // Each member's best is its last key's value; reference ranks computed here.
-    const best = members.map((member, m) => ({ member, score: m * 10 + keys.length - 1 })).sort((a, b) => b.score - a.score);
+    const best = members
+      .map((member, m) => ({ member, score: m * 10 + keys.length - 1 }))
+      .sort((a, b) => b.score - a.score);
     for (const category of ['all', 'kills']) {
       const page = await w.api('GET', `/v1/boards/lua/standings?category=${category}`);
-      expect(page.body.entries.map((e: any) => [e.rank, e.member, e.score])).toEqual(best.map((b, i) => [i + 1, b.member, b.score]));
+      expect(page.body.entries.map((e: any) => [e.rank, e.member, e.score])).toEqual(
+        best.map((b, i) => [i + 1, b.member, b.score]),
+      );
     }
     for (const member of members) {
       const one = await w.api('GET', `/v1/boards/lua/standings/${encodeURIComponent(member)}`);
@@ -537,7 +612,12 @@ describe('valid edges', () => {
   });
 
   it('accepts a batch of exactly 1000, metadata of exactly 2 KB and 16 levels, and occurredAt 5 minutes ahead', async () => {
-    const events = Array.from({ length: 1000 }, (_, i) => ({ board: 'edge', member: `b${i % 100}`, value: i, idempotencyKey: `batch-${i}` }));
+    const events = Array.from({ length: 1000 }, (_, i) => ({
+      board: 'edge',
+      member: `b${i % 100}`,
+      value: i,
+      idempotencyKey: `batch-${i}`,
+    }));
     expect((await w.api('POST', '/v1/events', { events })).body).toEqual({ accepted: 1000 });
     const shell = JSON.stringify({ blob: '' });
     const metadata = { blob: 'x'.repeat(2048 - shell.length) };

@@ -61,7 +61,13 @@ describe('validation of a batch', () => {
 
   it('refuses empty and oversized batches, non-objects and bad JSON', async () => {
     const before = await queued();
-    const cases: unknown[] = [{ events: [] }, { events: Array.from({ length: 1001 }, (_, i) => ok(i)) }, [ok(1)], 'null', { events: [ok(1)], extra: 1 }];
+    const cases: unknown[] = [
+      { events: [] },
+      { events: Array.from({ length: 1001 }, (_, i) => ok(i)) },
+      [ok(1)],
+      'null',
+      { events: [ok(1)], extra: 1 },
+    ];
     for (const body of cases) {
       const res = await h.api('POST', '/v1/events', body);
       expect(res.status).toBe(400);
@@ -74,7 +80,12 @@ describe('validation of a batch', () => {
 
   it('refuses text Postgres cannot store, anywhere, with a 4xx and never a 500', async () => {
     const before = await queued();
-    for (const metadata of [{ note: 'a\u0000b' }, { 'k\u0000': 1 }, { note: '\ud800' }, { deep: [{ x: 'ok', y: '\udc00' }] }]) {
+    for (const metadata of [
+      { note: 'a\u0000b' },
+      { 'k\u0000': 1 },
+      { note: '\ud800' },
+      { deep: [{ x: 'ok', y: '\udc00' }] },
+    ]) {
       const res = await h.api('POST', '/v1/events', JSON.stringify({ ...ok(1), metadata }));
       expect(res.status).toBe(400);
       expect(res.body.details[0].path).toMatch(/^metadata/);
@@ -99,7 +110,13 @@ describe('validation of a batch', () => {
     expect(res).toMatchObject({ status: 202, body: { accepted: 3 } });
     expect(await queued()).toBe(before + 1);
     const status = await h.api('GET', '/v1/events/ok-2');
-    expect(status.body).toMatchObject({ idempotencyKey: 'ok-2', status: 'pending', board: 'game', member: 'm2', score: null });
+    expect(status.body).toMatchObject({
+      idempotencyKey: 'ok-2',
+      status: 'pending',
+      board: 'game',
+      member: 'm2',
+      score: null,
+    });
     expect(status.body.period).toMatch(/^\d{4}-\d{2}$/);
     expect((await h.api('GET', '/v1/events/never-posted')).status).toBe(404);
   });
@@ -135,7 +152,11 @@ describe('authentication and roles', () => {
 
 describe('a queue Redis that is down', () => {
   it('answers 503 and accepts nothing', async () => {
-    const down = await createHarness({ workers: false, redisReachable: false, env: { REDIS_URL: 'redis://127.0.0.1:1/0' } });
+    const down = await createHarness({
+      workers: false,
+      redisReachable: false,
+      env: { REDIS_URL: 'redis://127.0.0.1:1/0' },
+    });
     try {
       await down.api('PUT', '/v1/boards/game', { aggregation: 'best' });
       const res = await down.api('POST', '/v1/events', ok(1));

@@ -36,8 +36,13 @@ describe('job registry: names, handlers and start-up', () => {
     expect(() => buildJobRegistry(withoutTick)).toThrow('job "tick" of queue "periods" has 0 handlers, not 1');
     const twice = [...JOB_HANDLERS, handler('rebuild', 'scope', async () => 'second')];
     expect(() => buildJobRegistry(twice)).toThrow('job "scope" of queue "rebuild" has 2 handlers, not 1');
-    const stray = [...JOB_HANDLERS, { queue: 'periods', name: 'compact', handle: async () => undefined } as unknown as (typeof JOB_HANDLERS)[number]];
-    expect(() => buildJobRegistry(stray)).toThrow('a handler names job "compact" of queue "periods", which no contract declares');
+    const stray = [
+      ...JOB_HANDLERS,
+      { queue: 'periods', name: 'compact', handle: async () => undefined } as unknown as (typeof JOB_HANDLERS)[number],
+    ];
+    expect(() => buildJobRegistry(stray)).toThrow(
+      'a handler names job "compact" of queue "periods", which no contract declares',
+    );
   });
 });
 
@@ -79,8 +84,14 @@ describe('job registry: dispatch against real Redis', () => {
     expect(await h.ctx.db.selectFrom('rollups').selectAll().execute()).toEqual([]);
 
     // On the rebuild queue an unknown name used to become a scope rebuild.
-    await (h.ctx.rebuildQueue as Queue).add('refill', { board: 'reg', period: 'all', category: 'all' }, { jobId: 'unknown-rebuild' });
-    expect((await settled(h.ctx.rebuildQueue, 'unknown-rebuild')).job.failedReason).toBe('queue "rebuild" has no job "refill"');
+    await (h.ctx.rebuildQueue as Queue).add(
+      'refill',
+      { board: 'reg', period: 'all', category: 'all' },
+      { jobId: 'unknown-rebuild' },
+    );
+    expect((await settled(h.ctx.rebuildQueue, 'unknown-rebuild')).job.failedReason).toBe(
+      'queue "rebuild" has no job "refill"',
+    );
     expect(await h.ctx.db.selectFrom('rebuild_log').selectAll().execute()).toEqual([]);
   });
 

@@ -37,7 +37,13 @@ describe('entrants, attempts and league placement against the reference, for any
     const runs: Array<{ board: string; expected: ReturnType<typeof referenceLeague> }> = [];
     for (let run = 0; run < 5; run += 1) {
       const board = `prop-${run}`;
-      await h.api('PUT', `/v1/boards/${board}`, { aggregation: 'sum', period: 'day', maxMembers: MAX_MEMBERS, maxAttempts: MAX_ATTEMPTS, league });
+      await h.api('PUT', `/v1/boards/${board}`, {
+        aggregation: 'sum',
+        period: 'day',
+        maxMembers: MAX_MEMBERS,
+        maxAttempts: MAX_ATTEMPTS,
+        league,
+      });
       const order = shuffle(events, rand);
       const batches: RefEvent[][] = [];
       for (let i = 0; i < order.length;) {
@@ -48,13 +54,21 @@ describe('entrants, attempts and league placement against the reference, for any
       for (const batch of batches) {
         await postAndWait(
           h,
-          batch.map((e) => ({ board, member: e.member, value: e.units, idempotencyKey: `${board}.${e.key}`, occurredAt: new Date(e.atMs).toISOString() })),
+          batch.map((e) => ({
+            board,
+            member: e.member,
+            value: e.units,
+            idempotencyKey: `${board}.${e.key}`,
+            occurredAt: new Date(e.atMs).toISOString(),
+          })),
         );
       }
       const expected = referenceLeague(batches, MAX_MEMBERS, MAX_ATTEMPTS, league);
       runs.push({ board, expected });
 
-      const entrants = (await h.api('GET', `/v1/boards/${board}/entrants?limit=100`)).body.entrants.map((e: { member: string }) => e.member);
+      const entrants = (await h.api('GET', `/v1/boards/${board}/entrants?limit=100`)).body.entrants.map(
+        (e: { member: string }) => e.member,
+      );
       expect(entrants, board).toEqual(expected.entrants);
       const counted = new Set(expected.counted.map((e) => e.key));
       const statuses = await Promise.all(
@@ -64,7 +78,13 @@ describe('entrants, attempts and league placement against the reference, for any
         }),
       );
       expect(statuses, board).toEqual(
-        events.map((e) => (counted.has(e.key) ? 'applied' : expected.entrants.includes(e.member) ? 'rejected:attempts_exhausted' : 'rejected:board_full')),
+        events.map((e) =>
+          counted.has(e.key)
+            ? 'applied'
+            : expected.entrants.includes(e.member)
+              ? 'rejected:attempts_exhausted'
+              : 'rejected:board_full',
+        ),
       );
       for (const [bucket, standings] of expected.buckets) {
         const body = (await h.api('GET', `/v1/boards/${board}/league/${bucket}`)).body;
@@ -73,7 +93,10 @@ describe('entrants, attempts and league placement against the reference, for any
           `${board} ${bucket}`,
         ).toEqual(standings.map((s) => [s.rank, s.member, s.units]));
       }
-      expect((await h.api('GET', `/v1/boards/${board}/league/mid-${expected.buckets.size + 1}`)).body.total, board).toBe(0);
+      expect(
+        (await h.api('GET', `/v1/boards/${board}/league/mid-${expected.buckets.size + 1}`)).body.total,
+        board,
+      ).toBe(0);
     }
 
     // The next day: its first batches arrive inside the 5th's grace, so placement waits for the close.
@@ -97,10 +120,17 @@ describe('entrants, attempts and league placement against the reference, for any
     const post = (board: string, batch: readonly RefEvent[]) =>
       postAndWait(
         h,
-        batch.map((e) => ({ board, member: e.member, value: e.units, idempotencyKey: `${board}.${e.key}`, occurredAt: new Date(e.atMs).toISOString() })),
+        batch.map((e) => ({
+          board,
+          member: e.member,
+          value: e.units,
+          idempotencyKey: `${board}.${e.key}`,
+          occurredAt: new Date(e.atMs).toISOString(),
+        })),
       );
     h.clock.set('2026-12-06T00:02:00Z');
-    for (const [i, { board }] of runs.entries()) for (const batch of splits[i]!.batches.slice(0, splits[i]!.waiting)) await post(board, batch);
+    for (const [i, { board }] of runs.entries())
+      for (const batch of splits[i]!.batches.slice(0, splits[i]!.waiting)) await post(board, batch);
 
     h.clock.set('2026-12-06T00:06:00Z');
     await runTick(h.ctx);
@@ -118,7 +148,9 @@ describe('entrants, attempts and league placement against the reference, for any
       const { batches, waiting } = splits[i]!;
       for (const batch of batches.slice(waiting)) await post(board, batch);
       const next = referenceLeague(batches, MAX_MEMBERS, MAX_ATTEMPTS, league, { tierOf: expected.nextTier, waiting });
-      const entrants = (await h.api('GET', `/v1/boards/${board}/entrants?limit=100`)).body.entrants.map((e: { member: string }) => e.member);
+      const entrants = (await h.api('GET', `/v1/boards/${board}/entrants?limit=100`)).body.entrants.map(
+        (e: { member: string }) => e.member,
+      );
       expect(entrants, `${board} next day`).toEqual(next.entrants);
       for (const [bucket, standings] of next.buckets) {
         const body = (await h.api('GET', `/v1/boards/${board}/league/${bucket}`)).body;

@@ -12,7 +12,13 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 const league = { tiers: ['bronze', 'silver', 'gold'], bucketSize: 2, promote: 1, relegate: 1 };
-const ev = (key: string, member: string, value: number, occurredAt: string) => ({ board: 'ladder', member, value, idempotencyKey: key, occurredAt });
+const ev = (key: string, member: string, value: number, occurredAt: string) => ({
+  board: 'ladder',
+  member,
+  value,
+  idempotencyKey: key,
+  occurredAt,
+});
 type Entry = { rank: number; member: string; score: number; zone: string | null };
 const rows = (body: { entries: Entry[] }) => body.entries.map((e) => [e.rank, e.member, e.score, e.zone]);
 
@@ -33,7 +39,11 @@ describe('leagues', () => {
     const created = await h.api('PUT', '/v1/boards/ladder', { aggregation: 'sum', period: 'day', league });
     expect(created.body.league).toEqual({ ...league, startTier: 'bronze' });
     await postAndWait(h, [ev('l-a1', 'ann', 50, '2026-12-05T10:00:00Z')]);
-    const changed = await h.api('PUT', '/v1/boards/ladder', { aggregation: 'sum', period: 'day', league: { ...league, promote: 2 } });
+    const changed = await h.api('PUT', '/v1/boards/ladder', {
+      aggregation: 'sum',
+      period: 'day',
+      league: { ...league, promote: 2 },
+    });
     expect(changed.status).toBe(409);
     expect(changed.body.details).toEqual([{ path: 'league', message: 'fixed once the board has events' }]);
   });
@@ -48,7 +58,14 @@ describe('leagues', () => {
       ev('l-b2', 'bob', 70, '2026-12-05T11:00:00Z'),
     ]);
     const bronze1 = (await h.api('GET', '/v1/boards/ladder/league/bronze-1')).body;
-    expect(bronze1).toMatchObject({ tier: 'bronze', bucket: 'bronze-1', rank: null, total: 2, promote: 1, relegate: 1 });
+    expect(bronze1).toMatchObject({
+      tier: 'bronze',
+      bucket: 'bronze-1',
+      rank: null,
+      total: 2,
+      promote: 1,
+      relegate: 1,
+    });
     // Lowest tier: nobody is relegated from it.
     expect(rows(bronze1)).toEqual([
       [1, 'bob', 90, 'promote'],
@@ -61,7 +78,13 @@ describe('leagues', () => {
       [2, 'cat', 30, null],
     ]);
     expect(rows((await h.api('GET', '/v1/boards/ladder/league/bronze-3')).body)).toEqual([[1, 'eve', 10, 'promote']]);
-    expect((await h.api('GET', '/v1/boards/ladder/standings/zoe/league')).body).toMatchObject({ tier: 'bronze', bucket: null, rank: null, total: 0, entries: [] });
+    expect((await h.api('GET', '/v1/boards/ladder/standings/zoe/league')).body).toMatchObject({
+      tier: 'bronze',
+      bucket: null,
+      rank: null,
+      total: 0,
+      entries: [],
+    });
     expect((await h.api('GET', '/v1/boards/ladder/league/platinum-1')).status).toBe(404);
   });
 
@@ -69,7 +92,11 @@ describe('leagues', () => {
     // Past midnight but inside the grace: the 5th is not closed, so day 6 placements wait.
     h.clock.set('2026-12-06T00:02:00Z');
     await postAndWait(h, [ev('l-b6', 'bob', 5, '2026-12-06T00:01:00Z'), ev('l-f6', 'fay', 6, '2026-12-06T00:00:30Z')]);
-    expect((await h.api('GET', '/v1/boards/ladder/standings/bob/league')).body).toMatchObject({ bucket: null, rank: null, tier: 'bronze' });
+    expect((await h.api('GET', '/v1/boards/ladder/standings/bob/league')).body).toMatchObject({
+      bucket: null,
+      rank: null,
+      tier: 'bronze',
+    });
     h.clock.set('2026-12-06T00:06:00Z');
     await runTick(h.ctx);
     await runTick(h.ctx);
@@ -91,15 +118,35 @@ describe('leagues', () => {
     ]);
     const report = (await h.api('GET', '/v1/members/bob/notifications')).body.notifications[0];
     expect(report.body).toContain('next tier: silver');
-    expect((await h.api('GET', '/v1/members/bob/leagues')).body).toEqual({ member: 'bob', leagues: [{ board: 'ladder', tier: 'silver' }] });
-    expect((await h.api('GET', '/v1/members/zoe/leagues')).body).toEqual({ member: 'zoe', leagues: [{ board: 'ladder', tier: 'bronze' }] });
+    expect((await h.api('GET', '/v1/members/bob/leagues')).body).toEqual({
+      member: 'bob',
+      leagues: [{ board: 'ladder', tier: 'silver' }],
+    });
+    expect((await h.api('GET', '/v1/members/zoe/leagues')).body).toEqual({
+      member: 'zoe',
+      leagues: [{ board: 'ladder', tier: 'bronze' }],
+    });
     // Placed at the close, in their new tiers.
-    expect((await h.api('GET', '/v1/boards/ladder/standings/bob/league')).body).toMatchObject({ tier: 'silver', bucket: 'silver-1', rank: 1 });
-    expect((await h.api('GET', '/v1/boards/ladder/standings/fay/league')).body).toMatchObject({ tier: 'bronze', bucket: 'bronze-1', rank: 1 });
+    expect((await h.api('GET', '/v1/boards/ladder/standings/bob/league')).body).toMatchObject({
+      tier: 'silver',
+      bucket: 'silver-1',
+      rank: 1,
+    });
+    expect((await h.api('GET', '/v1/boards/ladder/standings/fay/league')).body).toMatchObject({
+      tier: 'bronze',
+      bucket: 'bronze-1',
+      rank: 1,
+    });
     // A member who skipped the 6th keeps the tier earned on the 5th; placement is now immediate.
     await postAndWait(h, [ev('l-d6', 'dan', 1, '2026-12-06T00:05:00Z'), ev('l-a6', 'ann', 1, '2026-12-06T00:05:00Z')]);
-    expect((await h.api('GET', '/v1/boards/ladder/standings/dan/league')).body).toMatchObject({ tier: 'silver', bucket: 'silver-1' });
-    expect((await h.api('GET', '/v1/boards/ladder/standings/ann/league')).body).toMatchObject({ tier: 'bronze', bucket: 'bronze-1' });
+    expect((await h.api('GET', '/v1/boards/ladder/standings/dan/league')).body).toMatchObject({
+      tier: 'silver',
+      bucket: 'silver-1',
+    });
+    expect((await h.api('GET', '/v1/boards/ladder/standings/ann/league')).body).toMatchObject({
+      tier: 'bronze',
+      bucket: 'bronze-1',
+    });
     const fifth = (await h.api('GET', '/v1/boards/ladder/league/bronze-1?period=2026-12-05')).body;
     expect(fifth.period.state).toBe('closed');
     expect(rows(fifth)).toEqual([
@@ -110,7 +157,9 @@ describe('leagues', () => {
 
   it("on erasure drops the member's tier and keeps their slots under the pseudonym, so buckets do not shift", async () => {
     const { erasureId } = (await h.api('DELETE', '/v1/members/bob')).body;
-    await until('erasure done', async () => ((await h.api('GET', `/v1/admin/erasures/${erasureId}`)).body.state === 'done' ? true : undefined));
+    await until('erasure done', async () =>
+      (await h.api('GET', `/v1/admin/erasures/${erasureId}`)).body.state === 'done' ? true : undefined,
+    );
     await h.drain();
     const rows = await h.ctx.db
       .selectFrom('league_placements')
@@ -121,20 +170,47 @@ describe('leagues', () => {
       .orderBy('slot')
       .execute();
     expect(rows.some((r) => r.member_id === 'bob')).toBe(false);
-    expect(rows.filter((r) => r.member_id.startsWith('erased:')).map((r) => `${r.period_key} ${r.bucket}`)).toEqual(['2026-12-05 bronze-1', '2026-12-06 silver-1']);
-    expect(await h.ctx.db.selectFrom('league_tiers').select('tier').where('member_id', '=', 'bob').execute()).toEqual([]);
+    expect(rows.filter((r) => r.member_id.startsWith('erased:')).map((r) => `${r.period_key} ${r.bucket}`)).toEqual([
+      '2026-12-05 bronze-1',
+      '2026-12-06 silver-1',
+    ]);
+    expect(await h.ctx.db.selectFrom('league_tiers').select('tier').where('member_id', '=', 'bob').execute()).toEqual(
+      [],
+    );
     expect((await h.api('GET', '/v1/members/bob/leagues')).body.leagues).toEqual([{ board: 'ladder', tier: 'bronze' }]);
-    expect((await h.api('GET', '/v1/boards/ladder/standings/dan/league')).body).toMatchObject({ bucket: 'silver-1', rank: 1, total: 1 });
+    expect((await h.api('GET', '/v1/boards/ladder/standings/dan/league')).body).toMatchObject({
+      bucket: 'silver-1',
+      rank: 1,
+      total: 1,
+    });
   });
 
   it('lets the next tick place the members a close left waiting when the process died right after it', async () => {
     // As if the close committed and the process died before placing ann (she played during the grace).
-    await h.ctx.db.deleteFrom('league_placements').where('board_id', '=', 'ladder').where('period_key', '=', '2026-12-06').where('member_id', '=', 'ann').execute();
-    await h.ctx.db.updateTable('periods').set({ league_waiting: true }).where('board_id', '=', 'ladder').where('key', '=', '2026-12-05').execute();
+    await h.ctx.db
+      .deleteFrom('league_placements')
+      .where('board_id', '=', 'ladder')
+      .where('period_key', '=', '2026-12-06')
+      .where('member_id', '=', 'ann')
+      .execute();
+    await h.ctx.db
+      .updateTable('periods')
+      .set({ league_waiting: true })
+      .where('board_id', '=', 'ladder')
+      .where('key', '=', '2026-12-05')
+      .execute();
     expect((await h.api('GET', '/v1/boards/ladder/standings/ann/league')).body).toMatchObject({ bucket: null });
     await runTick(h.ctx);
-    expect((await h.api('GET', '/v1/boards/ladder/standings/ann/league')).body).toMatchObject({ tier: 'bronze', bucket: 'bronze-1' });
-    const flag = await h.ctx.db.selectFrom('periods').select('league_waiting').where('board_id', '=', 'ladder').where('key', '=', '2026-12-05').executeTakeFirstOrThrow();
+    expect((await h.api('GET', '/v1/boards/ladder/standings/ann/league')).body).toMatchObject({
+      tier: 'bronze',
+      bucket: 'bronze-1',
+    });
+    const flag = await h.ctx.db
+      .selectFrom('periods')
+      .select('league_waiting')
+      .where('board_id', '=', 'ladder')
+      .where('key', '=', '2026-12-05')
+      .executeTakeFirstOrThrow();
     expect(flag.league_waiting).toBe(false);
   });
 });

@@ -18,7 +18,9 @@ import { recomputeAggregates } from '../../src/storage/postgres/moderation-repos
 /** Which table of the partitioned ledger holds each key. */
 async function partitionsOf(db: Kysely<any>, keys: string[]): Promise<Record<string, string>> {
   const { rows } = await sql<{ key: string; part: string }>`
-    SELECT idempotency_key AS key, tableoid::regclass::text AS part FROM score_events WHERE idempotency_key = ANY (${keys})`.execute(db);
+    SELECT idempotency_key AS key, tableoid::regclass::text AS part FROM score_events WHERE idempotency_key = ANY (${keys})`.execute(
+    db,
+  );
   return Object.fromEntries(rows.map((r) => [r.key, r.part]));
 }
 
@@ -36,7 +38,9 @@ describe('the partitioned ledger in service', () => {
     h = await createHarness({ workers: false });
     outDir = await mkdtemp(path.join(tmpdir(), 'laurel-archive-'));
     expect((await h.api('PUT', '/v1/boards/forever', { aggregation: 'sum', period: 'all' })).status).toBe(201);
-    expect((await h.api('PUT', '/v1/boards/monthly', { aggregation: 'best', period: 'month', graceSeconds: 0 })).status).toBe(201);
+    expect(
+      (await h.api('PUT', '/v1/boards/monthly', { aggregation: 'best', period: 'month', graceSeconds: 0 })).status,
+    ).toBe(201);
   });
   afterAll(async () => {
     await h.close();
@@ -44,7 +48,13 @@ describe('the partitioned ledger in service', () => {
   });
 
   function job(events: ScoreEventInput[], receivedAt = h.clock.now()): ScoreJob {
-    return { events: events.map((posted) => ({ posted, receivedAt: receivedAt.toISOString(), payloadHash: payloadHash(posted) })) };
+    return {
+      events: events.map((posted) => ({
+        posted,
+        receivedAt: receivedAt.toISOString(),
+        payloadHash: payloadHash(posted),
+      })),
+    };
   }
 
   async function apply(events: ScoreEventInput[]) {
@@ -53,12 +63,20 @@ describe('the partitioned ledger in service', () => {
   }
 
   async function ledgerCount(key: string) {
-    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM score_events WHERE idempotency_key = ${key}`.execute(h.ctx.db);
+    const { rows } = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM score_events WHERE idempotency_key = ${key}`.execute(h.ctx.db);
     return rows[0]!.n;
   }
 
   it('keeps idempotency global across monthly partitions', async () => {
-    const first = { board: 'forever', member: 'idem', value: 5, idempotencyKey: 'x-month-1', occurredAt: '2026-10-15T10:00:00Z' };
+    const first = {
+      board: 'forever',
+      member: 'idem',
+      value: 5,
+      idempotencyKey: 'x-month-1',
+      occurredAt: '2026-10-15T10:00:00Z',
+    };
     expect(await apply([first])).toEqual(['applied']);
     // The same event again: a duplicate. The same key stamped in another month (so in
     // another partition): still caught, as a conflict with the stored event.
@@ -66,13 +84,22 @@ describe('the partitioned ledger in service', () => {
     expect(await apply([{ ...first, occurredAt: '2026-11-20T10:00:00Z' }])).toEqual(['rejected:conflict']);
     expect(await apply([{ ...first, occurredAt: '2025-01-02T10:00:00Z' }])).toEqual(['rejected:conflict']);
     expect(await ledgerCount('x-month-1')).toBe(1);
-    expect(await h.api('GET', '/v1/events/x-month-1')).toMatchObject({ status: 200, body: { status: 'applied', value: 5 } });
+    expect(await h.api('GET', '/v1/events/x-month-1')).toMatchObject({
+      status: 200,
+      body: { status: 'applied', value: 5 },
+    });
     expect((await h.api('GET', '/v1/boards/forever/standings/idem?period=all')).body).toMatchObject({ score: 5 });
   });
 
   it('accepts an event of a month that has no partition, then the tick gives the month its partition', async () => {
     h.clock.set('2026-12-02T12:00:00Z');
-    const old = { board: 'forever', member: 'old', value: 7, idempotencyKey: 'no-part-1', occurredAt: '2009-05-06T07:08:09Z' };
+    const old = {
+      board: 'forever',
+      member: 'old',
+      value: 7,
+      idempotencyKey: 'no-part-1',
+      occurredAt: '2009-05-06T07:08:09Z',
+    };
     expect(await apply([old, { ...old, idempotencyKey: 'no-part-2', value: 3 }])).toEqual(['applied', 'applied']);
     expect(await partitionsOf(h.ctx.db, ['no-part-1', 'no-part-2'])).toEqual({
       'no-part-1': 'score_events_default',
@@ -134,7 +161,9 @@ describe('the partitioned ledger in service', () => {
     await Promise.all([ingest, ticks]);
     await runTick(h.ctx);
     const { rows } = await sql<{ part: string; n: number }>`
-      SELECT tableoid::regclass::text AS part, count(*)::int AS n FROM score_events WHERE idempotency_key LIKE 'race-%' GROUP BY 1 ORDER BY 1`.execute(h.ctx.db);
+      SELECT tableoid::regclass::text AS part, count(*)::int AS n FROM score_events WHERE idempotency_key LIKE 'race-%' GROUP BY 1 ORDER BY 1`.execute(
+      h.ctx.db,
+    );
     expect(rows).toEqual(months.map((m) => ({ part: `score_events_p${m.replace('-', '_')}`, n: 150 })));
     const total = await sql<{ v: number }>`
       SELECT sum(value)::int AS v FROM member_aggregates WHERE board_id = 'forever' AND period_key = 'all' AND category = 'all' AND member_id LIKE 'race%'`.execute(
@@ -174,10 +203,16 @@ describe('the partitioned ledger in service', () => {
       occurredAt: new Date(e.atMs).toISOString(),
     }));
     expect(new Set(await apply(posted))).toEqual(new Set(['applied']));
-    expect(await apply([{ board: 'forever', member: 'aug', value: 1, idempotencyKey: 'aug-1', occurredAt: '2026-08-31T23:00:00Z' }])).toEqual(['applied']);
+    expect(
+      await apply([
+        { board: 'forever', member: 'aug', value: 1, idempotencyKey: 'aug-1', occurredAt: '2026-08-31T23:00:00Z' },
+      ]),
+    ).toEqual(['applied']);
     h.clock.set('2026-10-05T00:00:00Z');
     await runTick(h.ctx);
-    const period = await sql<{ state: string }>`SELECT state FROM periods WHERE board_id = 'monthly' AND key = '2026-09'`.execute(h.ctx.db);
+    const period = await sql<{
+      state: string;
+    }>`SELECT state FROM periods WHERE board_id = 'monthly' AND key = '2026-09'`.execute(h.ctx.db);
     expect(period.rows[0]!.state).toBe('closed');
 
     await expect(archiveLedger(h.ctx, { before: '2026-11' })).rejects.toThrow(/after the current month/);
@@ -192,8 +227,12 @@ describe('the partitioned ledger in service', () => {
     for (const r of first.refused) expect(r.reason).toMatch(/forever\/all \(open\)/);
     const names = await attachedPartitions(h.ctx.db);
     expect(names).not.toContain('score_events_p2026_09');
-    expect(names).toEqual(expect.arrayContaining(['score_events_p2026_08', 'score_events_p2026_10', 'score_events_default']));
-    const kept = await sql<{ n: number }>`SELECT count(*)::int AS n FROM ledger_archive.score_events_p2026_09`.execute(h.ctx.db);
+    expect(names).toEqual(
+      expect.arrayContaining(['score_events_p2026_08', 'score_events_p2026_10', 'score_events_default']),
+    );
+    const kept = await sql<{ n: number }>`SELECT count(*)::int AS n FROM ledger_archive.score_events_p2026_09`.execute(
+      h.ctx.db,
+    );
     expect(kept.rows[0]!.n).toBe(40);
     expect(await readdir(outDir)).toEqual(['score_events_2026-09.csv.gz']);
     // The file holds every member's events: readable by its owner only, whatever the umask.
@@ -214,18 +253,39 @@ describe('the partitioned ledger in service', () => {
     const expected = referenceStandings(events, { aggregation: 'best', order: 'desc', tieBreak: 'first' });
     const results = await h.api('GET', '/v1/boards/monthly/periods/2026-09/results?limit=100');
     expect(results.status).toBe(200);
-    expect(results.body.entries.map((e: any) => [e.rank, e.member, e.score])).toEqual(expected.map((e) => [e.rank, e.member, e.units]));
+    expect(results.body.entries.map((e: any) => [e.rank, e.member, e.score])).toEqual(
+      expected.map((e) => [e.rank, e.member, e.units]),
+    );
     // Its keys are still known; its events cannot be recounted from a ledger that lost them.
     expect(await apply([posted[0]!])).toEqual(['duplicate']);
     const status = await h.api('GET', '/v1/events/sep-0');
     expect(status.status).toBe(404);
     expect(status.body.message).toMatch(/archived with the ledger of 2026-09/);
-    await expect(recomputeAggregates(h.ctx.db, { board: 'monthly', period: '2026-09', member: null, category: null }, h.clock.now())).rejects.toThrow(/archived/);
-    const fromEvents = await h.api('POST', '/v1/admin/rebuilds', { board: 'monthly', period: '2026-09', fromEvents: true });
+    await expect(
+      recomputeAggregates(
+        h.ctx.db,
+        { board: 'monthly', period: '2026-09', member: null, category: null },
+        h.clock.now(),
+      ),
+    ).rejects.toThrow(/archived/);
+    const fromEvents = await h.api('POST', '/v1/admin/rebuilds', {
+      board: 'monthly',
+      period: '2026-09',
+      fromEvents: true,
+    });
     expect(fromEvents).toMatchObject({ status: 409, body: { error: 'conflict', details: [{ path: 'fromEvents' }] } });
     // Rebuilding Redis from the stored aggregates still works, and verify finds it equal.
-    await processScopeRebuild(h.ctx, { board: 'monthly', period: '2026-09', category: 'all', fromEvents: false, trigger: 'test' });
-    expect(await verifyLeaderboards(h.ctx, { board: 'monthly', period: '2026-09' })).toEqual({ scopes: 1, differences: [] });
+    await processScopeRebuild(h.ctx, {
+      board: 'monthly',
+      period: '2026-09',
+      category: 'all',
+      fromEvents: false,
+      trigger: 'test',
+    });
+    expect(await verifyLeaderboards(h.ctx, { board: 'monthly', period: '2026-09' })).toEqual({
+      scopes: 1,
+      differences: [],
+    });
     const rebuild = await sql<{ value: number; n: number }>`
       SELECT max(value)::int AS value, count(*)::int AS n FROM member_aggregates WHERE board_id = 'monthly' AND period_key = '2026-09' AND category = 'all'`.execute(
       h.ctx.db,
@@ -235,7 +295,9 @@ describe('the partitioned ledger in service', () => {
     // Again, now dropping: the file is already written, the table goes, nothing else moves.
     const second = await archiveLedger(h.ctx, { before: '2026-10', outDir, drop: true });
     expect(second.archived.map((a) => [a.month, a.events, a.dropped])).toEqual([['2026-09', 40, true]]);
-    const gone = await sql<{ t: string | null }>`SELECT to_regclass('ledger_archive.score_events_p2026_09')::text AS t`.execute(h.ctx.db);
+    const gone = await sql<{
+      t: string | null;
+    }>`SELECT to_regclass('ledger_archive.score_events_p2026_09')::text AS t`.execute(h.ctx.db);
     expect(gone.rows[0]!.t).toBeNull();
     expect(await readdir(outDir)).toEqual(['score_events_2026-09.csv.gz']);
     const third = await archiveLedger(h.ctx, { before: '2026-10', outDir, drop: true });

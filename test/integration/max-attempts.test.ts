@@ -20,10 +20,23 @@ async function status(key: string) {
 
 describe('maxAttempts', () => {
   it('counts only the first n events by occurredAt; an earlier late event takes the place of the last counted one', async () => {
-    expect((await h.api('PUT', '/v1/boards/tries', { aggregation: 'best', period: 'day', maxAttempts: 2 })).body.maxAttempts).toBe(2);
-    const ev = (key: string, time: string, value: number) => ({ board: 'tries', member: 'ann', value, idempotencyKey: key, occurredAt: at(time) });
-    expect((await post([ev('t-10', '10:00', 5), ev('t-11', '11:00', 7)])).map((r) => r.status)).toEqual(['applied', 'applied']);
-    expect(await post([ev('t-1130', '11:30', 9)])).toMatchObject([{ status: 'rejected', reason: 'attempts_exhausted', period: '2026-12-05', score: null, rank: null }]);
+    expect(
+      (await h.api('PUT', '/v1/boards/tries', { aggregation: 'best', period: 'day', maxAttempts: 2 })).body.maxAttempts,
+    ).toBe(2);
+    const ev = (key: string, time: string, value: number) => ({
+      board: 'tries',
+      member: 'ann',
+      value,
+      idempotencyKey: key,
+      occurredAt: at(time),
+    });
+    expect((await post([ev('t-10', '10:00', 5), ev('t-11', '11:00', 7)])).map((r) => r.status)).toEqual([
+      'applied',
+      'applied',
+    ]);
+    expect(await post([ev('t-1130', '11:30', 9)])).toMatchObject([
+      { status: 'rejected', reason: 'attempts_exhausted', period: '2026-12-05', score: null, rank: null },
+    ]);
     expect((await h.api('GET', '/v1/boards/tries/standings/ann')).body).toMatchObject({ rank: 1, score: 7 });
     // 09:00 arrives last but is among the first two: 11:00 stops counting, best is now 5.
     expect(await post([ev('t-09', '09:00', 1)])).toMatchObject([{ status: 'applied', score: 5, rank: 1 }]);
@@ -61,7 +74,11 @@ describe('maxAttempts', () => {
         .sort((x, y) => x.atMs - y.atMs || Buffer.compare(Buffer.from(x.key), Buffer.from(y.key)))
         .slice(0, 3),
     );
-    const expected = rankAll(aggregate(firstThree, 'sum', 'desc'), 'desc', 'first').map((r) => [r.rank, r.member, r.units]);
+    const expected = rankAll(aggregate(firstThree, 'sum', 'desc'), 'desc', 'first').map((r) => [
+      r.rank,
+      r.member,
+      r.units,
+    ]);
     const counted = new Set(firstThree.map((e) => e.key));
     expect(expected.length).toBe(3);
 
@@ -79,7 +96,13 @@ describe('maxAttempts', () => {
         await post(
           order
             .slice(i, i + size)
-            .map((e) => ({ board, member: e.member, value: e.units, idempotencyKey: `${board}.${e.key}`, occurredAt: new Date(e.atMs).toISOString() })),
+            .map((e) => ({
+              board,
+              member: e.member,
+              value: e.units,
+              idempotencyKey: `${board}.${e.key}`,
+              occurredAt: new Date(e.atMs).toISOString(),
+            })),
         );
       }
       const page = (await h.api('GET', `/v1/boards/${board}/standings`)).body;
@@ -88,7 +111,9 @@ describe('maxAttempts', () => {
         board,
       ).toEqual(expected);
       const statuses = await Promise.all(events.map((e) => status(`${board}.${e.key}`)));
-      expect(statuses, board).toEqual(events.map((e) => (counted.has(e.key) ? 'applied' : 'rejected:attempts_exhausted')));
+      expect(statuses, board).toEqual(
+        events.map((e) => (counted.has(e.key) ? 'applied' : 'rejected:attempts_exhausted')),
+      );
     }
   });
 

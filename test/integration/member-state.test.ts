@@ -35,11 +35,20 @@ interface Agg {
 }
 
 async function boardOf(id: string, body: object = {}): Promise<Board> {
-  expect((await h.api('PUT', `/v1/boards/${id}`, { aggregation: 'best', tieBreak: 'first', period: 'all', ...body })).status).toBeLessThan(300);
+  expect(
+    (await h.api('PUT', `/v1/boards/${id}`, { aggregation: 'best', tieBreak: 'first', period: 'all', ...body })).status,
+  ).toBeLessThan(300);
   return (await h.ctx.boards.getMany([id], { fresh: true })).get(id)!;
 }
 
-const toState = (board: string, member: string, a: Agg): AggregateState => ({ board, period: PERIOD, category: 'all', member, ...a, value: String(a.value) });
+const toState = (board: string, member: string, a: Agg): AggregateState => ({
+  board,
+  period: PERIOD,
+  category: 'all',
+  member,
+  ...a,
+  value: String(a.value),
+});
 
 /** Redis' own order for `best`, `desc`, tie `first`: value, then the earlier second, then the member id. */
 function referenceRanks(aggs: ReadonlyMap<string, Agg>, region?: string): Map<string, number> {
@@ -119,7 +128,10 @@ function randomAggs(rand: () => number, members: readonly string[], versionFrom 
 }
 
 describe('member state buckets', () => {
-  const ids = (n: number, from = 0) => Array.from({ length: n }, (_, i) => (i % 7 === 0 ? `player.${from + i}@studio-${(from + i) % 13}` : `m${from + i}`));
+  const ids = (n: number, from = 0) =>
+    Array.from({ length: n }, (_, i) =>
+      i % 7 === 0 ? `player.${from + i}@studio-${(from + i) % 13}` : `m${from + i}`,
+    );
 
   it('grow one split at a time as members arrive, every place and pick matching the reference, stale versions dropped', async () => {
     const board = await boardOf('grow', { regions: true });
@@ -154,7 +166,8 @@ describe('member state buckets', () => {
       aggs.set(m, newer);
       updates.push(toState(board.id, m, newer), toState(board.id, m, stale));
     }
-    for (let i = 0; i < updates.length; i += 500) await h.ctx.leaderboard.project(updates.slice(i, i + 500), new Map([[board.id, board]]));
+    for (let i = 0; i < updates.length; i += 500)
+      await h.ctx.leaderboard.project(updates.slice(i, i + 500), new Map([[board.id, board]]));
     await expectBuckets(board.id, 3000);
     await expectPlaces(board, aggs);
     await expectPlaces(board, aggs, 'DE');
@@ -229,7 +242,11 @@ describe('member state buckets', () => {
     expect(await scanMatching(h.ctx.leaderboard.redis, [`${base}:t:*`])).toEqual([]);
 
     // The period's eviction removes every bucket, then the meta hash.
-    await unlinkPeriodKeys(h.ctx.leaderboard.redis, h.ctx.leaderboard.keys, { board: board.id, period: PERIOD, categories: ['all'] });
+    await unlinkPeriodKeys(h.ctx.leaderboard.redis, h.ctx.leaderboard.keys, {
+      board: board.id,
+      period: PERIOD,
+      categories: ['all'],
+    });
     expect(await scanMatching(h.ctx.leaderboard.redis, [`${base}:*`])).toEqual([]);
   });
 
@@ -247,7 +264,12 @@ describe('member state buckets', () => {
     const live = new Map<string, Agg>();
     for (const [i, m] of [...rebuilt.keys()].slice(0, 600).entries()) {
       const a = rebuilt.get(m)!;
-      live.set(m, { ...a, value: a.value + 1000, version: i % 2 === 0 ? a.version + 1 : a.version - 1, region: i % 3 === 0 ? 'JP' : a.region });
+      live.set(m, {
+        ...a,
+        value: a.value + 1000,
+        version: i % 2 === 0 ? a.version + 1 : a.version - 1,
+        region: i % 3 === 0 ? 'JP' : a.region,
+      });
     }
     for (const m of ids(700, 5000)) live.set(m, randomAggs(rand, [m]).get(m)!);
     for (const [m, a] of live) if (!truth.has(m) || a.version > truth.get(m)!.version) truth.set(m, a);
@@ -271,10 +293,14 @@ describe('member state buckets', () => {
     await writer.begin();
     const a: Agg = { value: 1, reachedSec: 1_800_000_000, version: 1, region: null, hidden: false };
     expect(await writer.fill([toState(board.id, 'a', a)])).toBe(true);
-    await expect(writer.fill([toState(board.id, 'c', a), toState(board.id, 'b', a)])).rejects.toThrow(/out of member order/);
+    await expect(writer.fill([toState(board.id, 'c', a), toState(board.id, 'b', a)])).rejects.toThrow(
+      /out of member order/,
+    );
     // Given up: its temp keys go at once, not when they expire.
     await writer.abandon();
-    expect(await scanMatching(h.ctx.leaderboard.redis, [`${h.ctx.leaderboard.keys.period(board.id, PERIOD)}:t:*`])).toEqual([]);
+    expect(
+      await scanMatching(h.ctx.leaderboard.redis, [`${h.ctx.leaderboard.keys.period(board.id, PERIOD)}:t:*`]),
+    ).toEqual([]);
   });
 
   it('a Redis written by the earlier layout is treated as lost: its big state hashes and completeness marks go', async () => {
@@ -301,21 +327,33 @@ describe('member state buckets', () => {
     const board = await boardOf('resent');
     const redis = h.ctx.leaderboard.redis;
     const base = h.ctx.leaderboard.keys.period(board.id, PERIOD);
-    await h.ctx.leaderboard.project([], new Map([[board.id, board]]), { createdPeriods: [{ board: board.id, period: PERIOD }] });
+    await h.ctx.leaderboard.project([], new Map([[board.id, board]]), {
+      createdPeriods: [{ board: board.id, period: PERIOD }],
+    });
     const aggs = randomAggs(prng(14), ids(300));
     const members = [...aggs.keys()].sort();
     const args = (from: number, to: number) =>
       members.slice(from, to).flatMap((m) => {
         const a = aggs.get(m)!;
-        return [m, String(a.version), String(-a.value), a.hidden ? '' : `${String(a.reachedSec).padStart(11, '0')}${m}`, a.region ?? ''];
+        return [
+          m,
+          String(a.version),
+          String(-a.value),
+          a.hidden ? '' : `${String(a.reachedSec).padStart(11, '0')}${m}`,
+          a.region ?? '',
+        ];
       });
     await redis.laurelRebuildBegin(base, 'all', 'tok-4', 60);
     expect(await redis.laurelRebuildFill(base, 'all', 'tok-4', 60, '', ...args(0, 200))).toBe(1);
     expect(await redis.laurelRebuildFill(base, 'all', 'tok-4', 60, '', ...args(0, 200))).toBe(1);
-    await expect(redis.laurelRebuildFill(base, 'all', 'tok-4', 60, members[150]!, ...args(151, 300))).rejects.toThrow(/out of turn/);
+    await expect(redis.laurelRebuildFill(base, 'all', 'tok-4', 60, members[150]!, ...args(151, 300))).rejects.toThrow(
+      /out of turn/,
+    );
     expect(await redis.laurelRebuildFill(base, 'all', 'tok-4', 60, members[199]!, ...args(200, 300))).toBe(1);
     expect(await redis.laurelRebuildReplay(base, 'all', 'tok-4', 500)).toBe(0);
-    await expect(redis.laurelRebuildFill(base, 'all', 'tok-4', 60, members[299]!, ...args(200, 300))).rejects.toThrow(/out of turn/);
+    await expect(redis.laurelRebuildFill(base, 'all', 'tok-4', 60, members[299]!, ...args(200, 300))).rejects.toThrow(
+      /out of turn/,
+    );
     expect(await redis.laurelRebuildSwap(base, 'all', 'tok-4')).toBe(1);
     await expectBuckets(board.id, 300);
     await expectPlaces(board, aggs);

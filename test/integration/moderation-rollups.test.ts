@@ -27,14 +27,21 @@ describe('rollups count moderation', () => {
     h.clock.set('2026-12-02T11:05:00Z');
     const erased = await h.api('DELETE', '/v1/members/y');
     expect(erased.status).toBe(202);
-    await until('the erasure', async () => ((await h.api('GET', `/v1/admin/erasures/${erased.body.erasureId}`)).body.state === 'done' ? true : undefined), {
-      timeoutMs: 30_000,
-    });
+    await until(
+      'the erasure',
+      async () =>
+        (await h.api('GET', `/v1/admin/erasures/${erased.body.erasureId}`)).body.state === 'done' ? true : undefined,
+      {
+        timeoutMs: 30_000,
+      },
+    );
 
     await computeRollups(h.ctx);
     const res = await h.api('GET', '/v1/admin/stats?from=2026-12-02T00:00:00Z&to=2026-12-03T00:00:00Z');
     expect(res.status).toBe(200);
-    const rows = res.body.rollups.filter((r: any) => r.board.startsWith('mod-')).map((r: any) => [r.board, r.period, r.hour.slice(11, 13), r.moderation]);
+    const rows = res.body.rollups
+      .filter((r: any) => r.board.startsWith('mod-'))
+      .map((r: any) => [r.board, r.period, r.hour.slice(11, 13), r.moderation]);
     expect(rows).toEqual([
       ['mod-a', '2026-12', '10', { exclusions: 1, restores: 1, voids: 1, erasures: 0 }],
       ['mod-b', '2026-12', '10', { exclusions: 1, restores: 1, voids: 0, erasures: 0 }],

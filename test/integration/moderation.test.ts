@@ -16,13 +16,28 @@ async function standings(board: string, query = '') {
   return { total: res.body.total as number, entries: res.body.entries.map((e: any) => [e.rank, e.member, e.score]) };
 }
 
-function expectedOf(events: RefEvent[], board: { aggregation: 'best' | 'sum' | 'last'; order: 'desc' | 'asc'; tieBreak: 'first' | 'last' | 'member' | 'shared' }) {
+function expectedOf(
+  events: RefEvent[],
+  board: {
+    aggregation: 'best' | 'sum' | 'last';
+    order: 'desc' | 'asc';
+    tieBreak: 'first' | 'last' | 'member' | 'shared';
+  },
+) {
   const ranked = referenceStandings(events, board);
   return { total: ranked.length, entries: ranked.map((s) => [s.rank, s.member, s.units]) };
 }
 
 async function post(board: string, events: RefEvent[]) {
-  return h.postEvents(events.map((e) => ({ board, member: e.member, value: e.units, idempotencyKey: e.key, occurredAt: new Date(e.atMs).toISOString() })));
+  return h.postEvents(
+    events.map((e) => ({
+      board,
+      member: e.member,
+      value: e.units,
+      idempotencyKey: e.key,
+      occurredAt: new Date(e.atMs).toISOString(),
+    })),
+  );
 }
 
 const at = (minutes: number) => NOW.getTime() - 3_600_000 + minutes * 60_000;
@@ -36,7 +51,10 @@ describe('member profiles and regions', () => {
       ['de1', 'DE'],
     ] as const) {
       const res = await h.api('PUT', `/v1/members/${member}`, { region, displayName: member.toUpperCase() });
-      expect(res).toMatchObject({ status: 200, body: { member, region, displayName: member.toUpperCase(), excluded: false } });
+      expect(res).toMatchObject({
+        status: 200,
+        body: { member, region, displayName: member.toUpperCase(), excluded: false },
+      });
     }
     await h.api('POST', '/v1/events?wait=true', {
       events: [
@@ -87,7 +105,10 @@ describe('member profiles and regions', () => {
     expect((await h.api('PUT', '/v1/members/x1', { region: 'no spaces' })).status).toBe(400);
     expect((await h.api('PUT', '/v1/members/x1', { nickname: 'a' })).status).toBe(400);
     expect((await h.api('PUT', '/v1/members/bad%20id', { region: 'FR' })).status).toBe(400);
-    expect((await h.api('PUT', '/v1/members/x1/following', { memberIds: Array.from({ length: 1001 }, (_, i) => `f${i}`) })).status).toBe(400);
+    expect(
+      (await h.api('PUT', '/v1/members/x1/following', { memberIds: Array.from({ length: 1001 }, (_, i) => `f${i}`) }))
+        .status,
+    ).toBe(400);
   });
 });
 
@@ -95,9 +116,19 @@ describe('exclusion and restore', () => {
   it('hides an excluded member everywhere at once, keeps accumulating, and restores all points', async () => {
     const board = { aggregation: 'sum', order: 'desc', tieBreak: 'member' } as const;
     await h.api('PUT', '/v1/boards/cheat', { aggregation: 'sum', tieBreak: 'member' });
-    const honest: RefEvent[] = Array.from({ length: 30 }, (_, i) => ({ key: `ch-h${i}`, member: `h${i % 6}`, units: (i * 7) % 13, atMs: at(i) }));
+    const honest: RefEvent[] = Array.from({ length: 30 }, (_, i) => ({
+      key: `ch-h${i}`,
+      member: `h${i % 6}`,
+      units: (i * 7) % 13,
+      atMs: at(i),
+    }));
     await post('cheat', honest);
-    const burst: RefEvent[] = Array.from({ length: 200 }, (_, i) => ({ key: `ch-c${i}`, member: 'cheater', units: 50, atMs: at(i % 59) }));
+    const burst: RefEvent[] = Array.from({ length: 200 }, (_, i) => ({
+      key: `ch-c${i}`,
+      member: 'cheater',
+      units: 50,
+      atMs: at(i % 59),
+    }));
     await post('cheat', burst.slice(0, 20));
     expect(await standings('cheat')).toEqual(expectedOf([...honest, ...burst.slice(0, 20)], board));
 
@@ -107,7 +138,13 @@ describe('exclusion and restore', () => {
         const res = await h.api('POST', '/v1/events', {
           events: burst
             .slice(i, i + 20)
-            .map((e) => ({ board: 'cheat', member: e.member, value: e.units, idempotencyKey: e.key, occurredAt: new Date(e.atMs).toISOString() })),
+            .map((e) => ({
+              board: 'cheat',
+              member: e.member,
+              value: e.units,
+              idempotencyKey: e.key,
+              occurredAt: new Date(e.atMs).toISOString(),
+            })),
         });
         expect(res.status).toBe(202);
       }
@@ -120,17 +157,32 @@ describe('exclusion and restore', () => {
 
     expect(await standings('cheat')).toEqual(expectedOf(honest, board));
     expect((await h.api('GET', '/v1/boards/cheat/standings/cheater')).body).toMatchObject({ rank: null, total: 6 });
-    const stored = await h.ctx.db.selectFrom('member_aggregates').selectAll().where('member_id', '=', 'cheater').where('category', '=', 'all').executeTakeFirstOrThrow();
+    const stored = await h.ctx.db
+      .selectFrom('member_aggregates')
+      .selectAll()
+      .where('member_id', '=', 'cheater')
+      .where('category', '=', 'all')
+      .executeTakeFirstOrThrow();
     expect(stored.value).toBe(200 * 50);
     const profile = await h.api('GET', '/v1/members/cheater');
     expect(profile.body.exclusions).toEqual([
-      { reason: 'speed hack', excludedBy: 'admin (ADMIN_API_KEY)', excludedAt: NOW.toISOString(), restoredBy: null, restoredAt: null, restoreReason: null },
+      {
+        reason: 'speed hack',
+        excludedBy: 'admin (ADMIN_API_KEY)',
+        excludedAt: NOW.toISOString(),
+        restoredBy: null,
+        restoredAt: null,
+        restoreReason: null,
+      },
     ]);
 
     const restored = await h.api('DELETE', '/v1/members/cheater/exclusion');
     expect(restored.body.excluded).toBe(false);
     expect(await standings('cheat')).toEqual(expectedOf([...honest, ...burst], board));
-    expect((await h.api('GET', '/v1/members/cheater')).body.exclusions[0]).toMatchObject({ restoredBy: 'admin (ADMIN_API_KEY)', restoreReason: null });
+    expect((await h.api('GET', '/v1/members/cheater')).body.exclusions[0]).toMatchObject({
+      restoredBy: 'admin (ADMIN_API_KEY)',
+      restoreReason: null,
+    });
     // Exclusion needs the admin role and an existing member.
     expect((await h.api('POST', '/v1/members/nobody/exclusion', { reason: 'x' })).status).toBe(404);
     expect((await h.api('POST', '/v1/members/cheater/exclusion', {})).status).toBe(400);
@@ -153,7 +205,9 @@ describe('restore with a reason', () => {
       expect(refused.body.details.map((d: any) => d.path).join(' '), JSON.stringify(body)).toContain(path);
       expect((await h.api('GET', '/v1/members/appealed')).body.excluded).toBe(true);
     }
-    const restored = await h.api('DELETE', '/v1/members/appealed/exclusion', { reason: '  appeal upheld: a human player  ' });
+    const restored = await h.api('DELETE', '/v1/members/appealed/exclusion', {
+      reason: '  appeal upheld: a human player  ',
+    });
     expect(restored).toMatchObject({ status: 200, body: { member: 'appealed', excluded: false } });
     // A second exclusion, restored without a reason (no body at all).
     expect((await h.api('POST', '/v1/members/appealed/exclusion', { reason: 'again' })).status).toBe(200);
@@ -185,13 +239,20 @@ describe('voids', () => {
     const remaining = events.filter((e) => e.key !== 'bv-2');
     // a now has 30 reached at minute 3, ahead of b's 30 reached at minute 5.
     expect(await standings('bestv')).toEqual(expectedOf(remaining, board));
-    expect((await h.api('GET', '/v1/events/bv-2')).body).toMatchObject({ status: 'voided', voidReason: 'impossible score', period: '2026-12', score: 30 });
+    expect((await h.api('GET', '/v1/events/bv-2')).body).toMatchObject({
+      status: 'voided',
+      voidReason: 'impossible score',
+      period: '2026-12',
+      score: 30,
+    });
     // Voiding again changes nothing.
     expect((await h.api('POST', '/v1/events/bv-2/void', { reason: 'again' })).status).toBe(200);
     expect(await standings('bestv')).toEqual(expectedOf(remaining, board));
     // A new, better event still counts normally after the void.
     await post('bestv', [{ key: 'bv-6', member: 'a', units: 45, atMs: at(6) }]);
-    expect(await standings('bestv')).toEqual(expectedOf([...remaining, { key: 'bv-6', member: 'a', units: 45, atMs: at(6) }], board));
+    expect(await standings('bestv')).toEqual(
+      expectedOf([...remaining, { key: 'bv-6', member: 'a', units: 45, atMs: at(6) }], board),
+    );
   });
 
   it('recomputes last and sum, and removes a member whose every event is voided', async () => {
@@ -210,7 +271,9 @@ describe('voids', () => {
     expect((await h.api('GET', '/v1/boards/lastv/standings/b')).body).toMatchObject({ rank: null, total: 1 });
     // A new event brings b back with just that event.
     await post('lastv', [{ key: 'lv-4', member: 'b', units: 2, atMs: at(0) }]);
-    expect(await standings('lastv')).toEqual(expectedOf([events[0]!, { key: 'lv-4', member: 'b', units: 2, atMs: at(0) }], board));
+    expect(await standings('lastv')).toEqual(
+      expectedOf([events[0]!, { key: 'lv-4', member: 'b', units: 2, atMs: at(0) }], board),
+    );
     expect((await h.api('POST', '/v1/events/unknown-key/void', { reason: 'x' })).status).toBe(404);
   });
 
@@ -231,7 +294,14 @@ describe('voids', () => {
       reason: 'period_closed',
       period: '2026-11-30',
       source: 'server-eu-3',
-      payload: { board: 'audit', member: 'a', value: 1, idempotencyKey: 'au-1', source: 'server-eu-3', occurredAt: '2026-11-30T10:00:00Z' },
+      payload: {
+        board: 'audit',
+        member: 'a',
+        value: 1,
+        idempotencyKey: 'au-1',
+        source: 'server-eu-3',
+        occurredAt: '2026-11-30T10:00:00Z',
+      },
     });
   });
 });

@@ -19,7 +19,8 @@ const RULES = { aggregation: 'sum', order: 'desc', tieBreak: 'member' } as const
 // one batch is projected with one pipeline per slot; on one Redis, with one pipeline.
 describe('one batch over many boards', () => {
   it('projects every (board, period) it touches, pending marks cleared, ranks as a reference does', async () => {
-    for (const board of BOARDS) expect([200, 201]).toContain((await h.api('PUT', `/v1/boards/${board}`, { ...RULES, categories: ['c'] })).status);
+    for (const board of BOARDS)
+      expect([200, 201]).toContain((await h.api('PUT', `/v1/boards/${board}`, { ...RULES, categories: ['c'] })).status);
     if (TEST_REDIS_CLUSTER) {
       const redis = h.ctx.leaderboard.redis;
       expect(isCluster(redis)).toBe(true);
@@ -59,9 +60,14 @@ describe('one batch over many boards', () => {
     for (const board of BOARDS) {
       for (const category of [undefined, 'c']) {
         const expected = referenceStandings(byBoard.get(board)!, RULES, category);
-        const page = await h.api('GET', `/v1/boards/${board}/standings?limit=100${category ? `&category=${category}` : ''}`);
+        const page = await h.api(
+          'GET',
+          `/v1/boards/${board}/standings?limit=100${category ? `&category=${category}` : ''}`,
+        );
         expect(page.body.source).toBe('cache');
-        expect(page.body.entries.map((e: any) => [e.rank, e.member, e.score])).toEqual(expected.map((e) => [e.rank, e.member, e.units]));
+        expect(page.body.entries.map((e: any) => [e.rank, e.member, e.score])).toEqual(
+          expected.map((e) => [e.rank, e.member, e.units]),
+        );
       }
     }
     const status = await h.api('GET', '/v1/events/mb-599');

@@ -1,6 +1,14 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startDeployment, verifyCli, ADMIN_KEY, type Deployment } from '../support/deployment.js';
-import { prng, referenceStandings, shuffle, type Aggregation, type Order, type RefEvent, type TieBreak } from '../support/reference.js';
+import {
+  prng,
+  referenceStandings,
+  shuffle,
+  type Aggregation,
+  type Order,
+  type RefEvent,
+  type TieBreak,
+} from '../support/reference.js';
 
 interface BoardSpec {
   id: string;
@@ -32,7 +40,10 @@ function makeEvents(): Posted[] {
   const events: Posted[] = [];
   for (const board of BOARDS) {
     for (let i = 0; i < 3000; i += 1) {
-      const category = board.categories.length && rand() < 0.7 ? board.categories[Math.floor(rand() * board.categories.length)] : undefined;
+      const category =
+        board.categories.length && rand() < 0.7
+          ? board.categories[Math.floor(rand() * board.categories.length)]
+          : undefined;
       events.push({
         board: board.id,
         member: `p${String(Math.floor(rand() * 300)).padStart(3, '0')}`,
@@ -85,9 +96,18 @@ async function servedStandings(d: Deployment): Promise<Record<string, Entry[]>> 
     for (const category of ['all', ...board.categories]) {
       const entries: Entry[] = [];
       for (let offset = 0; ; offset += 200) {
-        const res = await d.api('GET', `/v1/boards/${board.id}/standings?period=all&category=${category}&limit=200&offset=${offset}`);
+        const res = await d.api(
+          'GET',
+          `/v1/boards/${board.id}/standings?period=all&category=${category}&limit=200&offset=${offset}`,
+        );
         expect(res.status).toBe(200);
-        entries.push(...(res.body.entries as Array<{ rank: number; member: string; score: number }>).map((e): Entry => [e.rank, e.member, e.score]));
+        entries.push(
+          ...(res.body.entries as Array<{ rank: number; member: string; score: number }>).map((e): Entry => [
+            e.rank,
+            e.member,
+            e.score,
+          ]),
+        );
         if (entries.length >= res.body.total) break;
       }
       out[`${board.id}/${category}`] = entries;
@@ -101,9 +121,17 @@ function referenceAll(): Record<string, Entry[]> {
   for (const board of BOARDS) {
     const ref: RefEvent[] = events
       .filter((e) => e.board === board.id)
-      .map((e) => ({ key: e.idempotencyKey, member: e.member, units: e.value, atMs: Date.parse(e.occurredAt), category: e.category }));
+      .map((e) => ({
+        key: e.idempotencyKey,
+        member: e.member,
+        units: e.value,
+        atMs: Date.parse(e.occurredAt),
+        category: e.category,
+      }));
     for (const category of ['all', ...board.categories]) {
-      out[`${board.id}/${category}`] = referenceStandings(ref, board, category === 'all' ? undefined : category).map((s): Entry => [s.rank, s.member, s.units]);
+      out[`${board.id}/${category}`] = referenceStandings(ref, board, category === 'all' ? undefined : category).map(
+        (s): Entry => [s.rank, s.member, s.units],
+      );
     }
   }
   return out;

@@ -31,10 +31,13 @@ describe('the OpenAPI document', () => {
     try {
       const file = path.join(dir, 'openapi.json');
       await writeFile(file, JSON.stringify(doc));
-      const { stdout, stderr } = await run('npx', ['redocly', 'lint', file, '--format', 'json'], { cwd: process.cwd() }).catch(
-        (err: { stdout: string; stderr: string }) => err,
-      );
-      const report = JSON.parse(stdout) as { totals: { errors: number }; problems: Array<{ ruleId: string; message: string; severity: string }> };
+      const { stdout, stderr } = await run('npx', ['redocly', 'lint', file, '--format', 'json'], {
+        cwd: process.cwd(),
+      }).catch((err: { stdout: string; stderr: string }) => err);
+      const report = JSON.parse(stdout) as {
+        totals: { errors: number };
+        problems: Array<{ ruleId: string; message: string; severity: string }>;
+      };
       expect(
         report.problems.filter((p) => p.severity === 'error'),
         stderr,
@@ -93,13 +96,15 @@ describe('every route answers as the document says', () => {
     } else {
       expect(res.body, `${label}: no body`).toBeNull();
     }
-    for (const header of Object.keys(answer.headers ?? {})) expect(res.headers.get(header), `${label}: ${header}`).toBeTruthy();
+    for (const header of Object.keys(answer.headers ?? {}))
+      expect(res.headers.get(header), `${label}: ${header}`).toBeTruthy();
     if (!covered.has(route)) covered.set(route, new Set());
     covered.get(route)!.add(res.status);
     return res;
   }
 
-  const validatorOf = (schemaRef: string) => ajv.compile({ $ref: `doc#/components/schemas/${schemaRef.split('/').pop()}` });
+  const validatorOf = (schemaRef: string) =>
+    ajv.compile({ $ref: `doc#/components/schemas/${schemaRef.split('/').pop()}` });
 
   /**
    * An event stream route: status and content type as documented; for a stream, its first
@@ -122,7 +127,11 @@ describe('every route answers as the document says', () => {
         if (untilEnd) {
           let timer: NodeJS.Timeout | undefined;
           const late = new Promise<never>(
-            (_, reject) => (timer = setTimeout(() => reject(new Error(`${label}: not ended within 15 s: ${JSON.stringify(stream.messages)}`)), 15_000)),
+            (_, reject) =>
+              (timer = setTimeout(
+                () => reject(new Error(`${label}: not ended within 15 s: ${JSON.stringify(stream.messages)}`)),
+                15_000,
+              )),
           );
           await Promise.race([stream.ended, late]).finally(() => clearTimeout(timer));
         } else {
@@ -133,7 +142,10 @@ describe('every route answers as the document says', () => {
           const schema = events['x-event-data'][message.event];
           expect(schema, `${label}: event ${message.event} documented`).toBeDefined();
           const validate = validatorOf(schema.$ref);
-          expect(validate(message.data) ? [] : validate.errors, `${label}: ${message.event} ${JSON.stringify(message.data)}`).toEqual([]);
+          expect(
+            validate(message.data) ? [] : validate.errors,
+            `${label}: ${message.event} ${JSON.stringify(message.data)}`,
+          ).toEqual([]);
         }
       } else {
         expect(stream.contentType, label).toMatch(/^application\/json/);
@@ -153,9 +165,21 @@ describe('every route answers as the document says', () => {
     const board = ajv.compile({ $ref: 'doc#/components/schemas/Health' });
     expect([board({}), board({ status: 'ok', extra: 1 }), board({ status: 'ok' })]).toEqual([false, false, true]);
     h.clock.set('2026-11-15T12:00:00Z');
-    await call('PUT /v1/boards/:boardId', '/v1/boards/arena', { aggregation: 'sum', graceSeconds: 0, categories: ['ranked'], regions: true });
-    await call('PUT /v1/boards/:boardId', '/v1/boards/arena', { aggregation: 'sum', graceSeconds: 0, categories: ['ranked'], regions: true });
-    await call('PUT /v1/boards/:boardId', '/v1/boards/arena', { aggregation: 'best' }).then((r) => expect(r.status).toBe(200));
+    await call('PUT /v1/boards/:boardId', '/v1/boards/arena', {
+      aggregation: 'sum',
+      graceSeconds: 0,
+      categories: ['ranked'],
+      regions: true,
+    });
+    await call('PUT /v1/boards/:boardId', '/v1/boards/arena', {
+      aggregation: 'sum',
+      graceSeconds: 0,
+      categories: ['ranked'],
+      regions: true,
+    });
+    await call('PUT /v1/boards/:boardId', '/v1/boards/arena', { aggregation: 'best' }).then((r) =>
+      expect(r.status).toBe(200),
+    );
     await call('PUT /v1/boards/:boardId', '/v1/boards/bad', { aggregation: 'nope' });
     await call('GET /v1/boards', '/v1/boards');
     await call('GET /v1/boards', '/v1/boards', undefined, null);
@@ -166,7 +190,13 @@ describe('every route answers as the document says', () => {
     await call('PUT /v1/members/:memberId', '/v1/members/p2', { region: 'DE' });
     await call('PUT /v1/members/:memberId/following', '/v1/members/p1/following', { memberIds: ['p2', 'p3'] });
     await call('PUT /v1/members/:memberId/following', '/v1/members/p1/following', { memberIds: 'p2' });
-    const events = [1, 2, 3].map((i) => ({ board: 'arena', member: `p${i}`, value: i * 10, idempotencyKey: `c-${i}`, category: 'ranked' }));
+    const events = [1, 2, 3].map((i) => ({
+      board: 'arena',
+      member: `p${i}`,
+      value: i * 10,
+      idempotencyKey: `c-${i}`,
+      category: 'ranked',
+    }));
     await call('POST /v1/events', '/v1/events?wait=true', { events });
     await call('POST /v1/events', '/v1/events', { board: 'arena', member: 'p1', value: 5, idempotencyKey: 'c-single' });
     await call('POST /v1/events', '/v1/events', { board: 'arena', member: 'p1', value: 'x', idempotencyKey: 'c-bad' });
@@ -175,9 +205,22 @@ describe('every route answers as the document says', () => {
     await call('GET /v1/events/:idempotencyKey', '/v1/events/unknown-key');
     await call('POST /v1/events/:idempotencyKey/void', '/v1/events/c-single/void', { reason: 'test' });
     await call('GET /v1/events/:idempotencyKey', '/v1/events/c-single');
-    await call('POST /v1/events', '/v1/events?wait=true', { board: 'arena', member: 'p1', value: 99, idempotencyKey: 'c-1' });
+    await call('POST /v1/events', '/v1/events?wait=true', {
+      board: 'arena',
+      member: 'p1',
+      value: 99,
+      idempotencyKey: 'c-1',
+    });
 
-    for (const query of ['', '?category=ranked', '?region=FR&limit=2', '?limit=0', '?members=p1,p2&member=p1', '?member=nobody', '?members=']) {
+    for (const query of [
+      '',
+      '?category=ranked',
+      '?region=FR&limit=2',
+      '?limit=0',
+      '?members=p1,p2&member=p1',
+      '?member=nobody',
+      '?members=',
+    ]) {
       await call('GET /v1/boards/:boardId/standings', `/v1/boards/arena/standings${query}`);
     }
     await call('GET /v1/boards/:boardId/standings', '/v1/boards/arena/standings?period=1999-01');
@@ -185,25 +228,44 @@ describe('every route answers as the document says', () => {
     await call('GET /v1/boards/:boardId/standings/:memberId', '/v1/boards/arena/standings/nobody');
     await call('GET /v1/boards/:boardId/standings/:memberId/around', '/v1/boards/arena/standings/p2/around?radius=1');
     await call('GET /v1/boards/:boardId/standings/:memberId/around', '/v1/boards/arena/standings/p2/around?radius=99');
-    await call('GET /v1/boards/:boardId/standings/:memberId/following', '/v1/boards/arena/standings/p1/following?limit=10');
+    await call(
+      'GET /v1/boards/:boardId/standings/:memberId/following',
+      '/v1/boards/arena/standings/p1/following?limit=10',
+    );
     await call('PUT /v1/boards/:boardId', '/v1/boards/cup', { aggregation: 'best', maxMembers: 2 });
     await call('POST /v1/boards/:boardId/entrants/:memberId', '/v1/boards/cup/entrants/p1');
     await call('POST /v1/boards/:boardId/entrants/:memberId', '/v1/boards/cup/entrants/p1');
     await call('POST /v1/boards/:boardId/entrants/:memberId', '/v1/boards/cup/entrants/p2');
-    await call('POST /v1/boards/:boardId/entrants/:memberId', '/v1/boards/cup/entrants/p3').then((r) => expect(r.body.error).toBe('board_full'));
+    await call('POST /v1/boards/:boardId/entrants/:memberId', '/v1/boards/cup/entrants/p3').then((r) =>
+      expect(r.body.error).toBe('board_full'),
+    );
     await call('POST /v1/boards/:boardId/entrants/:memberId', '/v1/boards/none/entrants/p3');
     await call('POST /v1/boards/:boardId/entrants/:memberId', '/v1/boards/cup/entrants/bad%20id');
     const entrants = await call('GET /v1/boards/:boardId/entrants', '/v1/boards/cup/entrants?limit=1');
-    await call('GET /v1/boards/:boardId/entrants', `/v1/boards/cup/entrants?limit=1&cursor=${entrants.body.nextCursor}`);
+    await call(
+      'GET /v1/boards/:boardId/entrants',
+      `/v1/boards/cup/entrants?limit=1&cursor=${entrants.body.nextCursor}`,
+    );
     await call('GET /v1/boards/:boardId/entrants', '/v1/boards/cup/entrants?cursor=x');
     await call('GET /v1/boards/:boardId/entrants', '/v1/boards/cup/entrants?period=1999-01');
     await call('GET /v1/boards/:boardId/entrants', '/v1/boards/arena/entrants');
-    await call('PUT /v1/boards/:boardId', '/v1/boards/ladder', { aggregation: 'sum', league: { tiers: ['low', 'high'], bucketSize: 2, promote: 1, relegate: 1 } });
-    await call('POST /v1/events', '/v1/events?wait=true', { board: 'ladder', member: 'p1', value: 3, idempotencyKey: 'ladder-1' });
+    await call('PUT /v1/boards/:boardId', '/v1/boards/ladder', {
+      aggregation: 'sum',
+      league: { tiers: ['low', 'high'], bucketSize: 2, promote: 1, relegate: 1 },
+    });
+    await call('POST /v1/events', '/v1/events?wait=true', {
+      board: 'ladder',
+      member: 'p1',
+      value: 3,
+      idempotencyKey: 'ladder-1',
+    });
     await call('GET /v1/boards/:boardId/standings/:memberId/league', '/v1/boards/ladder/standings/p1/league');
     await call('GET /v1/boards/:boardId/standings/:memberId/league', '/v1/boards/ladder/standings/p2/league');
     await call('GET /v1/boards/:boardId/standings/:memberId/league', '/v1/boards/arena/standings/p1/league');
-    await call('GET /v1/boards/:boardId/standings/:memberId/league', '/v1/boards/ladder/standings/p1/league?period=1999-01');
+    await call(
+      'GET /v1/boards/:boardId/standings/:memberId/league',
+      '/v1/boards/ladder/standings/p1/league?period=1999-01',
+    );
     await call('GET /v1/boards/:boardId/league/:bucket', '/v1/boards/ladder/league/low-1');
     await call('GET /v1/boards/:boardId/league/:bucket', '/v1/boards/ladder/league/nope-1');
     await call('GET /v1/members/:memberId/leagues', '/v1/members/p1/leagues');
@@ -214,13 +276,26 @@ describe('every route answers as the document says', () => {
       { member: 's1', value: 7 },
       { member: 's2', value: 3 },
     ];
-    await call('POST /v1/events', '/v1/events?wait=true', { events: scores.map((e) => ({ board: 'live', ...e, idempotencyKey: `live-${e.member}` })) });
-    const standing = await callStream('GET /v1/boards/:boardId/standings/:memberId/stream', '/v1/boards/live/standings/s2/stream');
+    await call('POST /v1/events', '/v1/events?wait=true', {
+      events: scores.map((e) => ({ board: 'live', ...e, idempotencyKey: `live-${e.member}` })),
+    });
+    const standing = await callStream(
+      'GET /v1/boards/:boardId/standings/:memberId/stream',
+      '/v1/boards/live/standings/s2/stream',
+    );
     expect(standing.status, JSON.stringify(standing.body)).toBe(200);
-    expect(standing.messages[0]).toMatchObject({ event: 'standing', data: { member: 's2', rank: 2, score: 3, total: 2 } });
+    expect(standing.messages[0]).toMatchObject({
+      event: 'standing',
+      data: { member: 's2', rank: 2, score: 3, total: 2 },
+    });
     await callStream('GET /v1/boards/:boardId/standings/:memberId/stream', '/v1/boards/none/standings/s2/stream');
-    await callStream('GET /v1/boards/:boardId/standings/:memberId/stream', '/v1/boards/live/standings/s2/stream', { key: 'not-a-key' });
-    const top = await callStream('GET /v1/boards/:boardId/standings/stream', '/v1/boards/live/standings/stream?limit=2');
+    await callStream('GET /v1/boards/:boardId/standings/:memberId/stream', '/v1/boards/live/standings/s2/stream', {
+      key: 'not-a-key',
+    });
+    const top = await callStream(
+      'GET /v1/boards/:boardId/standings/stream',
+      '/v1/boards/live/standings/stream?limit=2',
+    );
     expect(top.messages[0]!.event).toBe('top');
     expect(top.messages[0]!.data.entries.map((e: { member: string; score: number }) => [e.member, e.score])).toEqual([
       ['s1', 7],
@@ -244,11 +319,18 @@ describe('every route answers as the document says', () => {
     await runTick(h.ctx);
     await call('GET /v1/boards/:boardId/periods', '/v1/boards/arena/periods?limit=5');
     await call('GET /v1/boards/:boardId/periods', '/v1/boards/arena/periods?limit=-1');
-    await call('GET /v1/boards/:boardId/periods/:periodKey/results', '/v1/boards/arena/periods/2026-11/results?category=ranked');
+    await call(
+      'GET /v1/boards/:boardId/periods/:periodKey/results',
+      '/v1/boards/arena/periods/2026-11/results?category=ranked',
+    );
     await call('GET /v1/boards/:boardId/periods/:periodKey/results', '/v1/boards/arena/periods/2026-12/results');
     await call('GET /v1/boards/:boardId/standings', '/v1/boards/arena/standings?period=2026-11');
     // A closed period's stream: its final state, then `closed`, then the server ends it.
-    const closed = await callStream('GET /v1/boards/:boardId/standings/stream', '/v1/boards/live/standings/stream?period=2026-11', { untilEnd: true });
+    const closed = await callStream(
+      'GET /v1/boards/:boardId/standings/stream',
+      '/v1/boards/live/standings/stream?period=2026-11',
+      { untilEnd: true },
+    );
     expect(closed.messages.map((m) => m.event)).toEqual(['top', 'closed']);
     expect(closed.messages[0]!.data.entries.map((e: { member: string }) => e.member)).toEqual(['s1', 's2']);
     await call('POST /v1/events/:idempotencyKey/void', '/v1/events/c-2/void', { reason: 'too late' });

@@ -49,17 +49,29 @@ describe('metrics', () => {
     await h.api('POST', '/v1/events?wait=true', { events: [events[0]] });
     await h.api('GET', '/v1/boards/metered/standings');
     const after = (await h.api('GET', '/metrics')).body as string;
-    expect(metricValue(after, 'laurel_events_total', 'outcome="applied",reason=""') - metricValue(before, 'laurel_events_total', 'outcome="applied",reason=""')).toBe(3);
+    expect(
+      metricValue(after, 'laurel_events_total', 'outcome="applied",reason=""') -
+        metricValue(before, 'laurel_events_total', 'outcome="applied",reason=""'),
+    ).toBe(3);
     expect(metricValue(after, 'laurel_events_total', 'outcome="duplicate",reason=""')).toBeGreaterThanOrEqual(1);
-    expect(metricValue(after, 'laurel_event_visible_lag_seconds_count') - metricValue(before, 'laurel_event_visible_lag_seconds_count')).toBe(3);
-    expect(after).toMatch(/laurel_http_request_duration_seconds_count\{method="GET",route="\/v1\/boards\/:boardId\/standings",status="200"\} [1-9]/);
+    expect(
+      metricValue(after, 'laurel_event_visible_lag_seconds_count') -
+        metricValue(before, 'laurel_event_visible_lag_seconds_count'),
+    ).toBe(3);
+    expect(after).toMatch(
+      /laurel_http_request_duration_seconds_count\{method="GET",route="\/v1\/boards\/:boardId\/standings",status="200"\} [1-9]/,
+    );
     expect(after).toMatch(/laurel_queue_jobs\{queue="score-events",state="waiting"\} \d+/);
   });
 });
 
 describe('health', () => {
   it('answers 503 on /readyz, naming the part, while Redis is down', async () => {
-    const down = await createHarness({ workers: false, redisReachable: false, env: { REDIS_URL: 'redis://127.0.0.1:1/0' } });
+    const down = await createHarness({
+      workers: false,
+      redisReachable: false,
+      env: { REDIS_URL: 'redis://127.0.0.1:1/0' },
+    });
     try {
       const res = await down.api('GET', '/readyz', undefined, null);
       expect(res.status).toBe(503);
@@ -74,7 +86,8 @@ describe('health', () => {
 describe('Bull Board', () => {
   it('is served to admin keys only', async () => {
     const basic = (key: string) => `Basic ${Buffer.from(`admin:${key}`).toString('base64')}`;
-    const page = (auth?: string) => fetch(`${h.baseUrl}/admin/queues`, { headers: auth ? { authorization: auth } : {} });
+    const page = (auth?: string) =>
+      fetch(`${h.baseUrl}/admin/queues`, { headers: auth ? { authorization: auth } : {} });
     const anonymous = await page();
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get('www-authenticate')).toMatch(/^Basic/);
@@ -88,8 +101,19 @@ describe('Bull Board', () => {
 
   it('lets a browser log in with the admin key and see the queues, and refuses it without', async () => {
     const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-    expect(existsSync(executablePath), `${executablePath} (Debian's chromium) must be installed; scripts/test-setup.sh installs it`).toBe(true);
-    const args = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+    expect(
+      existsSync(executablePath),
+      `${executablePath} (Debian's chromium) must be installed; scripts/test-setup.sh installs it`,
+    ).toBe(true);
+    const args = [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ];
     const browser = await chromium.launch({ executablePath, args });
     try {
       // Without credentials the browser gets the 401 challenge and no page.
@@ -114,7 +138,12 @@ describe('OpenAPI', () => {
   it('publishes the contract generated from the zod schemas, and a docs page', async () => {
     const doc = (await h.api('GET', '/openapi.json', undefined, null)).body;
     expect(doc.openapi).toBe('3.1.0');
-    for (const p of ['/v1/events', '/v1/boards/{boardId}', '/v1/boards/{boardId}/standings/{memberId}/following', '/v1/admin/rebuilds']) {
+    for (const p of [
+      '/v1/events',
+      '/v1/boards/{boardId}',
+      '/v1/boards/{boardId}/standings/{memberId}/following',
+      '/v1/admin/rebuilds',
+    ]) {
       expect(Object.keys(doc.paths)).toContain(p);
     }
     const event = doc.paths['/v1/events'].post.requestBody.content['application/json'].schema;
@@ -135,7 +164,9 @@ describe('the laurel CLI', () => {
     const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
     Object.assign(process.env, vars);
     const printed: string[] = [];
-    const log = vi.spyOn(console, 'log').mockImplementation((...parts: unknown[]) => void printed.push(parts.join(' ')));
+    const log = vi
+      .spyOn(console, 'log')
+      .mockImplementation((...parts: unknown[]) => void printed.push(parts.join(' ')));
     try {
       await buildProgram((root) => root.exitOverride()).parseAsync(['node', 'laurel', ...args]);
     } finally {
@@ -149,10 +180,24 @@ describe('the laurel CLI', () => {
   }
 
   it('has --help on every command', async () => {
-    for (const args of [[], ['migrate'], ['rebuild'], ['verify'], ['keys', 'create'], ['keys', 'revoke'], ['boards', 'apply'], ['partitions', 'archive'], ['demo']]) {
+    for (const args of [
+      [],
+      ['migrate'],
+      ['rebuild'],
+      ['verify'],
+      ['keys', 'create'],
+      ['keys', 'revoke'],
+      ['boards', 'apply'],
+      ['partitions', 'archive'],
+      ['demo'],
+    ]) {
       let out = '';
-      const program = buildProgram((root) => root.exitOverride().configureOutput({ writeOut: (text) => (out += text), writeErr: (text) => (out += text) }));
-      await expect(program.parseAsync(['node', 'laurel', ...args, '--help'])).rejects.toMatchObject({ code: 'commander.helpDisplayed' });
+      const program = buildProgram((root) =>
+        root.exitOverride().configureOutput({ writeOut: (text) => (out += text), writeErr: (text) => (out += text) }),
+      );
+      await expect(program.parseAsync(['node', 'laurel', ...args, '--help'])).rejects.toMatchObject({
+        code: 'commander.helpDisplayed',
+      });
       expect(out).toMatch(/^Usage: laurel/);
       expect(out).toContain(args.at(-1) ?? 'laurel');
     }
@@ -174,15 +219,26 @@ describe('the laurel CLI', () => {
   it('applies boards from YAML and creates and revokes keys', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'laurel-'));
     const file = path.join(dir, 'boards.yaml');
-    writeFileSync(file, 'boards:\n  - id: from-yaml\n    aggregation: best\n    period: week\n    categories: [a, b]\n');
+    writeFileSync(
+      file,
+      'boards:\n  - id: from-yaml\n    aggregation: best\n    period: week\n    categories: [a, b]\n',
+    );
     expect(await laurel('boards', 'apply', file)).toContain('created from-yaml');
-    expect((await h.api('GET', '/v1/boards/from-yaml')).body).toMatchObject({ aggregation: 'best', period: 'week', categories: ['a', 'b'] });
+    expect((await h.api('GET', '/v1/boards/from-yaml')).body).toMatchObject({
+      aggregation: 'best',
+      period: 'week',
+      categories: ['a', 'b'],
+    });
     const created = await laurel('keys', 'create', '--name', 'cli-key', '--role', 'read');
     const key = /key:\s+(\S+)/.exec(created)![1]!;
     const id = /id:\s+(\S+)/.exec(created)![1]!;
     expect((await h.api('GET', '/v1/boards', undefined, key)).status).toBe(200);
     expect(await laurel('keys', 'revoke', id)).toBe(`revoked ${id}`);
-    const revoked = await h.ctx.db.selectFrom('api_keys').select('revoked_at').where('id', '=', id).executeTakeFirstOrThrow();
+    const revoked = await h.ctx.db
+      .selectFrom('api_keys')
+      .select('revoked_at')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(revoked.revoked_at).not.toBeNull();
   });
 });
@@ -191,7 +247,8 @@ describe('graceful shutdown', () => {
   it('loses nothing when the process gets SIGTERM in the middle of a stream of batches', async () => {
     await h.workers!.close(); // the child process below does the work
     const port = await freePort();
-    const start = () => startLaurel('all', { ...envForChild(h.env), PORT: String(port), METRICS_PORT: '0', LOG_LEVEL: 'silent' });
+    const start = () =>
+      startLaurel('all', { ...envForChild(h.env), PORT: String(port), METRICS_PORT: '0', LOG_LEVEL: 'silent' });
     const ready = () => waitForHttp(`http://127.0.0.1:${port}/readyz`, 60_000);
     await h.api('PUT', '/v1/boards/shutdown', { aggregation: 'sum' });
     let child = start();
@@ -199,7 +256,12 @@ describe('graceful shutdown', () => {
     let accepted = 0;
     let stopped: Promise<number | string | null> | undefined;
     for (let b = 0; b < 20; b += 1) {
-      const events = Array.from({ length: 200 }, (_, i) => ({ board: 'shutdown', member: `s${i % 50}`, value: 1, idempotencyKey: `sd-${b}-${i}` }));
+      const events = Array.from({ length: 200 }, (_, i) => ({
+        board: 'shutdown',
+        member: `s${i % 50}`,
+        value: 1,
+        idempotencyKey: `sd-${b}-${i}`,
+      }));
       const res = await fetch(`http://127.0.0.1:${port}/v1/events`, {
         method: 'POST',
         headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
@@ -219,7 +281,9 @@ describe('graceful shutdown', () => {
       }
       const { rows } = await sql<{ events: number; total: number }>`
         SELECT (SELECT count(*)::int FROM score_events WHERE board_id = 'shutdown') AS events,
-               (SELECT coalesce(sum(value), 0)::int FROM member_aggregates WHERE board_id = 'shutdown' AND category = 'all') AS total`.execute(h.ctx.db);
+               (SELECT coalesce(sum(value), 0)::int FROM member_aggregates WHERE board_id = 'shutdown' AND category = 'all') AS total`.execute(
+        h.ctx.db,
+      );
       expect(accepted).toBeGreaterThan(0);
       expect(rows[0]).toEqual({ events: accepted, total: accepted });
     } finally {

@@ -41,14 +41,20 @@ function startReceiver(): Promise<{ server: Server; url: string; delivered: Deli
         id,
         type: String(req.headers['x-laurel-event']),
         body: JSON.parse(raw),
-        signatureOk: req.headers['webhook-signature'] === expected && Math.abs(Date.now() / 1000 - Number(timestamp)) < 60,
+        signatureOk:
+          req.headers['webhook-signature'] === expected && Math.abs(Date.now() / 1000 - Number(timestamp)) < 60,
       });
       res.writeHead(204).end();
     });
   });
   return new Promise((resolve) =>
     server.listen(0, '127.0.0.1', () =>
-      resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, delivered, attempts: () => attempts }),
+      resolve({
+        server,
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+        delivered,
+        attempts: () => attempts,
+      }),
     ),
   );
 }
@@ -65,7 +71,14 @@ afterAll(async () => {
 });
 
 async function periodState(board: string, key: string) {
-  return (await h.ctx.db.selectFrom('periods').select('state').where('board_id', '=', board).where('key', '=', key).executeTakeFirst())?.state;
+  return (
+    await h.ctx.db
+      .selectFrom('periods')
+      .select('state')
+      .where('board_id', '=', board)
+      .where('key', '=', key)
+      .executeTakeFirst()
+  )?.state;
 }
 
 describe('the period tick', () => {
@@ -82,7 +95,9 @@ describe('the period tick', () => {
     h.clock.set('2026-12-20T12:00:00Z');
     await h.api('PUT', '/v1/boards/ahead', { aggregation: 'sum', period: 'week' });
     await runTick(h.ctx);
-    const keys = (await h.ctx.db.selectFrom('periods').select('key').where('board_id', '=', 'ahead').orderBy('key').execute()).map((p) => p.key);
+    const keys = (
+      await h.ctx.db.selectFrom('periods').select('key').where('board_id', '=', 'ahead').orderBy('key').execute()
+    ).map((p) => p.key);
     expect(keys).toEqual(['2026-W51', '2026-W52']);
     expect((await h.api('GET', '/v1/boards/ahead/standings')).body).toMatchObject({ total: 0, source: 'cache' });
   });
@@ -92,21 +107,27 @@ describe('the period tick', () => {
     await h.api('PUT', '/v1/boards/grace', { aggregation: 'sum', graceSeconds: 600 });
     await h.postEvents([{ board: 'grace', member: 'a', value: 1, idempotencyKey: 'g-1' }]);
     h.clock.set('2027-01-01T00:05:00Z');
-    expect(await h.postEvents([{ board: 'grace', member: 'a', value: 2, idempotencyKey: 'g-2', occurredAt: '2026-12-31T23:59:00Z' }])).toMatchObject([
-      { status: 'applied', period: '2026-12' },
-    ]);
+    expect(
+      await h.postEvents([
+        { board: 'grace', member: 'a', value: 2, idempotencyKey: 'g-2', occurredAt: '2026-12-31T23:59:00Z' },
+      ]),
+    ).toMatchObject([{ status: 'applied', period: '2026-12' }]);
     await runTick(h.ctx);
     expect(await periodState('grace', '2026-12')).toBe('open');
     h.clock.set('2027-01-01T00:10:01Z');
     // Past endsAt + grace: refused even though no tick has closed the period yet.
-    expect(await h.postEvents([{ board: 'grace', member: 'a', value: 4, idempotencyKey: 'g-3', occurredAt: '2026-12-31T23:59:30Z' }])).toMatchObject([
-      { status: 'rejected', reason: 'period_closed' },
-    ]);
+    expect(
+      await h.postEvents([
+        { board: 'grace', member: 'a', value: 4, idempotencyKey: 'g-3', occurredAt: '2026-12-31T23:59:30Z' },
+      ]),
+    ).toMatchObject([{ status: 'rejected', reason: 'period_closed' }]);
     expect((await runTick(h.ctx)).closed).toContain('grace/2026-12');
     expect(await periodState('grace', '2026-12')).toBe('closed');
-    expect(await h.postEvents([{ board: 'grace', member: 'a', value: 8, idempotencyKey: 'g-4', occurredAt: '2026-12-31T23:59:59Z' }])).toMatchObject([
-      { status: 'rejected', reason: 'period_closed' },
-    ]);
+    expect(
+      await h.postEvents([
+        { board: 'grace', member: 'a', value: 8, idempotencyKey: 'g-4', occurredAt: '2026-12-31T23:59:59Z' },
+      ]),
+    ).toMatchObject([{ status: 'rejected', reason: 'period_closed' }]);
     const results = await h.api('GET', '/v1/boards/grace/periods/2026-12/results');
     expect(results.body.entries).toEqual([{ rank: 1, member: 'a', displayName: null, score: 3 }]);
   });
@@ -132,9 +153,23 @@ describe('the period tick', () => {
   it('two racing ticks close once; a crash mid-close is finished by the next tick', async () => {
     h.clock.set('2026-11-15T12:00:00Z');
     await h.api('PUT', '/v1/boards/race', { aggregation: 'sum', graceSeconds: 0 });
-    await h.postEvents(Array.from({ length: 30 }, (_, i) => ({ board: 'race', member: `r${i}`, value: i % 7, idempotencyKey: `race-${i}` })));
+    await h.postEvents(
+      Array.from({ length: 30 }, (_, i) => ({
+        board: 'race',
+        member: `r${i}`,
+        value: i % 7,
+        idempotencyKey: `race-${i}`,
+      })),
+    );
     await h.api('PUT', '/v1/boards/crash', { aggregation: 'sum', graceSeconds: 0 });
-    await h.postEvents(Array.from({ length: 10 }, (_, i) => ({ board: 'crash', member: `c${i}`, value: i, idempotencyKey: `crash-${i}` })));
+    await h.postEvents(
+      Array.from({ length: 10 }, (_, i) => ({
+        board: 'crash',
+        member: `c${i}`,
+        value: i,
+        idempotencyKey: `crash-${i}`,
+      })),
+    );
 
     h.clock.set('2026-12-01T00:00:01Z');
     h.faults.midClose = (board) => {
@@ -145,16 +180,20 @@ describe('the period tick', () => {
     expect(await periodState('race', '2026-11')).toBe('closed');
     // The crash left the other period half closed: closing, and refusing events.
     expect(await periodState('crash', '2026-11')).toBe('closing');
-    expect(await h.postEvents([{ board: 'crash', member: 'c1', value: 1, idempotencyKey: 'crash-late', occurredAt: '2026-11-30T12:00:00Z' }])).toMatchObject([
-      { status: 'rejected', reason: 'period_closed' },
-    ]);
+    expect(
+      await h.postEvents([
+        { board: 'crash', member: 'c1', value: 1, idempotencyKey: 'crash-late', occurredAt: '2026-11-30T12:00:00Z' },
+      ]),
+    ).toMatchObject([{ status: 'rejected', reason: 'period_closed' }]);
     h.faults.midClose = undefined;
     await runTick(h.ctx);
     expect(await periodState('crash', '2026-11')).toBe('closed');
     for (const board of ['race', 'crash']) {
       const counts = await sql<{ results: number; reports: number }>`
         SELECT (SELECT count(*)::int FROM period_results WHERE board_id = ${board} AND period_key = '2026-11') AS results,
-               (SELECT count(*)::int FROM notifications WHERE board_id = ${board} AND period_key = '2026-11') AS reports`.execute(h.ctx.db);
+               (SELECT count(*)::int FROM notifications WHERE board_id = ${board} AND period_key = '2026-11') AS reports`.execute(
+        h.ctx.db,
+      );
       const members = board === 'race' ? 30 : 10;
       expect(counts.rows[0]).toEqual({ results: members, reports: members });
     }
@@ -175,7 +214,8 @@ describe('final standings, awards and reports', () => {
       awards: { tiers: [1, 3], regionTiers: [1], followingTop1: true },
     });
     const regions: Record<string, string> = { p1: 'FR', p2: 'FR', p3: 'DE', p4: 'DE', p5: 'DE', p6: 'FR' };
-    for (const [m, r] of Object.entries(regions)) await h.api('PUT', `/v1/members/${m}`, { region: r, displayName: m.toUpperCase() });
+    for (const [m, r] of Object.entries(regions))
+      await h.api('PUT', `/v1/members/${m}`, { region: r, displayName: m.toUpperCase() });
     const at = Date.parse('2026-10-20T10:00:00Z');
     const events: RefEvent[] = [
       { key: 'f1', member: 'p1', units: 50, atMs: at },
@@ -185,13 +225,23 @@ describe('final standings, awards and reports', () => {
       { key: 'f5', member: 'p5', units: 30, atMs: at },
       { key: 'f6', member: 'p6', units: 10, atMs: at, category: 'duel' },
     ];
-    await h.postEvents(events.map((e) => ({ board: 'final', member: e.member, value: e.units, idempotencyKey: e.key, ...(e.category ? { category: e.category } : {}) })));
+    await h.postEvents(
+      events.map((e) => ({
+        board: 'final',
+        member: e.member,
+        value: e.units,
+        idempotencyKey: e.key,
+        ...(e.category ? { category: e.category } : {}),
+      })),
+    );
     await h.api('PUT', '/v1/members/p6/following', { memberIds: ['p4', 'ghost'] });
     await h.api('PUT', '/v1/members/p3/following', { memberIds: ['p5'] });
     await h.api('PUT', '/v1/members/p5/following', { memberIds: ['p4'] });
 
     const scopes = ['', '&category=duel', '&region=FR', '&region=DE', '&category=duel&region=DE'];
-    const live = await Promise.all(scopes.map((q) => h.api('GET', `/v1/boards/final/standings?period=2026-10&limit=200${q}`)));
+    const live = await Promise.all(
+      scopes.map((q) => h.api('GET', `/v1/boards/final/standings?period=2026-10&limit=200${q}`)),
+    );
     h.clock.set('2026-11-01T00:00:00Z');
     await runTick(h.ctx);
     for (const [i, q] of scopes.entries()) {
@@ -242,7 +292,13 @@ describe('final standings, awards and reports', () => {
       { member_id: 'p6', title: 'October 2026 finished', body: 'You finished 6th', award: null },
     ]);
     const inbox = await h.api('GET', '/v1/members/p3/notifications');
-    expect(inbox.body.notifications[0]).toMatchObject({ kind: 'period_report', board: 'final', period: '2026-10', rank: 3, body: 'You finished 3rd' });
+    expect(inbox.body.notifications[0]).toMatchObject({
+      kind: 'period_report',
+      board: 'final',
+      period: '2026-10',
+      rank: 3,
+      body: 'You finished 3rd',
+    });
   });
 
   it('delivers signed webhooks at least once through a receiver that fails twice, with stable delivery ids', async () => {
@@ -251,7 +307,9 @@ describe('final standings, awards and reports', () => {
     // Every closed period so far sent period.closed plus one report per ranked member.
     const expectedCount = (
       await sql<{ n: number }>`
-      SELECT (SELECT count(*)::int FROM notifications) + (SELECT count(*)::int FROM periods WHERE state = 'closed') AS n`.execute(h.ctx.db)
+      SELECT (SELECT count(*)::int FROM notifications) + (SELECT count(*)::int FROM periods WHERE state = 'closed') AS n`.execute(
+        h.ctx.db,
+      )
     ).rows[0]!.n;
     while (new Set(receiver.delivered.map((d) => d.id)).size < expectedCount && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 50));
@@ -260,15 +318,31 @@ describe('final standings, awards and reports', () => {
     expect(new Set(receiver.delivered.map((d) => d.id)).size).toBe(expectedCount);
     expect(receiver.delivered.every((d) => d.signatureOk)).toBe(true);
     const closed = receiver.delivered.find((d) => d.type === 'period.closed' && d.body.data.board === 'final')!;
-    expect(closed.body).toMatchObject({ type: 'period.closed', data: { period: { key: '2026-10', state: 'closed' }, rankedMembers: 6 } });
+    expect(closed.body).toMatchObject({
+      type: 'period.closed',
+      data: { period: { key: '2026-10', state: 'closed' }, rankedMembers: 6 },
+    });
     // Periods no event reached close in bulk (one statement for all boards) and still send period.closed.
-    const empty = receiver.delivered.find((d) => d.type === 'period.closed' && d.body.data.board === 'ahead' && d.body.data.period.key === '2026-W51')!;
+    const empty = receiver.delivered.find(
+      (d) => d.type === 'period.closed' && d.body.data.board === 'ahead' && d.body.data.period.key === '2026-W51',
+    )!;
     expect(empty.body.data).toMatchObject({
-      period: { key: '2026-W51', startsAt: '2026-12-14T00:00:00.000Z', endsAt: '2026-12-21T00:00:00.000Z', state: 'closed' },
+      period: {
+        key: '2026-W51',
+        startsAt: '2026-12-14T00:00:00.000Z',
+        endsAt: '2026-12-21T00:00:00.000Z',
+        state: 'closed',
+      },
       rankedMembers: 0,
     });
     const report = receiver.delivered.find((d) => d.type === 'member.period_report' && d.body.data.member === 'p3')!;
-    expect(report.body.data).toMatchObject({ board: 'final', period: '2026-10', rank: 3, body: 'You finished 3rd', award: 'top3' });
+    expect(report.body.data).toMatchObject({
+      board: 'final',
+      period: '2026-10',
+      rank: 3,
+      body: 'You finished 3rd',
+      award: 'top3',
+    });
     expect(report.id).toBe(report.body.id);
   });
 });
@@ -277,8 +351,12 @@ describe('scale and rollups', () => {
   it('closes a 50,000-member period with set-based SQL: a fixed number of statements', async () => {
     h.clock.set('2026-09-10T12:00:00Z');
     await h.api('PUT', '/v1/boards/fifty', { aggregation: 'sum', graceSeconds: 0, tieBreak: 'member' });
-    await sql`INSERT INTO periods (board_id, key, starts_at, ends_at) VALUES ('fifty', '2026-09', '2026-09-01T00:00:00Z', '2026-10-01T00:00:00Z')`.execute(h.ctx.db);
-    await sql`INSERT INTO members (id) SELECT 'z' || lpad(g::text, 5, '0') FROM generate_series(1, 50000) g ON CONFLICT DO NOTHING`.execute(h.ctx.db);
+    await sql`INSERT INTO periods (board_id, key, starts_at, ends_at) VALUES ('fifty', '2026-09', '2026-09-01T00:00:00Z', '2026-10-01T00:00:00Z')`.execute(
+      h.ctx.db,
+    );
+    await sql`INSERT INTO members (id) SELECT 'z' || lpad(g::text, 5, '0') FROM generate_series(1, 50000) g ON CONFLICT DO NOTHING`.execute(
+      h.ctx.db,
+    );
     await sql`
       INSERT INTO member_aggregates (board_id, period_key, category, member_id, value, reached_at, last_key, event_count)
       SELECT 'fifty', '2026-09', 'all', 'z' || lpad(g::text, 5, '0'), (g * 7919) % 1000, '2026-09-10T10:00:00Z', 'k' || g, 1
@@ -299,7 +377,9 @@ describe('scale and rollups', () => {
       SELECT (SELECT count(*)::int FROM period_results WHERE board_id = 'fifty') AS results,
              (SELECT count(*)::int FROM notifications WHERE board_id = 'fifty') AS reports,
              (SELECT member_id FROM notifications WHERE board_id = 'fifty' ORDER BY id LIMIT 1) AS first,
-             (SELECT member_id FROM period_results WHERE board_id = 'fifty' AND position = 1) AS last`.execute(h.ctx.db);
+             (SELECT member_id FROM period_results WHERE board_id = 'fifty' AND position = 1) AS last`.execute(
+      h.ctx.db,
+    );
     expect(rows[0]).toMatchObject({ results: 50000, reports: 50000 });
     expect(rows[0]!.first).toBe(rows[0]!.last);
   }, 180000);

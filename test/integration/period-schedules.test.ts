@@ -13,19 +13,34 @@ afterAll(() => h.close());
 const post = (events: object[]) => postAndWait(h, events);
 
 async function periodRows(board: string) {
-  const rows = await h.ctx.db.selectFrom('periods').selectAll().where('board_id', '=', board).orderBy('starts_at').execute();
+  const rows = await h.ctx.db
+    .selectFrom('periods')
+    .selectAll()
+    .where('board_id', '=', board)
+    .orderBy('starts_at')
+    .execute();
   return rows.map((p) => [p.key, p.starts_at.toISOString(), p.ends_at?.toISOString() ?? null, p.state]);
 }
 
 describe('cron schedules', () => {
   it('runs Friday-to-Friday weeks from 18:00 in the board timezone, keyed by their start in UTC', async () => {
     h.clock.set('2026-12-09T12:00:00Z');
-    const put = await h.api('PUT', '/v1/boards/friday', { aggregation: 'sum', period: { cron: '0 18 * * FRI' }, timezone: 'Europe/Paris', graceSeconds: 60 });
+    const put = await h.api('PUT', '/v1/boards/friday', {
+      aggregation: 'sum',
+      period: { cron: '0 18 * * FRI' },
+      timezone: 'Europe/Paris',
+      graceSeconds: 60,
+    });
     expect(put.status).toBe(201);
     // 18:00 in Paris in December is 17:00 UTC; 4 December 2026 is a Friday.
     expect(put.body).toMatchObject({
       period: { cron: '0 18 * * FRI' },
-      currentPeriod: { key: '20261204T1700Z', startsAt: '2026-12-04T17:00:00.000Z', endsAt: '2026-12-11T17:00:00.000Z', state: 'open' },
+      currentPeriod: {
+        key: '20261204T1700Z',
+        startsAt: '2026-12-04T17:00:00.000Z',
+        endsAt: '2026-12-11T17:00:00.000Z',
+        state: 'open',
+      },
     });
     const results = await post([
       { board: 'friday', member: 'ann', value: 3, idempotencyKey: 'fri-1', occurredAt: '2026-12-04T17:00:00Z' },
@@ -53,14 +68,26 @@ describe('cron schedules', () => {
     await runTick(h.ctx);
     expect((await periodRows('friday')).find((p) => p[0] === '20261204T1700Z')![3]).toBe('open');
     // Inside the grace: still counts; after it: period_closed.
-    expect((await post([{ board: 'friday', member: 'ann', value: 10, idempotencyKey: 'fri-4', occurredAt: '2026-12-11T16:59:00Z' }]))[0]).toMatchObject({
+    expect(
+      (
+        await post([
+          { board: 'friday', member: 'ann', value: 10, idempotencyKey: 'fri-4', occurredAt: '2026-12-11T16:59:00Z' },
+        ])
+      )[0],
+    ).toMatchObject({
       status: 'applied',
       period: '20261204T1700Z',
     });
     h.clock.set('2026-12-11T17:01:01Z');
     const tick = await runTick(h.ctx);
     expect(tick.closed).toContain('friday/20261204T1700Z');
-    expect((await post([{ board: 'friday', member: 'ann', value: 1, idempotencyKey: 'fri-5', occurredAt: '2026-12-11T16:59:30Z' }]))[0]).toMatchObject({
+    expect(
+      (
+        await post([
+          { board: 'friday', member: 'ann', value: 1, idempotencyKey: 'fri-5', occurredAt: '2026-12-11T16:59:30Z' },
+        ])
+      )[0],
+    ).toMatchObject({
       status: 'rejected',
       reason: 'period_closed',
     });
@@ -83,10 +110,18 @@ describe('cron schedules', () => {
 
   it('keeps 18:00 local across the spring DST change: the week that contains it is an hour shorter', async () => {
     h.clock.set('2026-03-30T12:00:00Z');
-    await h.api('PUT', '/v1/boards/friday-dst', { aggregation: 'sum', period: { cron: '0 18 * * 5' }, timezone: 'Europe/Paris' });
+    await h.api('PUT', '/v1/boards/friday-dst', {
+      aggregation: 'sum',
+      period: { cron: '0 18 * * 5' },
+      timezone: 'Europe/Paris',
+    });
     const board = await h.api('GET', '/v1/boards/friday-dst');
     // Friday 27 March 18:00 CET = 17:00 UTC; Friday 3 April 18:00 CEST = 16:00 UTC.
-    expect(board.body.currentPeriod).toMatchObject({ key: '20260327T1700Z', startsAt: '2026-03-27T17:00:00.000Z', endsAt: '2026-04-03T16:00:00.000Z' });
+    expect(board.body.currentPeriod).toMatchObject({
+      key: '20260327T1700Z',
+      startsAt: '2026-03-27T17:00:00.000Z',
+      endsAt: '2026-04-03T16:00:00.000Z',
+    });
   });
 });
 
@@ -94,9 +129,21 @@ describe('every schedules', () => {
   it('`d` and `w` keep local wall time across DST, `h` is absolute time', async () => {
     h.clock.set('2026-04-05T12:00:00Z');
     // Anchor: Saturday 28 March 2026, 09:00 in Paris (08:00 UTC, before the change on the 29th).
-    await h.api('PUT', '/v1/boards/two-days', { aggregation: 'best', period: { every: '2d', anchor: '2026-03-28T08:00:00Z' }, timezone: 'Europe/Paris' });
-    await h.api('PUT', '/v1/boards/weekly-anchor', { aggregation: 'best', period: { every: '1w', anchor: '2026-03-28T08:00:00Z' }, timezone: 'Europe/Paris' });
-    await h.api('PUT', '/v1/boards/six-hours', { aggregation: 'best', period: { every: '6h', anchor: '2026-03-28T08:00:00Z' }, timezone: 'Europe/Paris' });
+    await h.api('PUT', '/v1/boards/two-days', {
+      aggregation: 'best',
+      period: { every: '2d', anchor: '2026-03-28T08:00:00Z' },
+      timezone: 'Europe/Paris',
+    });
+    await h.api('PUT', '/v1/boards/weekly-anchor', {
+      aggregation: 'best',
+      period: { every: '1w', anchor: '2026-03-28T08:00:00Z' },
+      timezone: 'Europe/Paris',
+    });
+    await h.api('PUT', '/v1/boards/six-hours', {
+      aggregation: 'best',
+      period: { every: '6h', anchor: '2026-03-28T08:00:00Z' },
+      timezone: 'Europe/Paris',
+    });
     const results = await post([
       // 09:00 local on 30 March is 07:00 UTC (CEST): the second 2-day period starts there.
       { board: 'two-days', member: 'm', value: 1, idempotencyKey: 'd-1', occurredAt: '2026-03-30T06:59:59Z' },
@@ -124,11 +171,31 @@ describe('every schedules', () => {
       const { key, startsAt, endsAt } = (await h.api('GET', `/v1/boards/${board}`)).body.currentPeriod;
       return [key, startsAt, endsAt];
     };
-    expect(await current('two-days', '2026-03-27T12:00:00Z')).toEqual(['20260326T0800Z', '2026-03-26T08:00:00.000Z', '2026-03-28T08:00:00.000Z']);
-    expect(await current('two-days', '2026-03-29T12:00:00Z')).toEqual(['20260328T0800Z', '2026-03-28T08:00:00.000Z', '2026-03-30T07:00:00.000Z']);
-    expect(await current('two-days', '2026-03-31T12:00:00Z')).toEqual(['20260330T0700Z', '2026-03-30T07:00:00.000Z', '2026-04-01T07:00:00.000Z']);
-    expect(await current('weekly-anchor', '2026-03-31T12:00:00Z')).toEqual(['20260328T0800Z', '2026-03-28T08:00:00.000Z', '2026-04-04T07:00:00.000Z']);
-    expect(await current('six-hours', '2026-03-29T12:00:00Z')).toEqual(['20260329T0800Z', '2026-03-29T08:00:00.000Z', '2026-03-29T14:00:00.000Z']);
+    expect(await current('two-days', '2026-03-27T12:00:00Z')).toEqual([
+      '20260326T0800Z',
+      '2026-03-26T08:00:00.000Z',
+      '2026-03-28T08:00:00.000Z',
+    ]);
+    expect(await current('two-days', '2026-03-29T12:00:00Z')).toEqual([
+      '20260328T0800Z',
+      '2026-03-28T08:00:00.000Z',
+      '2026-03-30T07:00:00.000Z',
+    ]);
+    expect(await current('two-days', '2026-03-31T12:00:00Z')).toEqual([
+      '20260330T0700Z',
+      '2026-03-30T07:00:00.000Z',
+      '2026-04-01T07:00:00.000Z',
+    ]);
+    expect(await current('weekly-anchor', '2026-03-31T12:00:00Z')).toEqual([
+      '20260328T0800Z',
+      '2026-03-28T08:00:00.000Z',
+      '2026-04-04T07:00:00.000Z',
+    ]);
+    expect(await current('six-hours', '2026-03-29T12:00:00Z')).toEqual([
+      '20260329T0800Z',
+      '2026-03-29T08:00:00.000Z',
+      '2026-03-29T14:00:00.000Z',
+    ]);
   });
 
   it('answers 400 naming period for a bad every, anchor or cron, and 409 when events exist', async () => {
@@ -155,7 +222,10 @@ describe('every schedules', () => {
     }
     expect((await h.api('GET', '/v1/boards/bad-schedule')).status).toBe(404);
     h.clock.set('2026-04-05T12:00:00Z');
-    expect((await post([{ board: 'six-hours', member: 'm', value: 1, idempotencyKey: 'h-3' }]))[0]).toMatchObject({ status: 'applied', period: '20260405T0800Z' });
+    expect((await post([{ board: 'six-hours', member: 'm', value: 1, idempotencyKey: 'h-3' }]))[0]).toMatchObject({
+      status: 'applied',
+      period: '20260405T0800Z',
+    });
     // The same schedule written differently is no change; another one is, once events exist.
     const same = await h.api('PUT', '/v1/boards/six-hours', {
       aggregation: 'best',
@@ -195,7 +265,9 @@ describe('the tick with thousands of boards of 1-hour periods', () => {
       ).map((r) => r.period),
     ).toEqual(['20270201T1000Z', '20270201T1000Z', '20270201T1000Z']);
     await runTick(h.ctx); // creates the 10:00 and 11:00 periods of every board
-    const open = await sql<{ n: number }>`SELECT count(*)::int AS n FROM periods WHERE board_id LIKE 'hourly-%' AND state = 'open'`.execute(h.ctx.db);
+    const open = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM periods WHERE board_id LIKE 'hourly-%' AND state = 'open'`.execute(h.ctx.db);
     expect(open.rows[0]!.n).toBe(2 * BOARDS);
 
     // Past 11:00 + grace: every 10:00 period is due.
@@ -212,7 +284,9 @@ describe('the tick with thousands of boards of 1-hour periods', () => {
     const tick = await runTick({ ...h.ctx, db: h.ctx.db.withPlugin(counting) });
     const elapsed = Date.now() - started;
     const due = await sql<{ state: string; n: number }>`
-      SELECT state, count(*)::int AS n FROM periods WHERE board_id LIKE 'hourly-%' AND key = '20270201T1000Z' GROUP BY state`.execute(h.ctx.db);
+      SELECT state, count(*)::int AS n FROM periods WHERE board_id LIKE 'hourly-%' AND key = '20270201T1000Z' GROUP BY state`.execute(
+      h.ctx.db,
+    );
     expect(due.rows).toEqual([{ state: 'closed', n: BOARDS }]);
     expect(tick.closed.filter((c) => c.startsWith('hourly-'))).toHaveLength(BOARDS);
     // A few statements for the whole tick, plus a fixed handful per period that had events
@@ -225,7 +299,9 @@ describe('the tick with thousands of boards of 1-hour periods', () => {
       ['b', 2],
     ]);
     // The next hour was created ahead: every board has its 12:00 period now, still open.
-    const ahead = await sql<{ n: number }>`SELECT count(*)::int AS n FROM periods WHERE board_id LIKE 'hourly-%' AND key = '20270201T1200Z' AND state = 'open'`.execute(
+    const ahead = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM periods WHERE board_id LIKE 'hourly-%' AND key = '20270201T1200Z' AND state = 'open'`.execute(
       h.ctx.db,
     );
     expect(ahead.rows[0]!.n).toBe(BOARDS);

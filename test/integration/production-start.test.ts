@@ -1,6 +1,16 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -45,7 +55,10 @@ async function call(base: string, method: string, urlPath: string, body?: unknow
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, body: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text };
+  return {
+    status: res.status,
+    body: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text,
+  };
 }
 
 /**
@@ -54,12 +67,29 @@ async function call(base: string, method: string, urlPath: string, body?: unknow
  * open on the web side. Both must finish before the processes exit 0.
  */
 async function expectDrainsInFlight(base: string, web: LaurelProcess, worker: LaurelProcess, board: string) {
-  expect((await call(base, 'PUT', `/v1/boards/${board}`, { aggregation: 'sum', period: 'all', tieBreak: 'member' })).status).toBe(201);
-  const first = await call(base, 'POST', '/v1/events?wait=true', { board, member: 'ann', value: 3, idempotencyKey: `${board}-1` });
+  expect(
+    (await call(base, 'PUT', `/v1/boards/${board}`, { aggregation: 'sum', period: 'all', tieBreak: 'member' })).status,
+  ).toBe(201);
+  const first = await call(base, 'POST', '/v1/events?wait=true', {
+    board,
+    member: 'ann',
+    value: 3,
+    idempotencyKey: `${board}-1`,
+  });
   expect(first).toMatchObject({ status: 200, body: { results: [{ status: 'applied' }] } });
 
-  const inFlight = call(base, 'POST', '/v1/events?wait=true', { board, member: 'bob', value: 5, idempotencyKey: `${board}-2` });
-  await worker.waitForLog((l) => l.fault === 'paused-after-commit' && l.jobId !== undefined && worker.logs.filter((x) => x.fault === 'paused-after-commit').length >= 2);
+  const inFlight = call(base, 'POST', '/v1/events?wait=true', {
+    board,
+    member: 'bob',
+    value: 5,
+    idempotencyKey: `${board}-2`,
+  });
+  await worker.waitForLog(
+    (l) =>
+      l.fault === 'paused-after-commit' &&
+      l.jobId !== undefined &&
+      worker.logs.filter((x) => x.fault === 'paused-after-commit').length >= 2,
+  );
   const exits = [web, worker].filter((p, i, all) => all.indexOf(p) === i).map((p) => p.stop('SIGTERM'));
   await web.waitForLog((l) => l.msg === 'shutting down');
   // Out of the load balancer first, still serving meanwhile (SHUTDOWN_DELAY_MS).
@@ -82,7 +112,8 @@ const DELAY = { SHUTDOWN_DELAY_MS: '1500' };
 async function runBuildStage(dockerfile: ReturnType<typeof DockerfileParser.parse>, buildDir: string) {
   const [buildFrom, runtimeFrom] = dockerfile.getFROMs();
   const inStage = (i: { getRange(): { start: { line: number } } }) =>
-    i.getRange().start.line > buildFrom!.getRange().start.line && i.getRange().start.line < runtimeFrom!.getRange().start.line;
+    i.getRange().start.line > buildFrom!.getRange().start.line &&
+    i.getRange().start.line < runtimeFrom!.getRange().start.line;
   const stage = dockerfile.getInstructions().filter(inStage);
   const workdir = stage.find((i) => i.getKeyword() === 'WORKDIR')!.getArgumentsContent()!;
   const ignored = new Set(
@@ -115,7 +146,8 @@ async function runBuildStage(dockerfile: ReturnType<typeof DockerfileParser.pars
   symlinkSync(path.join(ROOT, 'node_modules'), path.join(buildDir, 'node_modules'), 'dir');
   const runs = stage.filter((i) => i.getKeyword() === 'RUN').map((i) => i.getArgumentsContent()!);
   expect(runs).toContain('npm run build');
-  for (const command of runs.filter((c) => !c.startsWith('npm ci'))) await run('sh', ['-c', command], { cwd: buildDir });
+  for (const command of runs.filter((c) => !c.startsWith('npm ci')))
+    await run('sh', ['-c', command], { cwd: buildDir });
 }
 
 describe('the image, reproduced: its build stage from its COPY lines, its runtime from dist/ and production dependencies only', () => {
@@ -137,13 +169,17 @@ describe('the image, reproduced: its build stage from its COPY lines, its runtim
       .find((c) => c.startsWith('npm ci'))!;
     for (const file of ['package.json', 'package-lock.json']) copyFileSync(path.join(ROOT, file), path.join(dir, file));
     await Promise.all([
-      run('sh', ['-c', `${install} --prefer-offline --loglevel=error`], { cwd: dir, env: { ...process.env, NODE_ENV: 'production' } }),
+      run('sh', ['-c', `${install} --prefer-offline --loglevel=error`], {
+        cwd: dir,
+        env: { ...process.env, NODE_ENV: 'production' },
+      }),
       runBuildStage(dockerfile, buildDir),
     ]);
     // COPY --from=build /app/dist ./dist
     cpSync(path.join(buildDir, 'dist'), path.join(dir, 'dist'), { recursive: true });
     // (typescript itself arrives as a peer of a production dependency, @bull-board/api's valibot.)
-    for (const dev of ['tsx', 'vitest', 'dockerfile-utils', 'fast-check']) expect(existsSync(path.join(dir, 'node_modules', dev)), dev).toBe(false);
+    for (const dev of ['tsx', 'vitest', 'dockerfile-utils', 'fast-check'])
+      expect(existsSync(path.join(dir, 'node_modules', dev)), dev).toBe(false);
 
     const procfile = Object.fromEntries(
       readFileSync(path.join(ROOT, 'Procfile'), 'utf8')
@@ -152,10 +188,16 @@ describe('the image, reproduced: its build stage from its COPY lines, its runtim
         .map((l) => [l.split(':')[0], l.replace(/^\w+:\s*/, '').split(/\s+/)]),
     );
     const env = { ...baseEnv('prod-image'), NODE_ENV: 'production' };
-    const release = await run(procfile.release[0], procfile.release.slice(1), { cwd: dir, env: { ...process.env, ...env } });
+    const release = await run(procfile.release[0], procfile.release.slice(1), {
+      cwd: dir,
+      env: { ...process.env, ...env },
+    });
     expect(release.stdout).toMatch(/database is up to date/);
     // The demo command compiled with the client it imports.
-    const demoHelp = await run(process.execPath, ['dist/src/cli/laurel.js', 'demo', '--help'], { cwd: dir, env: { ...process.env, ...env } });
+    const demoHelp = await run(process.execPath, ['dist/src/cli/laurel.js', 'demo', '--help'], {
+      cwd: dir,
+      env: { ...process.env, ...env },
+    });
     expect(demoHelp.stdout).toMatch(/demo/);
 
     const [port, probePort, closedPort] = [await freePort(), await freePort(), await freePort()];
@@ -168,10 +210,13 @@ describe('the image, reproduced: its build stage from its COPY lines, its runtim
     // The image's HEALTHCHECK as Docker runs it in each container, with that container's
     // environment: the web one answers on PORT; in a worker's, nothing listens on PORT (the
     // image's default, 3000 there, is a closed port here) and the probes answer on METRICS_PORT.
-    const healthcheck = (vars: Record<string, string>) => run(process.execPath, ['dist/src/bin/healthcheck.js'], { cwd: dir, env: { ...process.env, ...vars } });
+    const healthcheck = (vars: Record<string, string>) =>
+      run(process.execPath, ['dist/src/bin/healthcheck.js'], { cwd: dir, env: { ...process.env, ...vars } });
     await healthcheck({ PORT: String(port), METRICS_PORT: String(closedPort) });
     await healthcheck({ PORT: String(closedPort), METRICS_PORT: String(probePort) });
-    await expect(healthcheck({ PORT: String(closedPort), METRICS_PORT: String(closedPort) })).rejects.toMatchObject({ code: 1 });
+    await expect(healthcheck({ PORT: String(closedPort), METRICS_PORT: String(closedPort) })).rejects.toMatchObject({
+      code: 1,
+    });
     // A worker's metrics are admin-only, like the web side's.
     expect((await call(probes, 'GET', '/metrics', undefined, null)).status).toBe(401);
     expect((await call(probes, 'GET', '/metrics')).body).toMatch(/laurel_events_total/);
@@ -185,7 +230,11 @@ describe('SIGTERM to the npm commands users run reaches Node', () => {
   it('npm run web + npm run worker: in-flight request and job drained, both exit 0', async () => {
     const [port, probePort] = [await freePort(), await freePort()];
     const web = start(['npm', 'run', 'web'], { ...baseEnv('npm-split'), ...DELAY, PORT: String(port) }, 'npm-web');
-    const worker = start(['npm', 'run', 'worker'], { ...baseEnv('npm-split'), ...PAUSE, METRICS_PORT: String(probePort) }, 'npm-worker');
+    const worker = start(
+      ['npm', 'run', 'worker'],
+      { ...baseEnv('npm-split'), ...PAUSE, METRICS_PORT: String(probePort) },
+      'npm-worker',
+    );
     const base = `http://127.0.0.1:${port}`;
     await Promise.all([waitForHttp(`${base}/readyz`), waitForHttp(`http://127.0.0.1:${probePort}/readyz`)]);
     await expectDrainsInFlight(base, web, worker, 'npm-split');
@@ -193,7 +242,11 @@ describe('SIGTERM to the npm commands users run reaches Node', () => {
 
   it('npm start (web and workers in one process): drained, exit 0', async () => {
     const port = await freePort();
-    const all = start(['npm', 'start'], { ...baseEnv('npm-start'), ...DELAY, ...PAUSE, PORT: String(port), METRICS_PORT: '0' }, 'npm-start');
+    const all = start(
+      ['npm', 'start'],
+      { ...baseEnv('npm-start'), ...DELAY, ...PAUSE, PORT: String(port), METRICS_PORT: '0' },
+      'npm-start',
+    );
     const base = `http://127.0.0.1:${port}`;
     await waitForHttp(`${base}/readyz`);
     await expectDrainsInFlight(base, all, all, 'npm-start');

@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../support/harness.js';
 import { closePeriod } from '../../src/services/period-closing.js';
-import { prng, referenceStandings, shuffle, type Aggregation, type Order, type RefEvent, type RefStanding, type TieBreak } from '../support/reference.js';
+import {
+  prng,
+  referenceStandings,
+  shuffle,
+  type Aggregation,
+  type Order,
+  type RefEvent,
+  type RefStanding,
+  type TieBreak,
+} from '../support/reference.js';
 
 const NOW = new Date('2026-12-02T12:00:00Z');
 
@@ -39,7 +48,12 @@ function generate(spec: BoardSpec, members: number, seed: number): RefEvent[] {
 }
 
 async function load(spec: BoardSpec, events: RefEvent[]): Promise<void> {
-  const created = await h.api('PUT', `/v1/boards/${spec.id}`, { aggregation: spec.aggregation, order: spec.order, tieBreak: spec.tieBreak, period: 'month' });
+  const created = await h.api('PUT', `/v1/boards/${spec.id}`, {
+    aggregation: spec.aggregation,
+    order: spec.order,
+    tieBreak: spec.tieBreak,
+    period: 'month',
+  });
   expect(created.status).toBe(201);
   const shuffled = shuffle(events, prng(99));
   for (let i = 0; i < shuffled.length; i += 1000) {
@@ -88,7 +102,14 @@ async function checkEveryRoute(spec: BoardSpec, expected: RefStanding[], rand: (
     });
   }
   const nobody = await h.api('GET', `${base}/no-score-member`);
-  expect(nobody.body).toMatchObject({ member: 'no-score-member', rank: null, score: null, percentile: null, topPercent: null, total });
+  expect(nobody.body).toMatchObject({
+    member: 'no-score-member',
+    rank: null,
+    score: null,
+    percentile: null,
+    topPercent: null,
+    total,
+  });
 
   // Around: clipped at rank 1 and at the last rank.
   for (const [index, radius] of [
@@ -159,7 +180,9 @@ describe('periods, results and member standings', () => {
     const periods = await h.api('GET', '/v1/boards/big/periods');
     expect(periods.body).toEqual({
       board: 'big',
-      periods: [{ key: '2026-12', startsAt: '2026-12-01T00:00:00.000Z', endsAt: '2027-01-01T00:00:00.000Z', state: 'open' }],
+      periods: [
+        { key: '2026-12', startsAt: '2026-12-01T00:00:00.000Z', endsAt: '2027-01-01T00:00:00.000Z', state: 'open' },
+      ],
     });
     expect((await h.api('GET', '/v1/boards/big/periods/2026-12/results')).status).toBe(409);
     expect((await h.api('GET', '/v1/boards/big/periods/2026-11/results')).status).toBe(404);
@@ -168,7 +191,12 @@ describe('periods, results and member standings', () => {
     expect(mine.status).toBe(200);
     const onBig = mine.body.standings.find((s: any) => s.board === 'big');
     const direct = await h.api('GET', '/v1/boards/big/standings/p000001');
-    expect(onBig).toMatchObject({ rank: direct.body.rank, score: direct.body.score, total: 100_000, period: { key: '2026-12' } });
+    expect(onBig).toMatchObject({
+      rank: direct.body.rank,
+      score: direct.body.score,
+      total: 100_000,
+      period: { key: '2026-12' },
+    });
     expect(mine.body.standings).toHaveLength(9);
   });
 
@@ -179,7 +207,11 @@ describe('periods, results and member standings', () => {
     expect(await closePeriod(h.ctx, board, '2026-12')).toBe(true);
     const results = await h.api('GET', '/v1/boards/q-asc-shared/periods/2026-12/results?limit=200&offset=2300');
     expect(results.status).toBe(200);
-    expect(results.body).toMatchObject({ source: 'database', total: live.body.total, period: { key: '2026-12', state: 'closed' } });
+    expect(results.body).toMatchObject({
+      source: 'database',
+      total: live.body.total,
+      period: { key: '2026-12', state: 'closed' },
+    });
     expect(results.body.entries).toEqual(live.body.entries);
   });
 });

@@ -1,7 +1,15 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../support/harness.js';
-import { aggregate, rankAll, type Aggregation, type Order, type RefEvent, type RefStanding, type TieBreak } from '../support/reference.js';
+import {
+  aggregate,
+  rankAll,
+  type Aggregation,
+  type Order,
+  type RefEvent,
+  type RefStanding,
+  type TieBreak,
+} from '../support/reference.js';
 
 /**
  * Property: whatever events arrive, in whatever order, split into whatever batches, posted
@@ -83,15 +91,24 @@ const boardArb: fc.Arbitrary<BoardDef> = fc.record({
   graceSeconds: fc.constantFrom(0, 1, 300),
   categories: fc.subarray([...CATEGORIES], { maxLength: 2 }),
   regions: fc.boolean(),
-  maxAttempts: fc.oneof({ arbitrary: fc.constant(null), weight: 1 }, { arbitrary: fc.integer({ min: 1, max: 2 }), weight: 1 }),
-  subscore: fc.oneof({ arbitrary: fc.constant(null), weight: 1 }, { arbitrary: fc.record({ order: fc.constantFrom<Order>('desc', 'asc') }), weight: 1 }),
+  maxAttempts: fc.oneof(
+    { arbitrary: fc.constant(null), weight: 1 },
+    { arbitrary: fc.integer({ min: 1, max: 2 }), weight: 1 },
+  ),
+  subscore: fc.oneof(
+    { arbitrary: fc.constant(null), weight: 1 },
+    { arbitrary: fc.record({ order: fc.constantFrom<Order>('desc', 'asc') }), weight: 1 },
+  ),
 });
 
 function unitsArb(aggregation: Aggregation): fc.Arbitrary<number> {
   // Few distinct values, so that scores tie; and the ends of the exact range (±2^40). A sum
   // gets large values that cannot leave the range however many of them one member gets.
   const big = aggregation === 'sum' ? [2 ** 30, -(2 ** 30)] : [BIG, -BIG, BIG - 1, -BIG + 1];
-  return fc.oneof({ arbitrary: fc.integer({ min: -2, max: 3 }), weight: 12 }, { arbitrary: fc.constantFrom(...big), weight: 1 });
+  return fc.oneof(
+    { arbitrary: fc.integer({ min: -2, max: 3 }), weight: 12 },
+    { arbitrary: fc.constantFrom(...big), weight: 1 },
+  );
 }
 
 function scenarioArb(): fc.Arbitrary<Scenario> {
@@ -102,10 +119,15 @@ function scenarioArb(): fc.Arbitrary<Scenario> {
       // Absent (counts as 0) or one of few values, so that (value, subscore) pairs tie too.
       sub: board.subscore ? fc.option(unitsArb(board.aggregation), { nil: null }) : fc.constant(null),
       time: fc.nat(TIMES.length - 1),
-      category: board.categories.length ? fc.option(fc.nat(board.categories.length - 1), { nil: null }) : fc.constant(null),
+      category: board.categories.length
+        ? fc.option(fc.nat(board.categories.length - 1), { nil: null })
+        : fc.constant(null),
       tag: fc.constantFrom(...KEY_TAGS),
     });
-    const change = fc.oneof({ arbitrary: fc.constant(null), weight: 12 }, { arbitrary: fc.constantFrom<Change>('value', 'member', 'time', 'category'), weight: 1 });
+    const change = fc.oneof(
+      { arbitrary: fc.constant(null), weight: 12 },
+      { arbitrary: fc.constantFrom<Change>('value', 'member', 'time', 'category'), weight: 1 },
+    );
     const step: fc.Arbitrary<Step> = fc.oneof(
       {
         arbitrary: fc.record({
@@ -123,18 +145,37 @@ function scenarioArb(): fc.Arbitrary<Scenario> {
         }),
         weight: 2,
       },
-      { arbitrary: fc.record({ kind: fc.constantFrom('exclude' as const, 'restore' as const), member: fc.nat(6) }), weight: 2 },
-      { arbitrary: fc.record({ kind: fc.constant('region' as const), member: fc.nat(6), region: fc.option(fc.constantFrom(...REGIONS), { nil: null }) }), weight: 1 },
-      { arbitrary: fc.record({ kind: fc.constant('hold' as const), posts: fc.integer({ min: 2, max: 5 }) }), weight: 2 },
+      {
+        arbitrary: fc.record({ kind: fc.constantFrom('exclude' as const, 'restore' as const), member: fc.nat(6) }),
+        weight: 2,
+      },
+      {
+        arbitrary: fc.record({
+          kind: fc.constant('region' as const),
+          member: fc.nat(6),
+          region: fc.option(fc.constantFrom(...REGIONS), { nil: null }),
+        }),
+        weight: 1,
+      },
+      {
+        arbitrary: fc.record({ kind: fc.constant('hold' as const), posts: fc.integer({ min: 2, max: 5 }) }),
+        weight: 2,
+      },
     );
     return fc.record({
       board: fc.constant(board),
-      members: fc.uniqueArray(fc.record({ suffix: fc.constantFrom(...SUFFIXES), region: fc.option(fc.constantFrom(...REGIONS), { nil: null }) }), {
-        minLength: 2,
-        maxLength: 7,
-        size: 'medium',
-        selector: (m) => m.suffix,
-      }),
+      members: fc.uniqueArray(
+        fc.record({
+          suffix: fc.constantFrom(...SUFFIXES),
+          region: fc.option(fc.constantFrom(...REGIONS), { nil: null }),
+        }),
+        {
+          minLength: 2,
+          maxLength: 7,
+          size: 'medium',
+          selector: (m) => m.suffix,
+        },
+      ),
       following: fc.uniqueArray(fc.nat(6), { maxLength: 3 }),
       events: fc.array(event, { minLength: 1, maxLength: 24, size: 'medium' }),
       steps: fc.array(step, { minLength: 1, maxLength: 12, size: 'medium' }),
@@ -222,7 +263,11 @@ class Model {
     const byMember = new Map<string, Stored[]>();
     for (const s of inPeriod) byMember.set(s.event.member, [...(byMember.get(s.event.member) ?? []), s]);
     return [...byMember.values()].flatMap((list) =>
-      list.sort((x, y) => x.event.atMs - y.event.atMs || Buffer.compare(Buffer.from(x.event.key), Buffer.from(y.event.key))).slice(0, n),
+      list
+        .sort(
+          (x, y) => x.event.atMs - y.event.atMs || Buffer.compare(Buffer.from(x.event.key), Buffer.from(y.event.key)),
+        )
+        .slice(0, n),
     );
   }
 
@@ -390,7 +435,11 @@ async function runScenario(s: Scenario): Promise<void> {
     } else {
       const member = memberIds[step.member % memberIds.length]!;
       const exclude = step.kind === 'exclude';
-      const body = await ok(exclude ? 'POST' : 'DELETE', `/v1/members/${member}/exclusion`, exclude ? { reason: 'property test' } : undefined);
+      const body = await ok(
+        exclude ? 'POST' : 'DELETE',
+        `/v1/members/${member}/exclusion`,
+        exclude ? { reason: 'property test' } : undefined,
+      );
       expect(body.excluded).toBe(exclude);
       tally(step.kind);
       if (exclude) model.excluded.add(member);
@@ -432,7 +481,9 @@ class Checker {
 
   /** An expected entry as compared: with its subscore on a board that has one. */
   private row(e: { rank: number; member: string; units: number; sub: number }): unknown[] {
-    return this.s.board.subscore ? [e.rank, e.member, this.score(e.units), this.score(e.sub)] : [e.rank, e.member, this.score(e.units)];
+    return this.s.board.subscore
+      ? [e.rank, e.member, this.score(e.units), this.score(e.sub)]
+      : [e.rank, e.member, this.score(e.units)];
   }
 
   /** A served entry as compared. */
@@ -443,7 +494,12 @@ class Checker {
   private periodView(period: string) {
     if (period === 'all') return { key: 'all', endsAt: null, state: 'open' };
     const start = period === PREVIOUS_DAY ? this.boundaryMs - DAY_MS : this.boundaryMs;
-    return { key: period, startsAt: new Date(start).toISOString(), endsAt: new Date(start + DAY_MS).toISOString(), state: 'open' };
+    return {
+      key: period,
+      startsAt: new Date(start).toISOString(),
+      endsAt: new Date(start + DAY_MS).toISOString(),
+      state: 'open',
+    };
   }
 
   async everything(source: 'cache' | 'database', options: { samples: boolean }): Promise<void> {
@@ -460,7 +516,8 @@ class Checker {
       const stored = this.model.periodExists(period);
       // The current period is shown before any event reached it, but only as `current`.
       const asked = stored ? period : 'current';
-      if (!stored) expect((await this.h.api('GET', `/v1/boards/${this.boardId}/standings?period=${period}`)).status).toBe(404);
+      if (!stored)
+        expect((await this.h.api('GET', `/v1/boards/${this.boardId}/standings?period=${period}`)).status).toBe(404);
       const scopes = categories.flatMap((category) => regions.map((region) => ({ category, region, n: n++ })));
       await Promise.all(
         scopes.map(async ({ category, region, n }) => {
@@ -510,21 +567,39 @@ class Checker {
     expect(seen, `${where} paged by ${size}`).toEqual(expected.map((e) => this.row(e)));
   }
 
-  private async member(q: string, expected: RefStanding[], member: string, where: string, source: string | null): Promise<void> {
+  private async member(
+    q: string,
+    expected: RefStanding[],
+    member: string,
+    where: string,
+    source: string | null,
+  ): Promise<void> {
     const at = expected.findIndex((e) => e.member === member);
     const mine = expected[at];
     const total = expected.length;
     const placed = await this.get(`/v1/boards/${this.boardId}/standings/${encodeURIComponent(member)}?${q}`);
     expect(placed, `${where} rank of ${member}`).toMatchObject(
       mine
-        ? { member, total, rank: mine.rank, score: this.score(mine.units), percentile: mine.rank / total, topPercent: Math.max(1, Math.round((mine.rank / total) * 100)) }
+        ? {
+            member,
+            total,
+            rank: mine.rank,
+            score: this.score(mine.units),
+            percentile: mine.rank / total,
+            topPercent: Math.max(1, Math.round((mine.rank / total) * 100)),
+          }
         : { member, total, rank: null, score: null },
     );
     const radius = this.s.radius;
-    const around = await this.get(`/v1/boards/${this.boardId}/standings/${encodeURIComponent(member)}/around?${q}&radius=${radius}`);
+    const around = await this.get(
+      `/v1/boards/${this.boardId}/standings/${encodeURIComponent(member)}/around?${q}&radius=${radius}`,
+    );
     if (source) expect([placed.source, around.source], `${where} sources for ${member}`).toEqual([source, source]);
     const window = mine ? expected.slice(Math.max(0, at - radius), at + radius + 1) : [];
-    expect({ total: around.total, rank: around.rank, entries: around.entries.map((e: any) => this.served(e)) }, `${where} around ${member} radius ${radius}`).toEqual({
+    expect(
+      { total: around.total, rank: around.rank, entries: around.entries.map((e: any) => this.served(e)) },
+      `${where} around ${member} radius ${radius}`,
+    ).toEqual({
       total,
       rank: mine?.rank ?? null,
       entries: window.map((e) => this.row(e)),
@@ -541,7 +616,10 @@ class Checker {
       ranked.push({ rank: shared ? prev.rank : ranked.length + 1, member: e.member, units: e.units, sub: e.sub });
     }
     const res = await this.get(`/v1/boards/${this.boardId}/standings/${encodeURIComponent(me)}/following?${q}`);
-    expect({ total: res.total, rank: res.rank, entries: res.entries.map((e: any) => this.served(e)) }, `${where} following`).toEqual({
+    expect(
+      { total: res.total, rank: res.rank, entries: res.entries.map((e: any) => this.served(e)) },
+      `${where} following`,
+    ).toEqual({
       total: ranked.length,
       rank: ranked.find((r) => r.member === me)?.rank ?? null,
       entries: ranked.map((e) => this.row(e)),
@@ -578,7 +656,11 @@ class Checker {
       const counts = this.model.counting(stored.period).includes(stored);
       if (this.s.board.maxAttempts !== null) tally(counts ? 'attempts-counted' : 'attempts-exhausted');
       expect(res, `status of ${key}`).toMatchObject({
-        ...(stored.voided ? { status: 'voided' } : counts ? { status: 'applied' } : { status: 'rejected', reason: 'attempts_exhausted' }),
+        ...(stored.voided
+          ? { status: 'voided' }
+          : counts
+            ? { status: 'applied' }
+            : { status: 'rejected', reason: 'attempts_exhausted' }),
         board: this.boardId,
         period: stored.period,
         member: stored.event.member,

@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../support/harness.js';
-import { prng, referenceStandings, shuffle, type Aggregation, type Order, type RefEvent, type TieBreak } from '../support/reference.js';
+import {
+  prng,
+  referenceStandings,
+  shuffle,
+  type Aggregation,
+  type Order,
+  type RefEvent,
+  type TieBreak,
+} from '../support/reference.js';
 
 const AGGREGATIONS: Aggregation[] = ['best', 'sum', 'last'];
 const ORDERS: Order[] = ['desc', 'asc'];
@@ -78,9 +86,14 @@ describe('ranking semantics against an independent reference', () => {
             const expected = referenceStandings(events, board, category === 'all' ? undefined : category);
             const actual = await fetchAll(boardId, category);
             expect(actual.total).toBe(expected.length);
-            expect(actual.entries).toEqual(expected.map((e) => ({ rank: e.rank, member: e.member, score: e.units / 10 })));
+            expect(actual.entries).toEqual(
+              expected.map((e) => ({ rank: e.rank, member: e.member, score: e.units / 10 })),
+            );
             for (const e of expected.filter((_, i) => i % 3 === 0)) {
-              const placed = await h.api('GET', `/v1/boards/${boardId}/standings/${encodeURIComponent(e.member)}?category=${category}`);
+              const placed = await h.api(
+                'GET',
+                `/v1/boards/${boardId}/standings/${encodeURIComponent(e.member)}?category=${category}`,
+              );
               expect(placed.body).toMatchObject({
                 member: e.member,
                 rank: e.rank,

@@ -31,7 +31,11 @@ async function startWebs(): Promise<void> {
     const url = new URL(h.env.DATABASE_URL);
     url.port = String(postgres.port);
     const port = await freePort();
-    const web = startLaurel('web', { ...envForChild(h.env), DATABASE_URL: url.toString(), PORT: String(port), LOG_LEVEL: 'warn' }, label);
+    const web = startLaurel(
+      'web',
+      { ...envForChild(h.env), DATABASE_URL: url.toString(), PORT: String(port), LOG_LEVEL: 'warn' },
+      label,
+    );
     webs.push({ process: web, base: `http://127.0.0.1:${port}`, postgres });
   }
   await Promise.all(webs.map((w) => waitForHttp(`${w.base}/readyz`)));
@@ -61,14 +65,30 @@ async function put(base: string, path: string, body: unknown): Promise<void> {
 
 describe('reads Redis can answer, on two web processes', () => {
   it('make no Postgres round trip per request, and see a rename or follow change made through the other process', async () => {
-    expect((await h.api('PUT', '/v1/boards/rp', { aggregation: 'best', period: 'all', tieBreak: 'member' })).status).toBe(201);
+    expect(
+      (await h.api('PUT', '/v1/boards/rp', { aggregation: 'best', period: 'all', tieBreak: 'member' })).status,
+    ).toBe(201);
     const at = Date.now() - 60_000;
-    const events: RefEvent[] = Array.from({ length: MEMBERS }, (_, i) => ({ key: `rp-${i}`, member: `rp${i}`, units: (i * 37) % 101, atMs: at }));
-    for (let i = 0; i < MEMBERS; i += 1) expect((await h.api('PUT', `/v1/members/rp${i}`, { displayName: name(i) })).status).toBe(200);
+    const events: RefEvent[] = Array.from({ length: MEMBERS }, (_, i) => ({
+      key: `rp-${i}`,
+      member: `rp${i}`,
+      units: (i * 37) % 101,
+      atMs: at,
+    }));
+    for (let i = 0; i < MEMBERS; i += 1)
+      expect((await h.api('PUT', `/v1/members/rp${i}`, { displayName: name(i) })).status).toBe(200);
     const me = 'rp0';
     const followed = Array.from({ length: 200 }, (_, i) => `rp${i + 1}`);
     expect((await h.api('PUT', `/v1/members/${me}/following`, { memberIds: followed })).status).toBe(200);
-    await h.postEvents(events.map((e) => ({ board: 'rp', member: e.member, value: e.units, idempotencyKey: e.key, occurredAt: new Date(e.atMs).toISOString() })));
+    await h.postEvents(
+      events.map((e) => ({
+        board: 'rp',
+        member: e.member,
+        value: e.units,
+        idempotencyKey: e.key,
+        occurredAt: new Date(e.atMs).toISOString(),
+      })),
+    );
     const expected = referenceStandings(events, { aggregation: 'best', order: 'desc', tieBreak: 'member' });
     const group = referenceStandings(
       events.filter((e) => e.member === me || followed.includes(e.member)),
@@ -95,8 +115,14 @@ describe('reads Redis can answer, on two web processes', () => {
       );
       expect(following).toMatchObject({ following: 200, total: group.length });
       expect(following.entries.map((e: any) => [e.rank, e.member])).toEqual(group.map((e) => [e.rank, e.member]));
-      expect(across.standings).toEqual([expect.objectContaining({ board: 'rp', rank: expected[at7]!.rank, source: 'cache' })]);
-      expect(rank).toMatchObject({ source: 'cache', rank: expected.find((e) => e.member === 'rp9')!.rank, total: MEMBERS });
+      expect(across.standings).toEqual([
+        expect.objectContaining({ board: 'rp', rank: expected[at7]!.rank, source: 'cache' }),
+      ]);
+      expect(rank).toMatchObject({
+        source: 'cache',
+        rank: expected.find((e) => e.member === 'rp9')!.rank,
+        total: MEMBERS,
+      });
     };
 
     // The first reads fill each process's caches (names once per batch, the follow list
@@ -112,12 +138,16 @@ describe('reads Redis can answer, on two web processes', () => {
     const before = webs.map((w) => w.postgres.writes);
     const rounds = 20;
     for (const w of webs) {
-      const answers = await Promise.all(Array.from({ length: rounds }, () => Promise.all(reads.map((path) => get(w.base, path)))));
+      const answers = await Promise.all(
+        Array.from({ length: rounds }, () => Promise.all(reads.map((path) => get(w.base, path)))),
+      );
       for (const a of answers) check(a);
     }
     // A round trip per request would be 100 per process at least. What remains are the board
     // and period rows each process re-reads at most once a second (their cache lifetime).
-    webs.forEach((w, i) => expect(w.postgres.writes - before[i]!, w.process.name).toBeLessThan((rounds * reads.length) / 4));
+    webs.forEach((w, i) =>
+      expect(w.postgres.writes - before[i]!, w.process.name).toBeLessThan((rounds * reads.length) / 4),
+    );
 
     // A rename and a new follow list through process A: A serves them at once, B as soon as the notice reaches it.
     const [a, b] = webs as [(typeof webs)[0], (typeof webs)[0]];

@@ -52,7 +52,8 @@ describe('streams from real web processes', () => {
     // Frozen, the web process hears the three notices only when it goes on, all at once.
     d.webs[0]!.freeze();
     try {
-      for (const [i, value] of [2, 3, 4].entries()) await post([{ board: 'co', member: 'ann', value, idempotencyKey: `co-${i + 2}` }]);
+      for (const [i, value] of [2, 3, 4].entries())
+        await post([{ board: 'co', member: 'ann', value, idempotencyKey: `co-${i + 2}` }]);
     } finally {
       d.webs[0]!.thaw();
     }
@@ -75,14 +76,16 @@ describe('streams from real web processes', () => {
     const received: SseMessage[] = [];
     let wake = () => {};
     const source = new EventSource(`${d.baseUrl}/v1/boards/re/standings/ann/stream?period=all`, {
-      fetch: (input, init) => fetch(input, { ...init, headers: { ...init?.headers, authorization: `Bearer ${ADMIN_KEY}` } }),
+      fetch: (input, init) =>
+        fetch(input, { ...init, headers: { ...init?.headers, authorization: `Bearer ${ADMIN_KEY}` } }),
     });
     source.addEventListener('standing', (e) => {
       received.push({ event: 'standing', data: JSON.parse(e.data) });
       wake();
     });
     const nth = async (n: number) => {
-      for (let i = 0; i < 300 && received.length < n; i += 1) await new Promise<void>((r) => ((wake = r), setTimeout(r, 100)));
+      for (let i = 0; i < 300 && received.length < n; i += 1)
+        await new Promise<void>((r) => ((wake = r), setTimeout(r, 100)));
       expect(received.length).toBeGreaterThanOrEqual(n);
       return received[n - 1]!;
     };

@@ -59,7 +59,8 @@ async function eventually(check: () => Promise<boolean>, what: string): Promise<
   throw new Error(`${what} never happened`);
 }
 
-const entries = (m: { data: { entries: Array<{ rank: number; member: string; score: number }> } }) => m.data.entries.map((e) => [e.rank, e.member, e.score]);
+const entries = (m: { data: { entries: Array<{ rank: number; member: string; score: number }> } }) =>
+  m.data.entries.map((e) => [e.rank, e.member, e.score]);
 
 /**
  * The MONITOR lines of every master that contain `needle`, read off a plain socket: the
@@ -95,7 +96,11 @@ async function metric(name: string, labels: Record<string, string> = {}): Promis
   const family = h.ctx.metrics.registry.getSingleMetric(name.replace(/_count$/, ''));
   const { values } = await family!.get();
   return values
-    .filter((v) => ((v as { metricName?: string }).metricName ?? name) === name && Object.entries(labels).every(([k, want]) => v.labels[k] === want))
+    .filter(
+      (v) =>
+        ((v as { metricName?: string }).metricName ?? name) === name &&
+        Object.entries(labels).every(([k, want]) => v.labels[k] === want),
+    )
     .reduce((sum, v) => sum + v.value, 0);
 }
 
@@ -109,7 +114,10 @@ describe('stream routes', () => {
     expect((await h.api('GET', '/v1/boards/live/standings/ann/stream?category=nope')).status).toBe(404);
     // Served in front of Express, refused as Express refuses: a keyless write 401, another method 405.
     expect((await h.api('POST', '/v1/boards/live/standings/stream', {}, null)).status).toBe(401);
-    const post = await fetch(`${h.baseUrl}/v1/boards/live/standings/ann/stream`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    const post = await fetch(`${h.baseUrl}/v1/boards/live/standings/ann/stream`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
     expect(post.status).toBe(405);
     expect(post.headers.get('allow')).toBe('GET, HEAD');
     expect(await post.json()).toMatchObject({ error: 'method_not_allowed' });
@@ -184,17 +192,28 @@ describe('stream routes', () => {
   it('count open streams, messages and push lag, read a scope once for all its streams, and forget a stream that left', async () => {
     const MEMBERS = 20;
     await h.api('PUT', '/v1/boards/fan', { aggregation: 'sum', period: 'all' });
-    await h.postEvents(Array.from({ length: MEMBERS }, (_, i) => ({ board: 'fan', member: `f${i}`, value: i + 1, idempotencyKey: `f-${i}` })));
+    await h.postEvents(
+      Array.from({ length: MEMBERS }, (_, i) => ({
+        board: 'fan',
+        member: `f${i}`,
+        value: i + 1,
+        idempotencyKey: `f-${i}`,
+      })),
+    );
     const openBefore = await metric('laurel_streams_open', { kind: 'member' });
     const sentBefore = await metric('laurel_stream_messages_total', { event: 'standing' });
-    const streams = await Promise.all(Array.from({ length: MEMBERS }, (_, i) => stream(`/v1/boards/fan/standings/f${i}/stream?period=all`)));
+    const streams = await Promise.all(
+      Array.from({ length: MEMBERS }, (_, i) => stream(`/v1/boards/fan/standings/f${i}/stream?period=all`)),
+    );
     for (const s of streams) expect((await s.next()).event).toBe('standing');
     expect(await metric('laurel_streams_open', { kind: 'member' })).toBe(openBefore + MEMBERS);
     expect(await metric('laurel_stream_messages_total', { event: 'standing' })).toBe(sentBefore + MEMBERS);
 
     // Every watch script call on the scope, seen by Redis itself (MONITOR, other clients' commands skipped).
     const watchSha = createHash('sha1').update(loadLua('watch.lua')).digest('hex');
-    const reads = await monitorLines(`"evalsha" "${watchSha}" "3" "${h.ctx.leaderboard.keys.scope('fan', 'all', 'all')}"`);
+    const reads = await monitorLines(
+      `"evalsha" "${watchSha}" "3" "${h.ctx.leaderboard.keys.scope('fan', 'all', 'all')}"`,
+    );
     const lagBefore = await metric('laurel_stream_push_lag_seconds_count');
     // f0 goes from last to first: every member's rank changes.
     await h.postEvents([{ board: 'fan', member: 'f0', value: 1000, idempotencyKey: 'f-top' }]);
@@ -204,14 +223,23 @@ describe('stream routes', () => {
     reads.stop();
     // One call answers all twenty streams (a second only if the 15 s re-read fell in the window).
     expect(reads.lines.length).toBeLessThanOrEqual(2);
-    for (const line of reads.lines) expect([...line.matchAll(/"(f\d+)"/g)].map((m) => m[1]).sort()).toEqual(Array.from({ length: MEMBERS }, (_, i) => `f${i}`).sort());
+    for (const line of reads.lines)
+      expect([...line.matchAll(/"(f\d+)"/g)].map((m) => m[1]).sort()).toEqual(
+        Array.from({ length: MEMBERS }, (_, i) => `f${i}`).sort(),
+      );
     expect(await metric('laurel_stream_push_lag_seconds_count')).toBe(lagBefore + MEMBERS);
     expect(await metric('laurel_stream_messages_total', { event: 'standing' })).toBe(sentBefore + 2 * MEMBERS);
 
     for (const s of streams) s.close();
     await Promise.all(streams.map((s) => s.ended));
-    await eventually(async () => (await metric('laurel_streams_open', { kind: 'member' })) === openBefore, 'the open-streams gauge back down');
-    await eventually(async () => (await subscribers(h.ctx.leaderboard.keys.changes('fan', 'all'))) === 0, 'unsubscribe once every stream left');
+    await eventually(
+      async () => (await metric('laurel_streams_open', { kind: 'member' })) === openBefore,
+      'the open-streams gauge back down',
+    );
+    await eventually(
+      async () => (await subscribers(h.ctx.leaderboard.keys.changes('fan', 'all'))) === 0,
+      'unsubscribe once every stream left',
+    );
   });
 
   it('send the final state and `closed` when the period closes, then end; a closed period streams the same at once', async () => {

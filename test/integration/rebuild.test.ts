@@ -64,7 +64,12 @@ async function expectNoDifference(board?: string) {
 
 describe('losing the leaderboard Redis', () => {
   it('FLUSHDB during a stream of events: reads stay right, scopes rebuild, nothing is lost', async () => {
-    await h.api('PUT', '/v1/boards/stream', { aggregation: 'sum', categories: ['kills'], regions: true, tieBreak: 'first' });
+    await h.api('PUT', '/v1/boards/stream', {
+      aggregation: 'sum',
+      categories: ['kills'],
+      regions: true,
+      tieBreak: 'first',
+    });
     const rand = prng(11);
     for (let i = 0; i < 40; i += 1) await h.api('PUT', `/v1/members/s${i}`, { region: i % 3 === 0 ? 'FR' : 'DE' });
     const events: RefEvent[] = Array.from({ length: 3000 }, (_, i) => ({
@@ -81,21 +86,32 @@ describe('losing the leaderboard Redis', () => {
         const read = await h.api('GET', '/v1/boards/stream/standings');
         expect(read.status).toBe(200);
       }
-      expect((await h.api('POST', '/v1/events', { events: events.slice(i, i + 100).map((e) => wire('stream', e)) })).status).toBe(202);
+      expect(
+        (await h.api('POST', '/v1/events', { events: events.slice(i, i + 100).map((e) => wire('stream', e)) })).status,
+      ).toBe(202);
     }
     await h.drain(60_000);
     await expectNoDifference('stream');
     const expected = referenceStandings(events, { aggregation: 'sum', order: 'desc', tieBreak: 'first' });
     const page = await h.api('GET', '/v1/boards/stream/standings?limit=200');
     expect(page.body.source).toBe('cache');
-    expect(page.body.entries.map((e: any) => [e.rank, e.member, e.score])).toEqual(expected.map((e) => [e.rank, e.member, e.units]));
+    expect(page.body.entries.map((e: any) => [e.rank, e.member, e.score])).toEqual(
+      expected.map((e) => [e.rank, e.member, e.units]),
+    );
   });
 
   it('a thousand concurrent reads of a lost scope: each right or 503 with Retry-After, one rebuild, other routes answering', async () => {
     await h.api('PUT', '/v1/boards/herd', { aggregation: 'best', tieBreak: 'shared' });
     const rand = prng(5);
-    const events: RefEvent[] = Array.from({ length: 300 }, (_, i) => ({ key: `hd-${i}`, member: `h${i}`, units: Math.floor(rand() * 40), atMs: NOW.getTime() - 60_000 }));
-    expect((await h.api('POST', '/v1/events?wait=true', { events: events.map((e) => wire('herd', e)) })).status).toBe(200);
+    const events: RefEvent[] = Array.from({ length: 300 }, (_, i) => ({
+      key: `hd-${i}`,
+      member: `h${i}`,
+      units: Math.floor(rand() * 40),
+      atMs: NOW.getTime() - 60_000,
+    }));
+    expect((await h.api('POST', '/v1/events?wait=true', { events: events.map((e) => wire('herd', e)) })).status).toBe(
+      200,
+    );
     const expected = referenceStandings(events, { aggregation: 'best', order: 'desc', tieBreak: 'shared' });
 
     const rebuildWorker = h.workers!.workers[1]!;
@@ -105,14 +121,18 @@ describe('losing the leaderboard Redis', () => {
       const burst = Promise.all(
         Array.from({ length: 1000 }, (_, i) => {
           const who = expected[i % expected.length]!;
-          return i % 10 === 0 ? h.api('GET', '/v1/boards/herd/standings?limit=20&offset=' + (i % 280)) : h.api('GET', `/v1/boards/herd/standings/${who.member}`);
+          return i % 10 === 0
+            ? h.api('GET', '/v1/boards/herd/standings?limit=20&offset=' + (i % 280))
+            : h.api('GET', `/v1/boards/herd/standings/${who.member}`);
         }),
       );
       // Started while the burst is in flight: the fallback's own pool and its bound leave
       // the rest of the service its connections.
       const others = await Promise.all([
         h.api('GET', '/v1/boards/herd'),
-        h.api('POST', '/v1/events', { events: [wire('herd', { key: 'hd-during', member: 'h0', units: 0, atMs: NOW.getTime() - 60_000 })] }),
+        h.api('POST', '/v1/events', {
+          events: [wire('herd', { key: 'hd-during', member: 'h0', units: 0, atMs: NOW.getTime() - 60_000 })],
+        }),
         h.api('GET', '/readyz'),
         h.api('GET', '/v1/members/h1'),
       ]);
@@ -131,7 +151,9 @@ describe('losing the leaderboard Redis', () => {
         expect(res.body.source).toBe('database');
         if (i % 10 === 0) {
           const offset = i % 280;
-          expect(res.body.entries.map((e: any) => [e.rank, e.member, e.score])).toEqual(expected.slice(offset, offset + 20).map((e) => [e.rank, e.member, e.units]));
+          expect(res.body.entries.map((e: any) => [e.rank, e.member, e.score])).toEqual(
+            expected.slice(offset, offset + 20).map((e) => [e.rank, e.member, e.units]),
+          );
         } else {
           const who = expected[i % expected.length]!;
           expect(res.body).toMatchObject({ rank: who.rank, score: who.units, total: 300 });
@@ -139,7 +161,9 @@ describe('losing the leaderboard Redis', () => {
       });
       expect(answered).toBeGreaterThanOrEqual(h.env.FALLBACK_MAX_CONCURRENT);
       const queued = await h.ctx.rebuildQueue.getJobs(['waiting', 'prioritized', 'active', 'delayed']);
-      expect(queued.map((j) => j.data)).toEqual([{ board: 'herd', period: '2026-12', category: 'all', trigger: 'read' }]);
+      expect(queued.map((j) => j.data)).toEqual([
+        { board: 'herd', period: '2026-12', category: 'all', trigger: 'read' },
+      ]);
     } finally {
       await rebuildWorker.resume();
     }
@@ -165,8 +189,12 @@ describe('rebuilding', () => {
   it('rebuilds a 200,000-member scope while events keep arriving, with progress, and loses nothing', async () => {
     await h.api('PUT', '/v1/boards/huge', { aggregation: 'best', tieBreak: 'first' });
     // The test writes the ledger and the aggregates straight into Postgres: one event per member.
-    await sql`INSERT INTO periods (board_id, key, starts_at, ends_at) VALUES ('huge', '2026-12', '2026-12-01T00:00:00Z', '2027-01-01T00:00:00Z')`.execute(h.ctx.db);
-    await sql`INSERT INTO members (id) SELECT 'u' || lpad(g::text, 6, '0') FROM generate_series(1, 200000) g ON CONFLICT DO NOTHING`.execute(h.ctx.db);
+    await sql`INSERT INTO periods (board_id, key, starts_at, ends_at) VALUES ('huge', '2026-12', '2026-12-01T00:00:00Z', '2027-01-01T00:00:00Z')`.execute(
+      h.ctx.db,
+    );
+    await sql`INSERT INTO members (id) SELECT 'u' || lpad(g::text, 6, '0') FROM generate_series(1, 200000) g ON CONFLICT DO NOTHING`.execute(
+      h.ctx.db,
+    );
     await sql`
       INSERT INTO score_events (idempotency_key, board_id, period_key, member_id, value, occurred_at, received_at, applied_at, payload_hash)
       SELECT 'hg-' || g, 'huge', '2026-12', 'u' || lpad(g::text, 6, '0'), (g * 7919) % 100000,
@@ -174,7 +202,9 @@ describe('rebuilding', () => {
         FROM generate_series(1, 200000) g`.execute(h.ctx.db);
     await sql`
       INSERT INTO member_aggregates (board_id, period_key, category, member_id, value, reached_at, last_key, event_count, version)
-      SELECT board_id, period_key, 'all', member_id, value, occurred_at, idempotency_key, 1, 1 FROM score_events WHERE board_id = 'huge'`.execute(h.ctx.db);
+      SELECT board_id, period_key, 'all', member_id, value, occurred_at, idempotency_key, 1, 1 FROM score_events WHERE board_id = 'huge'`.execute(
+      h.ctx.db,
+    );
 
     const started = await h.api('POST', '/v1/admin/rebuilds', { board: 'huge' });
     expect(started).toMatchObject({ status: 202, body: { scopes: 1 } });
@@ -230,9 +260,13 @@ describe('rebuilding', () => {
             FROM member_aggregates WHERE board_id LIKE 'fe-%' ORDER BY 1`.execute(h.ctx.db)
       ).rows.map((r) => r.row);
     const live = await snapshot();
-    const liveStandings = await Promise.all(boards.map((b) => h.api('GET', `/v1/boards/${b}/standings?limit=200`).then((r) => r.body.entries)));
+    const liveStandings = await Promise.all(
+      boards.map((b) => h.api('GET', `/v1/boards/${b}/standings?limit=200`).then((r) => r.body.entries)),
+    );
     // Damage the aggregates, so that only a recomputation from the ledger can restore them.
-    await sql`UPDATE member_aggregates SET value = value + 1000, event_count = event_count + 1 WHERE board_id LIKE 'fe-%'`.execute(h.ctx.db);
+    await sql`UPDATE member_aggregates SET value = value + 1000, event_count = event_count + 1 WHERE board_id LIKE 'fe-%'`.execute(
+      h.ctx.db,
+    );
 
     for (const board of boards) {
       const started = await h.api('POST', '/v1/admin/rebuilds', { board, fromEvents: true });
@@ -241,7 +275,9 @@ describe('rebuilding', () => {
       expect(status.scopes.map((s: any) => s.recomputed)).toEqual([true, true]);
     }
     expect(await snapshot()).toEqual(live);
-    const rebuilt = await Promise.all(boards.map((b) => h.api('GET', `/v1/boards/${b}/standings?limit=200`).then((r) => r.body.entries)));
+    const rebuilt = await Promise.all(
+      boards.map((b) => h.api('GET', `/v1/boards/${b}/standings?limit=200`).then((r) => r.body.entries)),
+    );
     expect(rebuilt).toEqual(liveStandings);
     for (const board of boards) await expectNoDifference(board);
   });

@@ -54,7 +54,8 @@ export declare const tables: Tables;`;
   };
   const host = ts.createCompilerHost(options);
   const getSourceFile = host.getSourceFile.bind(host);
-  host.getSourceFile = (file, lang, ...rest) => (file === probe ? ts.createSourceFile(file, text, lang) : getSourceFile(file, lang, ...rest));
+  host.getSourceFile = (file, lang, ...rest) =>
+    file === probe ? ts.createSourceFile(file, text, lang) : getSourceFile(file, lang, ...rest);
   const fileExists = host.fileExists.bind(host);
   host.fileExists = (file) => file === probe || fileExists(file);
   const program = ts.createProgram([probe], options, host);
@@ -74,7 +75,9 @@ export declare const tables: Tables;`;
       const nullable = parts.some((t) => t.flags & ts.TypeFlags.Null);
       const rest = parts.filter((t) => !(t.flags & ts.TypeFlags.Null));
       // A union of string literals (a CHECK-constrained text column) is a string.
-      const base = rest.every((t) => t.isStringLiteral()) ? 'string' : [...new Set(rest.map((t) => checker.typeToString(t)))].join(' | ');
+      const base = rest.every((t) => t.isStringLiteral())
+        ? 'string'
+        : [...new Set(rest.map((t) => checker.typeToString(t)))].join(' | ');
       out[table.name]![column.name] = { type: base === 'false | true' ? 'boolean' : base, nullable };
     }
   }
@@ -104,7 +107,10 @@ describe('schema.ts', () => {
     const database: Record<string, Record<string, Column>> = {};
     for (const r of rows) {
       const type = TS_TYPE_OF_SQL[r.udt];
-      expect(type, `${r.table}.${r.column}: SQL type ${r.udt} has no TypeScript counterpart in this test`).toBeDefined();
+      expect(
+        type,
+        `${r.table}.${r.column}: SQL type ${r.udt} has no TypeScript counterpart in this test`,
+      ).toBeDefined();
       // unknown (a jsonb column's type) cannot say whether null is excluded: it takes both.
       (database[r.table] ??= {})[r.column] = { type: type!, nullable: type !== 'unknown' && r.nullable === 'YES' };
     }

@@ -13,11 +13,18 @@ const REGIONS: Record<string, string | null> = { ana: 'FR', bob: 'FR', cem: 'DE'
 
 describe('category and region scopes', () => {
   it('ranks every (category, region) scope with the member region at apply time', async () => {
-    await h.api('PUT', '/v1/boards/arena', { aggregation: 'sum', categories: ['kills', 'assists'], regions: true, tieBreak: 'member' });
+    await h.api('PUT', '/v1/boards/arena', {
+      aggregation: 'sum',
+      categories: ['kills', 'assists'],
+      regions: true,
+      tieBreak: 'member',
+    });
     // Profiles (PUT /v1/members) are another issue; the test seeds them directly.
     await h.ctx.db
       .insertInto('members')
-      .values(Object.entries(REGIONS).map(([id, region]) => ({ id, region, display_name: `Player ${id.toUpperCase()}` })))
+      .values(
+        Object.entries(REGIONS).map(([id, region]) => ({ id, region, display_name: `Player ${id.toUpperCase()}` })),
+      )
       .execute();
     const events: RefEvent[] = [];
     let n = 0;
@@ -25,7 +32,13 @@ describe('category and region scopes', () => {
       for (const category of ['kills', 'assists', undefined]) {
         for (let i = 0; i < 3; i += 1) {
           n += 1;
-          events.push({ key: `sc-${n}`, member, units: (n * 7) % 11, atMs: Date.parse('2026-12-02T11:00:00Z') + n * 1000, category });
+          events.push({
+            key: `sc-${n}`,
+            member,
+            units: (n * 7) % 11,
+            atMs: Date.parse('2026-12-02T11:00:00Z') + n * 1000,
+            category,
+          });
         }
       }
     }
@@ -45,12 +58,22 @@ describe('category and region scopes', () => {
     const board = { aggregation: 'sum', order: 'desc', tieBreak: 'member' } as const;
     for (const category of ['all', 'kills', 'assists']) {
       for (const region of ['world', 'FR', 'DE', 'JP']) {
-        const inScope = events.filter((e) => (category === 'all' || e.category === category) && (region === 'world' || REGIONS[e.member] === region));
+        const inScope = events.filter(
+          (e) =>
+            (category === 'all' || e.category === category) && (region === 'world' || REGIONS[e.member] === region),
+        );
         const expected = referenceStandings(inScope, board);
         const page = await h.api('GET', `/v1/boards/arena/standings?category=${category}&region=${region}`);
         expect(page.status).toBe(200);
         expect(page.body).toMatchObject({ board: 'arena', category, region, total: expected.length, source: 'cache' });
-        expect(page.body.entries).toEqual(expected.map((e) => ({ rank: e.rank, member: e.member, score: e.units, displayName: `Player ${e.member.toUpperCase()}` })));
+        expect(page.body.entries).toEqual(
+          expected.map((e) => ({
+            rank: e.rank,
+            member: e.member,
+            score: e.units,
+            displayName: `Player ${e.member.toUpperCase()}`,
+          })),
+        );
       }
     }
     // A member outside a region scope has no rank there.

@@ -18,11 +18,24 @@ beforeAll(async () => {
   h = await createHarness({ concurrency: 1 });
   h.faults.afterCommit = (jobId) => void commits.push(jobId);
   for (const id of ['co-sum', 'co-best']) {
-    expect((await h.api('PUT', `/v1/boards/${id}`, { aggregation: id === 'co-sum' ? 'sum' : 'best', period: 'all', tieBreak: 'member' })).status).toBe(201);
+    expect(
+      (
+        await h.api('PUT', `/v1/boards/${id}`, {
+          aggregation: id === 'co-sum' ? 'sum' : 'best',
+          period: 'all',
+          tieBreak: 'member',
+        })
+      ).status,
+    ).toBe(201);
   }
   expect(
-    (await h.api('PUT', '/v1/boards/co-window', { aggregation: 'sum', period: 'all', window: { startsAt: '2026-01-01T00:00:00Z', endsAt: '2027-01-01T00:00:00Z' } }))
-      .status,
+    (
+      await h.api('PUT', '/v1/boards/co-window', {
+        aggregation: 'sum',
+        period: 'all',
+        window: { startsAt: '2026-01-01T00:00:00Z', endsAt: '2027-01-01T00:00:00Z' },
+      })
+    ).status,
   ).toBe(201);
 });
 afterAll(() => h.close());
@@ -52,7 +65,12 @@ async function postHeld(bodies: object[], wait: boolean[] = bodies.map(() => fal
 
 describe('coalesced score jobs', () => {
   it('apply many one-event requests in a few calls, every event once, ranked as a reference', async () => {
-    const events = Array.from({ length: 120 }, (_, i) => ({ board: 'co-sum', member: `m${i % 17}`, value: 1 + ((i * 7) % 13), idempotencyKey: `co-${i}` }));
+    const events = Array.from({ length: 120 }, (_, i) => ({
+      board: 'co-sum',
+      member: `m${i % 17}`,
+      value: 1 + ((i * 7) % 13),
+      idempotencyKey: `co-${i}`,
+    }));
     const answers = await postHeld(events);
     expect(answers.map((a) => a.status)).toEqual(events.map(() => 202));
     // One worker slot: the first run takes every waiting job up to its bound.
@@ -63,13 +81,18 @@ describe('coalesced score jobs', () => {
       { aggregation: 'sum', order: 'desc', tieBreak: 'member' },
     );
     const page = await h.api('GET', '/v1/boards/co-sum/standings?period=all&limit=200');
-    expect(page.body.entries.map((e: any) => [e.rank, e.member, e.score])).toEqual(expected.map((e) => [e.rank, e.member, e.units]));
+    expect(page.body.entries.map((e: any) => [e.rank, e.member, e.score])).toEqual(
+      expected.map((e) => [e.rank, e.member, e.units]),
+    );
     const { rows } = await sql<{
       n: number;
       d: number;
-    }>`SELECT count(*)::int AS n, count(DISTINCT idempotency_key)::int AS d FROM score_events WHERE board_id = 'co-sum'`.execute(h.ctx.db);
+    }>`SELECT count(*)::int AS n, count(DISTINCT idempotency_key)::int AS d FROM score_events WHERE board_id = 'co-sum'`.execute(
+      h.ctx.db,
+    );
     expect(rows[0]).toEqual({ n: 120, d: 120 });
-    for (const e of events.slice(0, 5)) expect((await h.api('GET', `/v1/events/${e.idempotencyKey}`)).body.status).toBe('applied');
+    for (const e of events.slice(0, 5))
+      expect((await h.api('GET', `/v1/events/${e.idempotencyKey}`)).body.status).toBe('applied');
   });
 
   it('answer each ?wait=true request with its own events only', async () => {
@@ -86,14 +109,23 @@ describe('coalesced score jobs', () => {
     const answers = await postHeld(bodies, [true, true, true]);
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
     expect(answers[0]!.body.results).toEqual([
-      expect.objectContaining({ idempotencyKey: 'cw-1', status: 'applied', period: 'all', score: 10, rank: 2, previousRank: null }),
+      expect.objectContaining({
+        idempotencyKey: 'cw-1',
+        status: 'applied',
+        period: 'all',
+        score: 10,
+        rank: 2,
+        previousRank: null,
+      }),
     ]);
     expect(answers[1]!.body.results).toEqual([
       expect.objectContaining({ idempotencyKey: 'cw-2', status: 'applied', score: 30, rank: 1 }),
       expect.objectContaining({ idempotencyKey: 'cw-3', status: 'applied', score: 2 }),
     ]);
     // The same key with another payload in a later request: judged against the ledger.
-    expect(answers[2]!.body.results).toEqual([expect.objectContaining({ idempotencyKey: 'cw-1', status: 'rejected', reason: 'conflict' })]);
+    expect(answers[2]!.body.results).toEqual([
+      expect.objectContaining({ idempotencyKey: 'cw-1', status: 'rejected', reason: 'conflict' }),
+    ]);
   });
 
   it('judge a key repeated across requests as if each request came alone', async () => {
@@ -132,7 +164,9 @@ describe('coalesced score jobs', () => {
   });
 
   it('let requests enter a maxMembers board in the order they were queued, as if each came alone', async () => {
-    expect((await h.api('PUT', '/v1/boards/co-cap', { aggregation: 'best', period: 'all', maxMembers: 1 })).status).toBe(201);
+    expect(
+      (await h.api('PUT', '/v1/boards/co-cap', { aggregation: 'best', period: 'all', maxMembers: 1 })).status,
+    ).toBe(201);
     // Alone, one after the other, the first request's member takes the only place, although
     // the second request's event happened earlier: across batches, entry follows application.
     const answers = await postHeld(
@@ -149,15 +183,32 @@ describe('coalesced score jobs', () => {
   });
 
   it('fail only the job at fault when a job fails the call (a missing board, text Postgres cannot store)', async () => {
-    const job = (posted: ScoreEventInput): ScoreJob => ({ events: [{ posted, receivedAt: new Date().toISOString(), payloadHash: payloadHash(posted) }] });
+    const job = (posted: ScoreEventInput): ScoreJob => ({
+      events: [{ posted, receivedAt: new Date().toISOString(), payloadHash: payloadHash(posted) }],
+    });
     await h.ctx.scoreQueue.pause();
-    const good1 = await h.ctx.scoreQueue.add('apply', job({ board: 'co-sum', member: 'f1', value: 3, idempotencyKey: 'cf-1' }));
-    const noBoard = await h.ctx.scoreQueue.add('apply', job({ board: 'co-gone', member: 'f2', value: 3, idempotencyKey: 'cf-2' }));
-    const nul = await h.ctx.scoreQueue.add('apply', job({ board: 'co-sum', member: 'f3', value: 3, idempotencyKey: 'cf-3', metadata: { note: 'a\u0000b' } }));
-    const good2 = await h.ctx.scoreQueue.add('apply', job({ board: 'co-sum', member: 'f4', value: 3, idempotencyKey: 'cf-4' }));
+    const good1 = await h.ctx.scoreQueue.add(
+      'apply',
+      job({ board: 'co-sum', member: 'f1', value: 3, idempotencyKey: 'cf-1' }),
+    );
+    const noBoard = await h.ctx.scoreQueue.add(
+      'apply',
+      job({ board: 'co-gone', member: 'f2', value: 3, idempotencyKey: 'cf-2' }),
+    );
+    const nul = await h.ctx.scoreQueue.add(
+      'apply',
+      job({ board: 'co-sum', member: 'f3', value: 3, idempotencyKey: 'cf-3', metadata: { note: 'a\u0000b' } }),
+    );
+    const good2 = await h.ctx.scoreQueue.add(
+      'apply',
+      job({ board: 'co-sum', member: 'f4', value: 3, idempotencyKey: 'cf-4' }),
+    );
     await h.ctx.scoreQueue.resume();
 
-    await until('good jobs completed', async () => ((await good1.isCompleted()) && (await good2.isCompleted())) || undefined);
+    await until(
+      'good jobs completed',
+      async () => ((await good1.isCompleted()) && (await good2.isCompleted())) || undefined,
+    );
     await until('unstorable job failed for good', async () => (await nul.isFailed()) || undefined);
     // A missing board may be a definition not yet visible: retried, never completed...
     expect(await noBoard.isCompleted()).toBe(false);
@@ -166,7 +217,9 @@ describe('coalesced score jobs', () => {
     expect((await h.api('GET', '/v1/events/cf-3')).status).toBe(404);
     // ...until it exists.
     expect((await h.api('PUT', '/v1/boards/co-gone', { aggregation: 'sum', period: 'all' })).status).toBe(201);
-    await until('job of the late board completed', async () => (await noBoard.isCompleted()) || undefined, { timeoutMs: 20_000 });
+    await until('job of the late board completed', async () => (await noBoard.isCompleted()) || undefined, {
+      timeoutMs: 20_000,
+    });
     expect((await h.api('GET', '/v1/events/cf-2')).body.status).toBe('applied');
   });
 });

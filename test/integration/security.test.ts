@@ -111,7 +111,10 @@ async function call(h: Harness, method: string, url: string, authorization?: str
 
 function expectRefusal(res: ApiResponse, status: 401 | 403, label: string): void {
   expect(res.status, label).toBe(status);
-  expect(res.body, label).toMatchObject({ error: status === 401 ? 'unauthorized' : 'forbidden', message: expect.any(String) });
+  expect(res.body, label).toMatchObject({
+    error: status === 401 ? 'unauthorized' : 'forbidden',
+    message: expect.any(String),
+  });
   // Browsers log in to Bull Board only when challenged for basic auth.
   const challenge = label.includes(' /admin/queues') ? /^Basic realm=/ : /^Bearer realm=/;
   if (status === 401) expect(res.headers.get('www-authenticate'), label).toMatch(challenge);
@@ -182,7 +185,8 @@ describe('roles on every route', () => {
     for (const [route, access] of Object.entries(ACCESS)) {
       for (const { method, url } of requestsFor(route)) {
         const res = await call(open, method, url);
-        if (access === 'probe' || access === 'public' || access === 'read') expectAllowed(res, `${method} ${url} anonymous, public reads`);
+        if (access === 'probe' || access === 'public' || access === 'read')
+          expectAllowed(res, `${method} ${url} anonymous, public reads`);
         else expectRefusal(res, 401, `${method} ${url} anonymous, public reads`);
       }
     }
@@ -191,8 +195,15 @@ describe('roles on every route', () => {
   it('lets Bull Board be reached with basic auth carrying an admin key only', async () => {
     const basic = (key: string) => `Basic ${Buffer.from(`ops:${key}`).toString('base64')}`;
     expectAllowed(await call(h, 'GET', '/admin/queues', basic(ADMIN_KEY)), 'GET /admin/queues with basic admin');
-    expectAllowed(await call(h, 'GET', '/admin/queues', basic(keys.admin!)), 'GET /admin/queues with basic created admin key');
-    expectRefusal(await call(h, 'GET', '/admin/queues', basic(keys.read!)), 403, 'GET /admin/queues with basic read key');
+    expectAllowed(
+      await call(h, 'GET', '/admin/queues', basic(keys.admin!)),
+      'GET /admin/queues with basic created admin key',
+    );
+    expectRefusal(
+      await call(h, 'GET', '/admin/queues', basic(keys.read!)),
+      403,
+      'GET /admin/queues with basic read key',
+    );
     const wrong = await call(h, 'GET', '/admin/queues', basic('not-a-key'));
     expectRefusal(wrong, 401, 'GET /admin/queues with basic wrong key');
     expect(wrong.headers.get('www-authenticate')).toMatch(/^Basic/);
@@ -243,14 +254,24 @@ describe('security headers', () => {
     expect(docs.headers.get('content-security-policy')).toContain("script-src 'self'");
     const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
     expect(existsSync(executablePath), `${executablePath} must be installed (scripts/test-setup.sh)`).toBe(true);
-    const args = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+    const args = [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ];
     const browser = await chromium.launch({ executablePath, args });
     try {
       const context = await browser.newContext({ httpCredentials: { username: 'admin', password: ADMIN_KEY } });
       const violations: string[] = [];
       await context.addInitScript(() => {
         const doc = (globalThis as any).document;
-        doc.addEventListener('securitypolicyviolation', (e: any) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
+        doc.addEventListener('securitypolicyviolation', (e: any) =>
+          console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`),
+        );
       });
       const page = await context.newPage();
       page.on('console', (message) => {
@@ -287,15 +308,22 @@ describe('rate limits', () => {
   let h: Harness;
   let redis: PrivateRedis;
   let watcher: Redis;
-  const newKey = async (role: 'ingest' | 'read' | 'admin') => (await createApiKey(h.ctx.db, `rl-${role}-${randomBytes(3).toString('hex')}`, role)).key;
-  const get = (url: string, key?: string, base = h.baseUrl) => fetch(base + url, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+  const newKey = async (role: 'ingest' | 'read' | 'admin') =>
+    (await createApiKey(h.ctx.db, `rl-${role}-${randomBytes(3).toString('hex')}`, role)).key;
+  const get = (url: string, key?: string, base = h.baseUrl) =>
+    fetch(base + url, { headers: key ? { authorization: `Bearer ${key}` } : {} });
 
   beforeAll(async () => {
     // The counters live in the leaderboard Redis: here one of the test's own, so it can be stopped.
     redis = await startPrivateRedis();
     h = await createHarness({
       workers: false,
-      env: { LEADERBOARD_REDIS_URL: redis.url, RATE_LIMIT_PER_KEY: '5', RATE_LIMIT_PER_IP: '3', RATE_LIMIT_WINDOW_SECONDS: '60' },
+      env: {
+        LEADERBOARD_REDIS_URL: redis.url,
+        RATE_LIMIT_PER_KEY: '5',
+        RATE_LIMIT_PER_IP: '3',
+        RATE_LIMIT_WINDOW_SECONDS: '60',
+      },
     });
     watcher = new Redis(redis.url);
     watcher.on('error', () => undefined); // the last test stops that Redis
@@ -330,7 +358,8 @@ describe('rate limits', () => {
     try {
       const key = await newKey('read');
       const statuses: number[] = [];
-      for (let i = 0; i < 6; i += 1) statuses.push((await get('/v1/boards', key, i % 2 ? otherBase : h.baseUrl)).status);
+      for (let i = 0; i < 6; i += 1)
+        statuses.push((await get('/v1/boards', key, i % 2 ? otherBase : h.baseUrl)).status);
       expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -364,7 +393,9 @@ describe('rate limits', () => {
     );
     // Commands a script runs show in the server's stats as well: only the limiter's own may appear.
     expect(delta.evalsha).toBe(3);
-    expect(Object.keys(delta).filter((name) => !['evalsha', 'set', 'incrby', 'pttl', 'expire'].includes(name))).toEqual([]);
+    expect(Object.keys(delta).filter((name) => !['evalsha', 'set', 'incrby', 'pttl', 'expire'].includes(name))).toEqual(
+      [],
+    );
     expect(sent).toEqual(['evalsha', 'evalsha', 'evalsha']);
   });
 
@@ -434,7 +465,16 @@ describe('secrets in logs', () => {
         secrets.push(res.body.key);
       }
       expect((await h.api('PUT', '/v1/boards/logs', { aggregation: 'sum' })).status).toBe(201);
-      expect((await h.api('POST', '/v1/events?wait=true', { board: 'logs', member: 'p1', value: 3, idempotencyKey: 'log-1' }, created.ingest!.key)).status).toBe(200);
+      expect(
+        (
+          await h.api(
+            'POST',
+            '/v1/events?wait=true',
+            { board: 'logs', member: 'p1', value: 3, idempotencyKey: 'log-1' },
+            created.ingest!.key,
+          )
+        ).status,
+      ).toBe(200);
       expect((await h.api('GET', '/v1/boards/logs/standings', undefined, created.read!.key)).status).toBe(200);
       expect((await h.api('GET', '/metrics', undefined, created.admin!.key)).status).toBe(200);
       expect((await h.api('POST', '/v1/admin/rebuilds', { board: 'logs' })).status).toBe(202);
@@ -449,19 +489,28 @@ describe('secrets in logs', () => {
       expect((await h.api('POST', '/v1/events', { board: 'logs' }, bogus)).status).toBe(401);
       const bogusBasic = `Basic ${Buffer.from(`admin:${bogus}`).toString('base64')}`;
       expect((await fetch(`${h.baseUrl}/admin/queues`, { headers: { authorization: bogusBasic } })).status).toBe(401);
-      expect((await fetch(`${h.baseUrl}/v1/boards`, { headers: { authorization: `Token ${bogus}` } })).status).toBe(401);
+      expect((await fetch(`${h.baseUrl}/v1/boards`, { headers: { authorization: `Token ${bogus}` } })).status).toBe(
+        401,
+      );
       expect((await h.api('DELETE', `/v1/admin/keys/${created.read!.id}`)).status).toBe(204);
       expect((await h.api('GET', '/v1/boards', undefined, created.read!.key)).status).toBe(401);
 
       // A webhook signed with the secret, failing once and then delivered.
       await h.ctx.webhooksQueue.add(
         'period.closed',
-        { deliveryId: 'log-delivery', type: 'period.closed', createdAt: new Date().toISOString(), data: { board: 'logs' } },
+        {
+          deliveryId: 'log-delivery',
+          type: 'period.closed',
+          createdAt: new Date().toISOString(),
+          data: { board: 'logs' },
+        },
         { jobId: 'log-delivery', backoff: { type: 'fixed', delay: 10 } },
       );
       for (let i = 0; i < 600 && deliveries.length < 2; i += 1) await new Promise((r) => setTimeout(r, 50));
       expect(deliveries.length).toBeGreaterThanOrEqual(2);
-      expect(deliveries[1]!.signature).toBe(`v1,${createHmac('sha256', webhookSecret).update(deliveries[1]!.signed).digest('base64')}`);
+      expect(deliveries[1]!.signature).toBe(
+        `v1,${createHmac('sha256', webhookSecret).update(deliveries[1]!.signed).digest('base64')}`,
+      );
       await h.drain();
     } finally {
       await h.close();
@@ -476,7 +525,8 @@ describe('secrets in logs', () => {
     // Access lines name the key, never a header.
     expect(text).toContain('"keyName":"log-ingest"');
     expect(text.toLowerCase()).not.toContain('"authorization"');
-    for (const secret of secrets) expect(text.includes(secret), `a secret (${secret.slice(0, 6)}...) is in the log`).toBe(false);
+    for (const secret of secrets)
+      expect(text.includes(secret), `a secret (${secret.slice(0, 6)}...) is in the log`).toBe(false);
     // Challenges (`WWW-Authenticate: Bearer realm=...`) may appear; credentials may not.
     expect(text).not.toMatch(/Bearer\s+(?!realm=)[^\s"]/);
     expect(text).not.toMatch(/Basic\s+(?!realm=)[A-Za-z0-9+/=]{8,}/);

@@ -60,7 +60,8 @@ const SCOPES = [
 const ladderRanked = referenceStandings(ladderEvents, { aggregation: 'sum', order: 'desc', tieBreak: 'first' });
 const ladderBuckets = referenceLeague([ladderEvents], Infinity, Infinity, LEAGUE).buckets;
 
-const rows = (entries: ReadonlyArray<{ rank: number; member: string; score: number }>) => entries.map((e) => [e.rank, e.member, e.score]);
+const rows = (entries: ReadonlyArray<{ rank: number; member: string; score: number }>) =>
+  entries.map((e) => [e.rank, e.member, e.score]);
 const refRows = (ranked: readonly RefStanding[]) => ranked.map((s) => [s.rank, s.member, s.units]);
 const placing = (ranked: readonly RefStanding[], member: string) => {
   const found = ranked.find((s) => s.member === member);
@@ -71,7 +72,9 @@ function followingRows(ranked: readonly RefStanding[]): unknown[] {
   const group = new Set([FOLLOWER, ...FOLLOWED]);
   const mine = ranked.filter((s) => group.has(s.member));
   const out: Array<[number, string, number]> = [];
-  mine.forEach((s, i) => out.push([i > 0 && mine[i - 1]!.units === s.units ? out[i - 1]![0] : i + 1, s.member, s.units]));
+  mine.forEach((s, i) =>
+    out.push([i > 0 && mine[i - 1]!.units === s.units ? out[i - 1]![0] : i + 1, s.member, s.units]),
+  );
   return out;
 }
 
@@ -81,9 +84,23 @@ beforeAll(async () => {
   redis = await startPrivateRedis();
   h = await createHarness({ env: { LEADERBOARD_REDIS_URL: redis.url, LEADERBOARD_REDIS_CLUSTER: 'false' } });
   h.clock.set(`${PERIOD}T12:00:00Z`);
-  expect((await h.api('PUT', `/v1/boards/${BOARD}`, { ...SPEC, period: 'day', categories: ['duel'], regions: true, graceSeconds: 0 })).status).toBe(201);
-  expect((await h.api('PUT', `/v1/boards/${LADDER}`, { aggregation: 'sum', period: 'day', league: LEAGUE, graceSeconds: 0 })).status).toBe(201);
-  for (const m of members) expect((await h.api('PUT', `/v1/members/${m}`, { region: regionOf(m) })).status).toBeLessThan(300);
+  expect(
+    (
+      await h.api('PUT', `/v1/boards/${BOARD}`, {
+        ...SPEC,
+        period: 'day',
+        categories: ['duel'],
+        regions: true,
+        graceSeconds: 0,
+      })
+    ).status,
+  ).toBe(201);
+  expect(
+    (await h.api('PUT', `/v1/boards/${LADDER}`, { aggregation: 'sum', period: 'day', league: LEAGUE, graceSeconds: 0 }))
+      .status,
+  ).toBe(201);
+  for (const m of members)
+    expect((await h.api('PUT', `/v1/members/${m}`, { region: regionOf(m) })).status).toBeLessThan(300);
   expect((await h.api('PUT', `/v1/members/${FOLLOWER}/following`, { memberIds: FOLLOWED })).status).toBeLessThan(300);
   await h.postEvents([...events.map((e) => wireEvent(BOARD, e)), ...ladderEvents.map((e) => wireEvent(LADDER, e))]);
   await h.drain();
@@ -134,24 +151,24 @@ async function readEverything(source: 'cache' | 'database'): Promise<void> {
     const page = await get(`/v1/boards/${BOARD}/standings?${p}&limit=200${query}`);
     expect([page.source, page.total, rows(page.entries)], `page ${where}`).toEqual([source, total, refRows(ranked)]);
     const offset = await get(`/v1/boards/${BOARD}/standings?${p}&limit=3&offset=2${query}`);
-    expect([offset.source, offset.total, rows(offset.entries)], `page at offset ${where}`).toEqual([source, total, refRows(ranked.slice(2, 5))]);
+    expect([offset.source, offset.total, rows(offset.entries)], `page at offset ${where}`).toEqual([
+      source,
+      total,
+      refRows(ranked.slice(2, 5)),
+    ]);
 
     for (const member of [middle, 'nobody']) {
       const withMe = await get(`/v1/boards/${BOARD}/standings?${p}&limit=3&member=${member}${query}`);
-      expect([withMe.source, withMe.total, rows(withMe.entries), { rank: withMe.me.rank, score: withMe.me.score }], `?member=${member} ${where}`).toEqual([
-        source,
-        total,
-        refRows(ranked.slice(0, 3)),
-        placing(ranked, member),
-      ]);
+      expect(
+        [withMe.source, withMe.total, rows(withMe.entries), { rank: withMe.me.rank, score: withMe.me.score }],
+        `?member=${member} ${where}`,
+      ).toEqual([source, total, refRows(ranked.slice(0, 3)), placing(ranked, member)]);
 
       const standing = await get(`/v1/boards/${BOARD}/standings/${member}?${p}${query}`);
-      expect([standing.source, standing.total, standing.rank, standing.score], `standing of ${member} ${where}`).toEqual([
-        source,
-        total,
-        placing(ranked, member).rank,
-        placing(ranked, member).score,
-      ]);
+      expect(
+        [standing.source, standing.total, standing.rank, standing.score],
+        `standing of ${member} ${where}`,
+      ).toEqual([source, total, placing(ranked, member).rank, placing(ranked, member).score]);
 
       const around = await get(`/v1/boards/${BOARD}/standings/${member}/around?${p}&radius=2${query}`);
       const position = ranked.findIndex((s) => s.member === member);
@@ -167,34 +184,48 @@ async function readEverything(source: 'cache' | 'database'): Promise<void> {
     const asked = [ranked[0]!.member, middle, ranked[ranked.length - 1]!.member, 'ghost'];
     const picked = ranked.filter((s) => asked.includes(s.member));
     const some = await get(`/v1/boards/${BOARD}/standings?${p}&members=${asked.join(',')}${query}`);
-    expect([some.source, some.total, rows(some.entries), some.me], `?members= ${where}`).toEqual([source, total, refRows(picked), undefined]);
-    const someAndMe = await get(`/v1/boards/${BOARD}/standings?${p}&members=${asked.join(',')}&member=${FOLLOWER}${query}`);
-    expect([someAndMe.source, rows(someAndMe.entries), { rank: someAndMe.me.rank, score: someAndMe.me.score }], `?members= with ?member= ${where}`).toEqual([
+    expect([some.source, some.total, rows(some.entries), some.me], `?members= ${where}`).toEqual([
       source,
+      total,
       refRows(picked),
-      placing(ranked, FOLLOWER),
+      undefined,
     ]);
+    const someAndMe = await get(
+      `/v1/boards/${BOARD}/standings?${p}&members=${asked.join(',')}&member=${FOLLOWER}${query}`,
+    );
+    expect(
+      [someAndMe.source, rows(someAndMe.entries), { rank: someAndMe.me.rank, score: someAndMe.me.score }],
+      `?members= with ?member= ${where}`,
+    ).toEqual([source, refRows(picked), placing(ranked, FOLLOWER)]);
 
     const following = await get(`/v1/boards/${BOARD}/standings/${FOLLOWER}/following?${p}${query}`);
     const expectedFollowing = followingRows(ranked);
-    expect([following.source, following.total, rows(following.entries)], `following ${where}`).toEqual([source, expectedFollowing.length, expectedFollowing]);
+    expect([following.source, following.total, rows(following.entries)], `following ${where}`).toEqual([
+      source,
+      expectedFollowing.length,
+      expectedFollowing,
+    ]);
 
     const top = await firstMessage(`/v1/boards/${BOARD}/standings/stream?${p}&limit=5${query}`);
-    expect([top.event, top.data.source, top.data.total, rows(top.data.entries)], `top stream ${where}`).toEqual(['top', source, total, refRows(ranked.slice(0, 5))]);
-    const mine = await firstMessage(`/v1/boards/${BOARD}/standings/${middle}/stream?${p}${query}`);
-    expect([mine.event, mine.data.source, mine.data.total, mine.data.rank, mine.data.score], `member stream ${where}`).toEqual([
-      'standing',
+    expect([top.event, top.data.source, top.data.total, rows(top.data.entries)], `top stream ${where}`).toEqual([
+      'top',
       source,
       total,
-      placing(ranked, middle).rank,
-      placing(ranked, middle).score,
+      refRows(ranked.slice(0, 5)),
     ]);
+    const mine = await firstMessage(`/v1/boards/${BOARD}/standings/${middle}/stream?${p}${query}`);
+    expect(
+      [mine.event, mine.data.source, mine.data.total, mine.data.rank, mine.data.score],
+      `member stream ${where}`,
+    ).toEqual(['standing', source, total, placing(ranked, middle).rank, placing(ranked, middle).score]);
   }
 
   const world = SCOPES[0]!.ranked;
   for (const member of [FOLLOWER, 'm01', 'nobody']) {
     const across = await get(`/v1/members/${member}/standings?${p}`);
-    const byBoard = Object.fromEntries(across.standings.map((s: any) => [s.board, [s.source, s.total, s.rank, s.score]]));
+    const byBoard = Object.fromEntries(
+      across.standings.map((s: any) => [s.board, [s.source, s.total, s.rank, s.score]]),
+    );
     expect(byBoard, `${member} across boards`).toEqual({
       [BOARD]: [source, world.length, placing(world, member).rank, placing(world, member).score],
       [LADDER]: [source, ladderRanked.length, placing(ladderRanked, member).rank, placing(ladderRanked, member).score],
@@ -255,7 +286,10 @@ describe('every standings read, by period state and leaderboard Redis state, ans
           try {
             await readEverything(fromCache ? 'cache' : 'database');
             // A lost scope is rebuilt in an open period only; an unreachable Redis asks for nothing.
-            const rebuilds = periodState === 'open' && redisState === 'scope missing' ? [`${BOARD}/all`, `${BOARD}/duel`, `${LADDER}/all`].sort() : [];
+            const rebuilds =
+              periodState === 'open' && redisState === 'scope missing'
+                ? [`${BOARD}/all`, `${BOARD}/duel`, `${LADDER}/all`].sort()
+                : [];
             expect(await waitingScopeRebuilds()).toEqual(rebuilds);
           } finally {
             await leave();

@@ -11,7 +11,12 @@ import { installStoredFunctions, storedFunctionDrift } from '../../src/storage/p
 import type { Database } from '../../src/storage/postgres/schema.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const FUNCTION_NAMES = ['laurel_aggregate_json', 'laurel_apply_batch', 'laurel_ensure_ledger_partition', 'laurel_recompute_aggregates'];
+const FUNCTION_NAMES = [
+  'laurel_aggregate_json',
+  'laurel_apply_batch',
+  'laurel_ensure_ledger_partition',
+  'laurel_recompute_aggregates',
+];
 
 describe('migrating: tables by migration, stored functions by definition', () => {
   const name = `laurel_fn_${process.pid}_${randomBytes(3).toString('hex')}`;
@@ -38,19 +43,25 @@ describe('migrating: tables by migration, stored functions by definition', () =>
     expect([...first.migrations, ...second.migrations]).toEqual(files);
     expect([...first.functions, ...second.functions].sort()).toEqual(FUNCTION_NAMES);
     const { rows } = await sql<{ proname: string }>`
-      SELECT proname FROM pg_proc WHERE proname LIKE 'laurel\\_%' AND pronamespace = 'public'::regnamespace ORDER BY 1`.execute(a);
+      SELECT proname FROM pg_proc WHERE proname LIKE 'laurel\\_%' AND pronamespace = 'public'::regnamespace ORDER BY 1`.execute(
+      a,
+    );
     expect(rows.map((r) => r.proname)).toEqual(FUNCTION_NAMES);
     expect(await storedFunctionDrift(a)).toEqual([]);
     // This month's ledger partition is ready before any tick.
     const month = new Date().toISOString().slice(0, 7).replace('-', '_');
-    const part = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_class WHERE relname = ${`score_events_p${month}`}`.execute(a);
+    const part = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM pg_class WHERE relname = ${`score_events_p${month}`}`.execute(a);
     expect(part.rows[0]!.n).toBe(1);
   });
 
   it('tells a database behind this code from one ahead of it, and the next migration brings it in step', async () => {
     // Ahead: a later release installed another body of laurel_apply_batch (this one stays in the history).
     const { STORED_FUNCTIONS } = await import('../../src/storage/postgres/functions/index.js');
-    const later = STORED_FUNCTIONS.map((f) => (f.name === 'laurel_apply_batch' ? { ...f, definition: `${f.definition}\n-- a later release` } : f));
+    const later = STORED_FUNCTIONS.map((f) =>
+      f.name === 'laurel_apply_batch' ? { ...f, definition: `${f.definition}\n-- a later release` } : f,
+    );
     expect(await installStoredFunctions(a, later)).toEqual(['laurel_apply_batch']);
     expect(await storedFunctionDrift(a, later)).toEqual([]);
     expect(await storedFunctionDrift(a)).toEqual([{ name: 'laurel_apply_batch', state: 'superseded' }]);
@@ -64,9 +75,14 @@ describe('migrating: tables by migration, stored functions by definition', () =>
     ]);
     // Migrating with this code (a rollback, for laurel_apply_batch) installs its definitions again.
     const again = await migrateToLatest(a);
-    expect(again).toEqual({ migrations: [], functions: ['laurel_aggregate_json', 'laurel_recompute_aggregates', 'laurel_apply_batch'] });
+    expect(again).toEqual({
+      migrations: [],
+      functions: ['laurel_aggregate_json', 'laurel_recompute_aggregates', 'laurel_apply_batch'],
+    });
     expect(await storedFunctionDrift(a)).toEqual([]);
-    const body = await sql<{ src: string }>`SELECT prosrc AS src FROM pg_proc WHERE proname = 'laurel_apply_batch'`.execute(a);
+    const body = await sql<{
+      src: string;
+    }>`SELECT prosrc AS src FROM pg_proc WHERE proname = 'laurel_apply_batch'`.execute(a);
     expect(body.rows[0]!.src).not.toContain('a later release');
     expect(await migrateToLatest(a)).toEqual({ migrations: [], functions: [] });
   });
@@ -74,7 +90,12 @@ describe('migrating: tables by migration, stored functions by definition', () =>
   it('notices a function changed by hand behind the recorded definition, and migrating puts it back', async () => {
     const fn = 'laurel_ensure_ledger_partition';
     const signature = async () =>
-      (await sql<{ sig: string; cost: number }>`SELECT oid::regprocedure::text AS sig, procost AS cost FROM pg_proc WHERE proname = ${fn}`.execute(a)).rows[0]!;
+      (
+        await sql<{
+          sig: string;
+          cost: number;
+        }>`SELECT oid::regprocedure::text AS sig, procost AS cost FROM pg_proc WHERE proname = ${fn}`.execute(a)
+      ).rows[0]!;
     const { sig, cost } = await signature();
     await sql.raw(`ALTER FUNCTION ${sig} COST ${cost + 17}`).execute(a);
     expect(await storedFunctionDrift(a)).toEqual([{ name: fn, state: 'altered' }]);
@@ -89,7 +110,9 @@ describe('/readyz', () => {
     const h = await createHarness({ workers: false });
     try {
       expect((await h.api('GET', '/readyz', undefined, null)).body.checks.functions).toBe('ok');
-      await sql`UPDATE laurel_functions SET hash = 'another release' WHERE name = 'laurel_apply_batch'`.execute(h.ctx.db);
+      await sql`UPDATE laurel_functions SET hash = 'another release' WHERE name = 'laurel_apply_batch'`.execute(
+        h.ctx.db,
+      );
       // Readiness is evaluated at most once a second: ask until an evaluation after the change answers.
       let res = await h.api('GET', '/readyz', undefined, null);
       for (let i = 0; i < 50 && res.status === 200; i += 1) {

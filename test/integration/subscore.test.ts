@@ -3,7 +3,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyLeaderboards } from '../../src/services/verify-service.js';
 import { runTick } from '../../src/services/period-tick.js';
 import { createHarness, type Harness } from '../support/harness.js';
-import { prng, referenceStandings, shuffle, type Aggregation, type Order, type RefEvent, type RefStanding, type TieBreak, wireEvent } from '../support/reference.js';
+import {
+  prng,
+  referenceStandings,
+  shuffle,
+  type Aggregation,
+  type Order,
+  type RefEvent,
+  type RefStanding,
+  type TieBreak,
+  wireEvent,
+} from '../support/reference.js';
 import { until } from '../support/poll.js';
 
 /**
@@ -42,7 +52,8 @@ function generate(boardId: string, seed: number): RefEvent[] {
 
 const wire = (board: string, e: RefEvent) => wireEvent(board, e, DECIMALS);
 
-const expectedRows = (standings: RefStanding[]) => standings.map((s) => [s.rank, s.member, s.units / 10 ** DECIMALS, s.sub / 10 ** DECIMALS]);
+const expectedRows = (standings: RefStanding[]) =>
+  standings.map((s) => [s.rank, s.member, s.units / 10 ** DECIMALS, s.sub / 10 ** DECIMALS]);
 
 async function served(path: string): Promise<{ source: string; rows: unknown[] }> {
   const res = await h.api('GET', path);
@@ -71,10 +82,19 @@ describe('subscore', () => {
     expect(res.body.details[0].message).toMatch(/no subscore/);
     // Nothing of the batch was enqueued.
     expect((await h.api('GET', '/v1/events/v-4')).status).toBe(404);
-    const typed = await h.api('POST', '/v1/events', { board: 'withsub', member: 'a', value: 1, idempotencyKey: 'v-3', subscore: '1' });
+    const typed = await h.api('POST', '/v1/events', {
+      board: 'withsub',
+      member: 'a',
+      value: 1,
+      idempotencyKey: 'v-3',
+      subscore: '1',
+    });
     expect(typed.status).toBe(400);
     expect(typed.body.details.map((d: any) => d.path)).toEqual(['subscore']);
-    expect((await h.api('PUT', '/v1/boards/withsub', { aggregation: 'best', decimals: 1, subscore: { order: 'sideways' } })).status).toBe(400);
+    expect(
+      (await h.api('PUT', '/v1/boards/withsub', { aggregation: 'best', decimals: 1, subscore: { order: 'sideways' } }))
+        .status,
+    ).toBe(400);
   });
 
   it('cannot change once the board has events', async () => {
@@ -117,12 +137,21 @@ describe('subscore', () => {
         const order: Order = tieBreak === 'last' ? 'asc' : 'desc';
         it(`${aggregation}, value ${order}, subscore ${subOrder}, ${tieBreak}: cache, fallback, rebuild, verify and final results agree with the reference`, async () => {
           const id = `sub-${aggregation}-${subOrder}-${tieBreak}`;
-          const def = { aggregation, order, tieBreak, decimals: DECIMALS, categories: ['c1'], period: 'month', subscore: { order: subOrder } };
+          const def = {
+            aggregation,
+            order,
+            tieBreak,
+            decimals: DECIMALS,
+            categories: ['c1'],
+            period: 'month',
+            subscore: { order: subOrder },
+          };
           expect((await h.api('PUT', `/v1/boards/${id}`, def)).status).toBe(201);
           const events = generate(id, aggregation.length * 97 + subOrder.length * 13 + tieBreak.length);
           const rand = prng(5);
           const shuffled = shuffle(events, rand);
-          for (let i = 0; i < shuffled.length; i += 30) await h.postEvents(shuffled.slice(i, i + 30).map((e) => wire(id, e)));
+          for (let i = 0; i < shuffled.length; i += 30)
+            await h.postEvents(shuffled.slice(i, i + 30).map((e) => wire(id, e)));
 
           const board = { aggregation, order, tieBreak, subscore: { order: subOrder } };
           for (const category of ['all', 'c1']) {
@@ -131,7 +160,8 @@ describe('subscore', () => {
             expect(await served(path), `${category} from the cache`).toEqual({ source: 'cache', rows: expected });
             // Paged, the first entry's shared rank comes from the scope, not the page.
             const paged: unknown[] = [];
-            for (let offset = 0; offset < expected.length; offset += 3) paged.push(...(await served(`${path.replace('limit=200', 'limit=3')}&offset=${offset}`)).rows);
+            for (let offset = 0; offset < expected.length; offset += 3)
+              paged.push(...(await served(`${path.replace('limit=200', 'limit=3')}&offset=${offset}`)).rows);
             expect(paged, `${category} paged`).toEqual(expected);
             for (const [rank, member] of expected as Array<[number, string]>) {
               const one = await h.api('GET', `/v1/boards/${id}/standings/${member}?category=${category}`);
@@ -147,25 +177,43 @@ describe('subscore', () => {
           await h.ctx.rebuildQueue.pause();
           try {
             await h.ctx.leaderboard.redis.del(h.ctx.leaderboard.keys.ok(id, '2026-11'));
-            expect(await served(`/v1/boards/${id}/standings?limit=200`)).toEqual({ source: 'database', rows: expectedAll });
+            expect(await served(`/v1/boards/${id}/standings?limit=200`)).toEqual({
+              source: 'database',
+              rows: expectedAll,
+            });
             const paged: unknown[] = [];
-            for (let offset = 0; offset < expectedAll.length; offset += 4) paged.push(...(await served(`/v1/boards/${id}/standings?limit=4&offset=${offset}`)).rows);
+            for (let offset = 0; offset < expectedAll.length; offset += 4)
+              paged.push(...(await served(`/v1/boards/${id}/standings?limit=4&offset=${offset}`)).rows);
             expect(paged).toEqual(expectedAll);
             for (const [rank, member] of expectedAll as Array<[number, string]>) {
-              expect((await h.api('GET', `/v1/boards/${id}/standings/${member}`)).body.rank, `${member} from Postgres`).toBe(rank);
+              expect(
+                (await h.api('GET', `/v1/boards/${id}/standings/${member}`)).body.rank,
+                `${member} from Postgres`,
+              ).toBe(rank);
             }
-            expect((await served(`/v1/boards/${id}/standings?members=${picked.map((e) => e[1]).join(',')}`)).rows).toEqual(expectedAll.filter((_, i) => i % 2 === 0));
+            expect(
+              (await served(`/v1/boards/${id}/standings?members=${picked.map((e) => e[1]).join(',')}`)).rows,
+            ).toEqual(expectedAll.filter((_, i) => i % 2 === 0));
           } finally {
             await h.ctx.rebuildQueue.resume();
           }
 
           // Aggregates damaged, then recomputed from the ledger and rebuilt: the same ranking.
-          await sql`UPDATE member_aggregates SET subscore = subscore + 7, version = version + 1 WHERE board_id = ${id}`.execute(h.ctx.db);
+          await sql`UPDATE member_aggregates SET subscore = subscore + 7, version = version + 1 WHERE board_id = ${id}`.execute(
+            h.ctx.db,
+          );
           const started = await h.api('POST', '/v1/admin/rebuilds', { board: id, fromEvents: true });
           expect(started.status).toBe(202);
-          await until('the rebuild', async () => ((await h.api('GET', `/v1/admin/rebuilds/${started.body.rebuildId}`)).body.state === 'completed' ? true : undefined), {
-            timeoutMs: 60_000,
-          });
+          await until(
+            'the rebuild',
+            async () =>
+              (await h.api('GET', `/v1/admin/rebuilds/${started.body.rebuildId}`)).body.state === 'completed'
+                ? true
+                : undefined,
+            {
+              timeoutMs: 60_000,
+            },
+          );
           await h.drain();
           expect(await served(`/v1/boards/${id}/standings?limit=200`)).toEqual({ source: 'cache', rows: expectedAll });
           expect(await verifyLeaderboards(h.ctx, { board: id })).toMatchObject({ differences: [] });

@@ -7,7 +7,12 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { createParser } from 'eventsource-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLaurelClient, LaurelError, verifyWebhook, WebhookVerificationError } from '../../clients/typescript/src/index.js';
+import {
+  createLaurelClient,
+  LaurelError,
+  verifyWebhook,
+  WebhookVerificationError,
+} from '../../clients/typescript/src/index.js';
 import { CLIENT_DIR, generateClient } from '../../scripts/generate-client.js';
 import type { AppContext } from '../../src/context.js';
 import { deliverWebhook, webhookHeaders } from '../../src/services/webhook-delivery.js';
@@ -29,7 +34,8 @@ async function faultyProxy(target: string, failures: number, mode: '503' | 'hang
       if (req.method === 'POST' && req.url?.startsWith('/v1/events')) bodies.push(raw);
       if (req.method === 'POST' && req.url?.startsWith('/v1/events') && failed < failures) {
         failed += 1;
-        if (mode === '503') res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"unavailable","message":"down"}');
+        if (mode === '503')
+          res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"unavailable","message":"down"}');
         // 'hang': never answers; the client's timeout abandons the request.
         return;
       }
@@ -71,7 +77,10 @@ describe('the client against a running Laurel', () => {
 
   it('creates a board, posts events, reads standings with typed answers', async () => {
     const laurel = createLaurelClient({ baseUrl: h.baseUrl, apiKey: ADMIN_KEY });
-    const board = await laurel.putBoard({ params: { path: { boardId: 'duel' } }, body: { aggregation: 'sum', period: 'all' } });
+    const board = await laurel.putBoard({
+      params: { path: { boardId: 'duel' } },
+      body: { aggregation: 'sum', period: 'all' },
+    });
     expect(board).toMatchObject({ id: 'duel', aggregation: 'sum', currentPeriod: { key: 'all', state: 'open' } });
     const applied = await laurel.postEvents({
       params: { query: { wait: 'true' } },
@@ -84,8 +93,24 @@ describe('the client against a running Laurel', () => {
     });
     expect(applied).toEqual({
       results: [
-        { idempotencyKey: 'duel-1', status: 'applied', period: 'all', score: 7, rank: 1, previousScore: null, previousRank: null },
-        { idempotencyKey: 'duel-2', status: 'applied', period: 'all', score: 3, rank: 2, previousScore: null, previousRank: null },
+        {
+          idempotencyKey: 'duel-1',
+          status: 'applied',
+          period: 'all',
+          score: 7,
+          rank: 1,
+          previousScore: null,
+          previousRank: null,
+        },
+        {
+          idempotencyKey: 'duel-2',
+          status: 'applied',
+          period: 'all',
+          score: 3,
+          rank: 2,
+          previousScore: null,
+          previousRank: null,
+        },
       ],
     });
     const page = await laurel.getStandings({ params: { path: { boardId: 'duel' }, query: { limit: 10 } } });
@@ -123,8 +148,14 @@ describe('the client against a running Laurel', () => {
     const missing = await laurel.getBoard({ params: { path: { boardId: 'nowhere' } } }).catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(LaurelError);
     expect(missing).toMatchObject({ status: 404, error: 'not_found' });
-    const invalid = await laurel.postEvents({ body: { board: 'duel', member: 'ana', value: 1, idempotencyKey: 'x', extra: 1 } as never }).catch((e: unknown) => e);
-    expect(invalid).toMatchObject({ status: 400, error: 'validation_failed', details: [{ path: 'extra', message: 'unknown field' }] });
+    const invalid = await laurel
+      .postEvents({ body: { board: 'duel', member: 'ana', value: 1, idempotencyKey: 'x', extra: 1 } as never })
+      .catch((e: unknown) => e);
+    expect(invalid).toMatchObject({
+      status: 400,
+      error: 'validation_failed',
+      details: [{ path: 'extra', message: 'unknown field' }],
+    });
     const anonymous = createLaurelClient({ baseUrl: h.baseUrl });
     expect(await anonymous.listBoards().catch((e: unknown) => e)).toMatchObject({ status: 401, error: 'unauthorized' });
   });
@@ -158,7 +189,9 @@ describe('the client against a running Laurel', () => {
     const proxy = await faultyProxy(h.baseUrl, 10, '503');
     try {
       const laurel = createLaurelClient({ baseUrl: proxy.url, apiKey: ADMIN_KEY, eventAttempts: 3, retryDelayMs: 1 });
-      const err = await laurel.postEvents({ body: { board: 'retry', member: 'x', value: 1, idempotencyKey: 'never' } }).catch((e: unknown) => e);
+      const err = await laurel
+        .postEvents({ body: { board: 'retry', member: 'x', value: 1, idempotencyKey: 'never' } })
+        .catch((e: unknown) => e);
       expect(err).toMatchObject({ status: 503, error: 'unavailable' });
       expect(proxy.bodies).toHaveLength(3);
     } finally {
@@ -169,7 +202,12 @@ describe('the client against a running Laurel', () => {
 
 describe('webhooks (Standard Webhooks)', () => {
   const secret = 'webhook-secret-for-client-tests';
-  const body = JSON.stringify({ id: 'd-1', type: 'period.closed', createdAt: '2026-12-01T00:00:00.000Z', data: { board: 'b' } });
+  const body = JSON.stringify({
+    id: 'd-1',
+    type: 'period.closed',
+    createdAt: '2026-12-01T00:00:00.000Z',
+    data: { board: 'b' },
+  });
 
   it("the client's verifier accepts Laurel's signature, and refuses tampering, another secret and replays", () => {
     const now = new Date();
@@ -197,7 +235,12 @@ describe('webhooks (Standard Webhooks)', () => {
     const receiver = createServer((_req, res) => res.writeHead(307, { location: otherUrl }).end());
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
     try {
-      const ctx = { env: { WEBHOOK_URL: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`, WEBHOOK_SECRET: secret } } as unknown as AppContext;
+      const ctx = {
+        env: {
+          WEBHOOK_URL: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`,
+          WEBHOOK_SECRET: secret,
+        },
+      } as unknown as AppContext;
       const job = { deliveryId: 'd-2', type: 'period.closed' as const, createdAt: new Date().toISOString(), data: {} };
       await expect(deliverWebhook(ctx, job)).rejects.toThrow(/307.*redirect/);
       expect(elsewhere).toBe(0);

@@ -22,7 +22,12 @@ afterAll(() => h.close());
 describe('web cluster (WEB_PROCESSES)', () => {
   it('serves from several processes, counts every request in one /metrics, and shuts down in order on SIGTERM', async () => {
     const port = await freePort();
-    const web = startLaurel('web', { ...envForChild(h.env), PORT: String(port), WEB_PROCESSES: '2', LOG_LEVEL: 'info' });
+    const web = startLaurel('web', {
+      ...envForChild(h.env),
+      PORT: String(port),
+      WEB_PROCESSES: '2',
+      LOG_LEVEL: 'info',
+    });
     const { child } = web;
     let code: number | string | null = null;
     try {
@@ -37,13 +42,18 @@ describe('web cluster (WEB_PROCESSES)', () => {
       // Fresh connections each time, so both processes get some of them.
       const requests = 40;
       for (let i = 0; i < requests; i += 1) {
-        const res = await fetch(`${base}/v1/boards/clustered`, { headers: { authorization: `Bearer ${ADMIN_KEY}`, connection: 'close' } });
+        const res = await fetch(`${base}/v1/boards/clustered`, {
+          headers: { authorization: `Bearer ${ADMIN_KEY}`, connection: 'close' },
+        });
         expect(res.status).toBe(200);
       }
       const metrics = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
       expect(metrics.status).toBe(200);
       const text = await metrics.text();
-      const count = /laurel_http_request_duration_seconds_count\{[^}]*route="\/v1\/boards\/:boardId"[^}]*status="200"[^}]*\} (\d+)/.exec(text);
+      const count =
+        /laurel_http_request_duration_seconds_count\{[^}]*route="\/v1\/boards\/:boardId"[^}]*status="200"[^}]*\} (\d+)/.exec(
+          text,
+        );
       expect(Number(count?.[1])).toBe(requests);
       // Process metrics come from the aggregate too (prom-client sums them over the processes).
       expect(text).toContain('laurel_process_cpu_user_seconds_total');
@@ -75,7 +85,9 @@ describe('web cluster (WEB_PROCESSES)', () => {
       const exited = web.stop('SIGTERM');
       const signalled = Date.now();
       // Both processes drain: out of rotation, still serving during the delay.
-      await web.waitForLog((l) => l.msg === 'shutting down' && web.logs.filter((x) => x.msg === 'shutting down').length >= 2);
+      await web.waitForLog(
+        (l) => l.msg === 'shutting down' && web.logs.filter((x) => x.msg === 'shutting down').length >= 2,
+      );
       const readyz = await fetch(`${base}/readyz`);
       expect(readyz.status).toBe(503);
       expect((await fetch(`${base}/healthz`)).status).toBe(200);

@@ -124,7 +124,13 @@ export interface StreamEvent {
 }
 
 /** `count` events with known keys over `members` members, cut into request batches. */
-export function makeBatches(board: string, count: number, batchSize: number, seed: number, members = 200): StreamEvent[][] {
+export function makeBatches(
+  board: string,
+  count: number,
+  batchSize: number,
+  seed: number,
+  members = 200,
+): StreamEvent[][] {
   const rand = prng(seed);
   const events = Array.from({ length: count }, (_, i) => ({
     board,
@@ -178,10 +184,14 @@ export async function postSteadily(
 /** Runs `laurel verify` (the real CLI) against the deployment: Redis compared with Postgres (every board by default). */
 export async function verifyCli(d: Deployment, board?: string): Promise<{ ok: boolean; output: string }> {
   try {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/laurel.ts', 'verify', ...(board ? ['--board', board] : [])], {
-      cwd: ROOT,
-      env: { ...process.env, ...d.env, LOG_LEVEL: 'silent' },
-    });
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/laurel.ts', 'verify', ...(board ? ['--board', board] : [])],
+      {
+        cwd: ROOT,
+        env: { ...process.env, ...d.env, LOG_LEVEL: 'silent' },
+      },
+    );
     return { ok: true, output: stdout };
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string };
@@ -203,12 +213,20 @@ export interface Consistency {
  * chain: the ledger holds each key exactly once, Postgres aggregates equal the independent
  * reference, the served standings equal the reference rank by rank, and Redis equals Postgres.
  */
-export async function settleAndCheck(d: Deployment, board: string, batches: readonly StreamEvent[][], timeoutMs = 90_000): Promise<Consistency> {
+export async function settleAndCheck(
+  d: Deployment,
+  board: string,
+  batches: readonly StreamEvent[][],
+  timeoutMs = 90_000,
+): Promise<Consistency> {
   const events = batches.flat();
   const deadline = Date.now() + timeoutMs;
   let verify = { ok: false, output: 'not run' };
   for (;;) {
-    const { rows } = await d.pg.query<{ n: number }>('SELECT count(DISTINCT idempotency_key)::int AS n FROM score_events WHERE board_id = $1', [board]);
+    const { rows } = await d.pg.query<{ n: number }>(
+      'SELECT count(DISTINCT idempotency_key)::int AS n FROM score_events WHERE board_id = $1',
+      [board],
+    );
     if (rows[0]!.n >= events.length) {
       verify = await verifyCli(d, board);
       if (verify.ok) break;
@@ -234,14 +252,17 @@ export async function settleAndCheck(d: Deployment, board: string, batches: read
   const aggregatesDiffer = expected
     .filter((s) => actualAgg.get(s.member) !== s.units)
     .map((s) => `${s.member}: expected ${s.units}, Postgres has ${actualAgg.get(s.member)}`);
-  if (actualAgg.size !== expected.length) aggregatesDiffer.push(`Postgres ranks ${actualAgg.size} members, reference ${expected.length}`);
+  if (actualAgg.size !== expected.length)
+    aggregatesDiffer.push(`Postgres ranks ${actualAgg.size} members, reference ${expected.length}`);
 
   const served: Array<{ rank: number; member: string; score: number }> = [];
   for (let offset = 0; offset < expected.length; offset += 200) {
     const page = await d.api('GET', `/v1/boards/${board}/standings?period=all&limit=200&offset=${offset}`);
     served.push(...(page.body.entries as typeof served));
   }
-  const standingsDiffer = JSON.stringify(served.map((e) => [e.rank, e.member, e.score])) !== JSON.stringify(expected.map((e) => [e.rank, e.member, e.units]));
+  const standingsDiffer =
+    JSON.stringify(served.map((e) => [e.rank, e.member, e.score])) !==
+    JSON.stringify(expected.map((e) => [e.rank, e.member, e.units]));
 
   return {
     missingKeys: [...posted].filter((k) => !inLedger.has(k)),

@@ -1,13 +1,18 @@
 import type { RefEvent } from './reference.js';
 
-const byTimeThenKey = (x: RefEvent, y: RefEvent) => x.atMs - y.atMs || Buffer.compare(Buffer.from(x.key), Buffer.from(y.key));
+const byTimeThenKey = (x: RefEvent, y: RefEvent) =>
+  x.atMs - y.atMs || Buffer.compare(Buffer.from(x.key), Buffer.from(y.key));
 
 /**
  * Entrants, modelled for the tests only: batches are applied in order; within a
  * batch, members not yet in enter in the order of their first event by (occurredAt, key),
  * while places are left. Returns the entrants in the order they entered.
  */
-export function referenceEntrants(batches: ReadonlyArray<readonly RefEvent[]>, maxMembers: number, already: readonly string[] = []): { entrants: string[] } {
+export function referenceEntrants(
+  batches: ReadonlyArray<readonly RefEvent[]>,
+  maxMembers: number,
+  already: readonly string[] = [],
+): { entrants: string[] } {
   const entrants = [...already];
   for (const batch of batches) {
     const firsts = new Map<string, RefEvent>();

@@ -8,7 +8,14 @@ import { createLogger } from '../../src/logger.js';
 import { waitUntilReady } from '../../src/storage/redis/connections.js';
 import { keysOfPrefix, unlinkMatching } from '../../src/storage/redis/maintenance.js';
 import { startWorkers, type RunningWorkers } from '../../src/jobs/start-workers.js';
-import { cloneTemplate, databaseUrl, dropDatabase, TEST_REDIS_CLUSTER, TEST_REDIS_URL, testRedis } from './databases.js';
+import {
+  cloneTemplate,
+  databaseUrl,
+  dropDatabase,
+  TEST_REDIS_CLUSTER,
+  TEST_REDIS_URL,
+  testRedis,
+} from './databases.js';
 import { ManualClock } from './manual-clock.js';
 
 export const ADMIN_KEY = 'test-admin-key-0123456789abcdef-0123';
@@ -73,7 +80,12 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   });
   const clock = new ManualClock();
   const faults: FaultHooks = {};
-  const ctx = createContext(env, { clock, faults, log: createLogger(env.LOG_LEVEL, options.logDestination), name: 'laurel-test' });
+  const ctx = createContext(env, {
+    clock,
+    faults,
+    log: createLogger(env.LOG_LEVEL, options.logDestination),
+    name: 'laurel-test',
+  });
   if (options.redisReachable !== false) {
     await waitUntilReady(ctx.queueRedis);
     await waitUntilReady(ctx.leaderboard.redis);
@@ -84,7 +96,8 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   });
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   // Job schedulers stay off: tests drive the period tick themselves, with their own clock.
-  const workers = options.workers === false ? null : startWorkers(ctx, { concurrency: options.concurrency ?? 2, schedulers: false });
+  const workers =
+    options.workers === false ? null : startWorkers(ctx, { concurrency: options.concurrency ?? 2, schedulers: false });
 
   const harness: Harness = {
     ctx,
@@ -113,7 +126,8 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     },
     async postEvents(events, wait = true) {
       const res = await harness.api('POST', `/v1/events${wait ? '?wait=true' : ''}`, { events });
-      if (res.status !== (wait ? 200 : 202)) throw new Error(`POST /v1/events answered ${res.status}: ${JSON.stringify(res.body)}`);
+      if (res.status !== (wait ? 200 : 202))
+        throw new Error(`POST /v1/events answered ${res.status}: ${JSON.stringify(res.body)}`);
       return res.body.results ?? [];
     },
     async drain(timeoutMs = 30_000) {

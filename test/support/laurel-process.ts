@@ -41,7 +41,10 @@ export function startLaurel(kind: keyof typeof ENTRY, env: Record<string, string
 }
 
 /** Any command that runs Laurel (`npm run web`, a Procfile line), with the same log capture. */
-export function startCommand(command: string[], options: { env: Record<string, string>; name: string; cwd?: string }): LaurelProcess {
+export function startCommand(
+  command: string[],
+  options: { env: Record<string, string>; name: string; cwd?: string },
+): LaurelProcess {
   const { env, name } = options;
   const child = spawn(command[0]!, command.slice(1), {
     cwd: options.cwd ?? ROOT,
@@ -86,7 +89,9 @@ export function startCommand(command: string[], options: { env: Record<string, s
         const waiter = { match, resolve: (line: LogLine) => (clearTimeout(timer), resolve(line)) };
         const timer = setTimeout(() => {
           waiters.delete(waiter);
-          reject(new Error(`${name}: no matching log line within ${timeoutMs} ms; stderr: ${stderr.join('').slice(-2000)}`));
+          reject(
+            new Error(`${name}: no matching log line within ${timeoutMs} ms; stderr: ${stderr.join('').slice(-2000)}`),
+          );
         }, timeoutMs);
         waiters.add(waiter);
       });

@@ -1,7 +1,8 @@
 import { aggregate, rankAll, type RefEvent, type RefStanding } from './reference.js';
 import { referenceEntrants } from './entrants-reference.js';
 
-const byTimeThenKey = (x: RefEvent, y: RefEvent) => x.atMs - y.atMs || Buffer.compare(Buffer.from(x.key), Buffer.from(y.key));
+const byTimeThenKey = (x: RefEvent, y: RefEvent) =>
+  x.atMs - y.atMs || Buffer.compare(Buffer.from(x.key), Buffer.from(y.key));
 
 export interface RefLeague {
   tiers: string[];

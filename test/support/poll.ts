@@ -3,7 +3,11 @@
  * that throws counts as not yet (a dependency may still be down); after `timeoutMs` it throws,
  * naming `what`.
  */
-export async function until<T>(what: string, probe: () => Promise<T | undefined>, { timeoutMs = 10_000, everyMs = 20 } = {}): Promise<T> {
+export async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  { timeoutMs = 10_000, everyMs = 20 } = {},
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe().catch(() => undefined);

@@ -21,7 +21,9 @@ export interface PrivateRedis {
  * it without touching the machine's shared Redis. `persistent` turns on the AOF, the way
  * production must run the queue Redis; `notYet` leaves it stopped until `start()`.
  */
-export async function startPrivateRedis(options: { persistent?: boolean; notYet?: boolean } = {}): Promise<PrivateRedis> {
+export async function startPrivateRedis(
+  options: { persistent?: boolean; notYet?: boolean } = {},
+): Promise<PrivateRedis> {
   const port = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), 'laurel-redis-'));
   const args = [

@@ -49,7 +49,12 @@ interface Agg {
 const ahead = (order: Order, a: number, b: number) => (order === 'desc' ? a > b : a < b);
 
 /** Per member: the aggregate of their events. `subOrder` only matters for `best` (the best (value, subscore) pair). */
-export function aggregate(events: readonly RefEvent[], aggregation: Aggregation, order: Order, subOrder: Order = 'desc'): Map<string, Agg> {
+export function aggregate(
+  events: readonly RefEvent[],
+  aggregation: Aggregation,
+  order: Order,
+  subOrder: Order = 'desc',
+): Map<string, Agg> {
   const out = new Map<string, Agg>();
   for (const e of events) {
     const sub = e.sub ?? 0;
@@ -67,7 +72,9 @@ export function aggregate(events: readonly RefEvent[], aggregation: Aggregation,
       if (better) Object.assign(cur, { units: e.units, sub, reachedMs: e.atMs });
       else if (e.units === cur.units && sub === cur.sub && e.atMs < cur.reachedMs) cur.reachedMs = e.atMs;
     } else {
-      const later = e.atMs > cur.reachedMs || (e.atMs === cur.reachedMs && Buffer.compare(Buffer.from(e.key), Buffer.from(cur.lastKey)) > 0);
+      const later =
+        e.atMs > cur.reachedMs ||
+        (e.atMs === cur.reachedMs && Buffer.compare(Buffer.from(e.key), Buffer.from(cur.lastKey)) > 0);
       if (later) Object.assign(cur, { units: e.units, sub, reachedMs: e.atMs, lastKey: e.key });
     }
   }
@@ -75,7 +82,12 @@ export function aggregate(events: readonly RefEvent[], aggregation: Aggregation,
 }
 
 /** Ranks aggregates: value, then subscore when `subOrder` is given, then the tie rule. */
-export function rankAll(aggs: Map<string, Agg>, order: Order, tieBreak: TieBreak, subOrder: Order | null = null): RefStanding[] {
+export function rankAll(
+  aggs: Map<string, Agg>,
+  order: Order,
+  tieBreak: TieBreak,
+  subOrder: Order | null = null,
+): RefStanding[] {
   const rows = [...aggs.entries()].map(([member, a]) => ({ member, ...a, sec: Math.floor(a.reachedMs / 1000) }));
   rows.sort((x, y) => {
     if (x.units !== y.units) return order === 'desc' ? y.units - x.units : x.units - y.units;
@@ -101,7 +113,12 @@ export function referenceStandings(
 ): RefStanding[] {
   const scoped = category ? events.filter((e) => e.category === category) : events;
   const subOrder = board.subscore?.order ?? null;
-  return rankAll(aggregate(scoped, board.aggregation, board.order, subOrder ?? 'desc'), board.order, board.tieBreak, subOrder);
+  return rankAll(
+    aggregate(scoped, board.aggregation, board.order, subOrder ?? 'desc'),
+    board.order,
+    board.tieBreak,
+    subOrder,
+  );
 }
 
 /** A small deterministic PRNG so a failing case can be replayed from its seed. */

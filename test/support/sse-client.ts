@@ -87,7 +87,8 @@ export async function openSse(url: string, key: string | null): Promise<SseClien
     body: text ? JSON.parse(text) : null,
     messages,
     comments,
-    next: (timeoutMs = 15_000) => waitFor(() => (cursor < messages.length ? messages[cursor++] : undefined), 'message', timeoutMs),
+    next: (timeoutMs = 15_000) =>
+      waitFor(() => (cursor < messages.length ? messages[cursor++] : undefined), 'message', timeoutMs),
     async nextMatching(match, timeoutMs = 15_000) {
       return waitFor(
         () => {

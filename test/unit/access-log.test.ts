@@ -37,12 +37,19 @@ describe('access log', () => {
 
   it('writes one line per request with its id, status, time and key name, and never a header', async () => {
     const secret = 'lrl_this-key-must-never-be-logged';
-    const res = await fetch(`${base}/v1/things/42?x=1`, { headers: { authorization: `Bearer ${secret}`, 'x-request-id': 'req-123' } });
+    const res = await fetch(`${base}/v1/things/42?x=1`, {
+      headers: { authorization: `Bearer ${secret}`, 'x-request-id': 'req-123' },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-request-id')).toBe('req-123');
     await new Promise((r) => setTimeout(r, 50));
     const line = lines.find((l) => l.reqId === 'req-123');
-    expect(line).toMatchObject({ msg: 'request completed', req: { method: 'GET', url: '/v1/things/42?x=1' }, res: { statusCode: 200 }, keyName: 'reader-key' });
+    expect(line).toMatchObject({
+      msg: 'request completed',
+      req: { method: 'GET', url: '/v1/things/42?x=1' },
+      res: { statusCode: 200 },
+      keyName: 'reader-key',
+    });
     expect(typeof line!.responseTime).toBe('number');
     expect(raw.join('')).not.toContain(secret);
     expect(raw.join('').toLowerCase()).not.toContain('authorization');
@@ -57,7 +64,9 @@ describe('access log', () => {
     const added = lines.slice(before);
     expect(added.map((l) => l.reqId)).toEqual([res.headers.get('x-request-id')]);
     const text = await metrics.registry.metrics();
-    expect(text).toMatch(/laurel_http_request_duration_seconds_count\{method="GET",route="\/v1\/things\/:id",status="200"\} 2/);
+    expect(text).toMatch(
+      /laurel_http_request_duration_seconds_count\{method="GET",route="\/v1\/things\/:id",status="200"\} 2/,
+    );
     expect(text).toMatch(/laurel_http_request_duration_seconds_count\{method="GET",route="\/healthz",status="200"\} 1/);
   });
 });

@@ -42,10 +42,15 @@ describe('Dockerfile', () => {
   const stages = dockerfile.getFROMs();
   const runtimeStart = stages.at(-1)!.getRange().start.line;
   const runtime = dockerfile.getInstructions().filter((i) => i.getRange().start.line >= runtimeStart);
-  const args = (keyword: string) => runtime.filter((i) => i.getKeyword() === keyword).map((i) => i.getArgumentsContent() ?? '');
+  const args = (keyword: string) =>
+    runtime.filter((i) => i.getKeyword() === keyword).map((i) => i.getArgumentsContent() ?? '');
 
   it('passes the linter (dockerfile-utils; Debian has no hadolint package)', () => {
-    expect(validate(text).map((d) => `${d.range.start.line + 1}: ${typeof d.message === 'string' ? d.message : d.message.value}`)).toEqual([]);
+    expect(
+      validate(text).map(
+        (d) => `${d.range.start.line + 1}: ${typeof d.message === 'string' ? d.message : d.message.value}`,
+      ),
+    ).toEqual([]);
   });
 
   it('builds in one stage and runs from pinned images with production dependencies only, as a non-root user', () => {
@@ -64,7 +69,9 @@ describe('Dockerfile', () => {
   });
 
   it('copies into the build stage every folder the build compiles', () => {
-    const build = dockerfile.getInstructions().filter((i) => i.getRange().start.line < runtimeStart && i.getKeyword() === 'COPY');
+    const build = dockerfile
+      .getInstructions()
+      .filter((i) => i.getRange().start.line < runtimeStart && i.getKeyword() === 'COPY');
     const copied = build.map((i) => (i.getArgumentsContent() ?? '').split(/\s+/)[0]);
     const compiled = (JSON.parse(read('tsconfig.build.json')) as { include: string[] }).include;
     for (const folder of compiled) expect(copied, folder).toContain(folder);
@@ -195,14 +202,21 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
       for (const from of container.envFrom) expect([from.configMapRef?.name, from.secretRef?.name]).toContain('laurel');
       const preStopSeconds = Number(container.lifecycle.preStop.exec.command.at(-1));
       expect(preStopSeconds).toBeGreaterThan(0);
-      const drainSeconds = preStopSeconds + (Number(config.SHUTDOWN_DELAY_MS) + Number(config.SHUTDOWN_TIMEOUT_MS)) / 1000;
+      const drainSeconds =
+        preStopSeconds + (Number(config.SHUTDOWN_DELAY_MS) + Number(config.SHUTDOWN_TIMEOUT_MS)) / 1000;
       expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(drainSeconds);
       const labels = deployment.spec.template.metadata.labels;
-      expect(ofKind('PodDisruptionBudget').some((b) => Object.entries(b.spec.selector.matchLabels).every(([k, v]) => labels[k] === v))).toBe(true);
+      expect(
+        ofKind('PodDisruptionBudget').some((b) =>
+          Object.entries(b.spec.selector.matchLabels).every(([k, v]) => labels[k] === v),
+        ),
+      ).toBe(true);
     }
     const [service] = ofKind('Service');
     const web = ofKind('Deployment').find((d) => d.metadata.name === 'laurel-web');
-    expect(web.spec.template.spec.containers[0].ports.map((p: any) => p.name)).toContain(service.spec.ports[0].targetPort);
+    expect(web.spec.template.spec.containers[0].ports.map((p: any) => p.name)).toContain(
+      service.spec.ports[0].targetPort,
+    );
     const [job] = ofKind('Job');
     const migrate = job.spec.template.spec.containers[0];
     expectBuiltEntry(migrate.command);
@@ -227,14 +241,20 @@ describe('monitoring (deploy/prometheus, deploy/grafana)', () => {
     // An alert on the queue backlog and one on the queue Redis' memory.
     expect(rules.flatMap((r: any) => metricsIn(r.expr))).toContain('laurel_queue_redis_memory_bytes');
     // docs/operations.md names these rules rather than restating them.
-    for (const name of ['LaurelQueueRedisMemoryHigh', 'LaurelQueueBacklog', 'LaurelFailedJobs']) expect(rules.map((r: any) => r.alert)).toContain(name);
+    for (const name of ['LaurelQueueRedisMemoryHigh', 'LaurelQueueBacklog', 'LaurelFailedJobs'])
+      expect(rules.map((r: any) => r.alert)).toContain(name);
   });
 
   // scripts/test-setup.sh (npm test's pretest) installs Debian's prometheus package for it.
   const promtool = spawnSync('sh', ['-c', 'command -v promtool']).status === 0;
-  it.skipIf(!promtool)('promtool accepts the alert rules (skipped: promtool not installed, see scripts/test-setup.sh)', () => {
-    expect(execFileSync('promtool', ['check', 'rules', path.join(ROOT, 'deploy/prometheus/alerts.yml')]).toString()).toMatch(/SUCCESS/);
-  });
+  it.skipIf(!promtool)(
+    'promtool accepts the alert rules (skipped: promtool not installed, see scripts/test-setup.sh)',
+    () => {
+      expect(
+        execFileSync('promtool', ['check', 'rules', path.join(ROOT, 'deploy/prometheus/alerts.yml')]).toString(),
+      ).toMatch(/SUCCESS/);
+    },
+  );
 
   it('the Grafana dashboard charts lag, latency per route, events by outcome, queue depth, rebuild and close times', () => {
     const dashboard = JSON.parse(read('deploy/grafana/laurel.json'));

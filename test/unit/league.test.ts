@@ -5,7 +5,13 @@ const league = { tiers: ['low', 'mid', 'top'], bucketSize: 4, promote: 2, relega
 
 describe('league zones', () => {
   it('marks the top promote and the bottom relegate of a full bucket', () => {
-    expect([1, 2, 3, 4, 5].map((place) => zoneOf(league, 'mid', place, 5))).toEqual(['promote', 'promote', null, 'relegate', 'relegate']);
+    expect([1, 2, 3, 4, 5].map((place) => zoneOf(league, 'mid', place, 5))).toEqual([
+      'promote',
+      'promote',
+      null,
+      'relegate',
+      'relegate',
+    ]);
   });
 
   it('promotes first in a bucket too small for both, then relegates only those not promoted', () => {
@@ -14,13 +20,27 @@ describe('league zones', () => {
   });
 
   it('moves nobody past either end', () => {
-    expect([1, 2, 3, 4, 5].map((place) => zoneOf(league, 'top', place, 5))).toEqual([null, null, null, 'relegate', 'relegate']);
-    expect([1, 2, 3, 4, 5].map((place) => zoneOf(league, 'low', place, 5))).toEqual(['promote', 'promote', null, null, null]);
+    expect([1, 2, 3, 4, 5].map((place) => zoneOf(league, 'top', place, 5))).toEqual([
+      null,
+      null,
+      null,
+      'relegate',
+      'relegate',
+    ]);
+    expect([1, 2, 3, 4, 5].map((place) => zoneOf(league, 'low', place, 5))).toEqual([
+      'promote',
+      'promote',
+      null,
+      null,
+      null,
+    ]);
   });
 });
 
 describe('bucket names', () => {
   it('reads <tier>-<n> of a tier of the league, and nothing else', () => {
-    expect(['mid-1', 'top-12', 'low-0', 'gold-1', 'mid', 'mid-01', 'mid-1-2'].map((b) => parseBucket(league, b))).toEqual(['mid', 'top', null, null, null, null, null]);
+    expect(
+      ['mid-1', 'top-12', 'low-0', 'gold-1', 'mid', 'mid-01', 'mid-1-2'].map((b) => parseBucket(league, b)),
+    ).toEqual(['mid', 'top', null, null, null, null, null]);
   });
 });

@@ -26,9 +26,13 @@ describe('Lua scripts', () => {
   it("name in each shared part's header exactly the scripts that include it", () => {
     expect(libs.length).toBeGreaterThan(0);
     for (const lib of libs) {
-      const includers = scripts.filter((s) => readFileSync(path.join(LUA_DIR, s), 'utf8').includes(`--@include lib/${lib}`));
+      const includers = scripts.filter((s) =>
+        readFileSync(path.join(LUA_DIR, s), 'utf8').includes(`--@include lib/${lib}`),
+      );
       expect(includers.length, lib).toBeGreaterThan(0);
-      const named = new Set(scripts.filter((s) => new RegExp(`\\b${s.replace(/\.lua$/, '')}(\\.lua)?\\b`).test(header(`lib/${lib}`))));
+      const named = new Set(
+        scripts.filter((s) => new RegExp(`\\b${s.replace(/\.lua$/, '')}(\\.lua)?\\b`).test(header(`lib/${lib}`))),
+      );
       expect([...named].sort(), lib).toEqual(includers.sort());
     }
   });
@@ -38,6 +42,8 @@ describe('Lua scripts', () => {
     expect(project).not.toMatch(/--@include/);
     expect(project).toContain(readFileSync(path.join(LUA_DIR, 'lib/apply-aggregate.lua'), 'utf8'));
     const place = loadLua('place.lua');
-    expect(place.indexOf('local function entryOf')).toBeGreaterThan(place.indexOf("redis.call('HEXISTS', KEYS[3], ARGV[1])"));
+    expect(place.indexOf('local function entryOf')).toBeGreaterThan(
+      place.indexOf("redis.call('HEXISTS', KEYS[3], ARGV[1])"),
+    );
   });
 });

@@ -1,9 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { decodeEntry, encodeEntry, placement, rankKeyOfEntry, scaledFromSortScore, sortScore, subscoreOfEntry } from '../../src/domain/ranking.js';
+import {
+  decodeEntry,
+  encodeEntry,
+  placement,
+  rankKeyOfEntry,
+  scaledFromSortScore,
+  sortScore,
+  subscoreOfEntry,
+} from '../../src/domain/ranking.js';
 
 describe('sorted-set entries', () => {
   it('order equal scores by reached second, then member bytes, as Redis compares them', () => {
-    const first = [encodeEntry('first', 200, 'b'), encodeEntry('first', 100, 'z'), encodeEntry('first', 200, 'a'), encodeEntry('first', 200, 'B')];
+    const first = [
+      encodeEntry('first', 200, 'b'),
+      encodeEntry('first', 100, 'z'),
+      encodeEntry('first', 200, 'a'),
+      encodeEntry('first', 200, 'B'),
+    ];
     expect([...first].sort().map((e) => decodeEntry('first', e))).toEqual(['z', 'B', 'a', 'b']);
     const last = [encodeEntry('last', 100, 'a'), encodeEntry('last', 200, 'b'), encodeEntry('last', 200, 'a')];
     expect([...last].sort().map((e) => decodeEntry('last', e))).toEqual(['a', 'b', 'a']);

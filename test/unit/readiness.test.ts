@@ -14,7 +14,11 @@ describe('readiness', () => {
   it('runs each probe at most once per cache period, however many callers ask', async () => {
     let now = 0;
     const probe = counted(() => false);
-    const readiness = new Readiness({ cacheMs: 1000, now: () => now }).add({ name: 'queue-redis', required: true, probe });
+    const readiness = new Readiness({ cacheMs: 1000, now: () => now }).add({
+      name: 'queue-redis',
+      required: true,
+      probe,
+    });
     await Promise.all(Array.from({ length: 500 }, () => readiness.report()));
     now = 999;
     await readiness.report();
@@ -31,17 +35,28 @@ describe('readiness', () => {
       .add({ name: 'queue-redis', required: true, probe: counted(() => queueDown) })
       .add({ name: 'postgres', required: false, probe: counted(() => true) });
     const degraded = await readiness.report();
-    expect(degraded).toEqual({ ready: true, body: { status: 'degraded', failing: ['postgres'], checks: { 'queue-redis': 'ok', postgres: 'failing' } } });
+    expect(degraded).toEqual({
+      ready: true,
+      body: { status: 'degraded', failing: ['postgres'], checks: { 'queue-redis': 'ok', postgres: 'failing' } },
+    });
     queueDown = true;
     now = 5000;
     const down = await readiness.report();
     expect(down.ready).toBe(false);
-    expect(down.body).toEqual({ status: 'unavailable', failing: ['queue-redis', 'postgres'], checks: { 'queue-redis': 'failing', postgres: 'failing' } });
+    expect(down.body).toEqual({
+      status: 'unavailable',
+      failing: ['queue-redis', 'postgres'],
+      checks: { 'queue-redis': 'failing', postgres: 'failing' },
+    });
     expect(JSON.stringify(down)).not.toMatch(/ECONNREFUSED|10\.0\.0\.7|hunter2/);
   });
 
   it('a hung probe counts as failing after the timeout', async () => {
-    const readiness = new Readiness({ timeoutMs: 20 }).add({ name: 'postgres', required: true, probe: () => new Promise(() => undefined) });
+    const readiness = new Readiness({ timeoutMs: 20 }).add({
+      name: 'postgres',
+      required: true,
+      probe: () => new Promise(() => undefined),
+    });
     expect((await readiness.report()).body.failing).toEqual(['postgres']);
   });
 

@@ -76,7 +76,9 @@ export function createLaurelClient(options: LaurelClientOptions) {
     headers: options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {},
     // An event stream stays open as long as the caller reads it (cancel its body to end it).
     fetch: (request: Request) =>
-      new URL(request.url).pathname.endsWith('/stream') ? baseFetch(request) : baseFetch(request, { signal: AbortSignal.timeout(timeoutMs) }),
+      new URL(request.url).pathname.endsWith('/stream')
+        ? baseFetch(request)
+        : baseFetch(request, { signal: AbortSignal.timeout(timeoutMs) }),
   });
   const ops = operations(http, send);
 
@@ -114,11 +116,19 @@ export interface WebhookPayload {
  * of now (older or newer deliveries are refused as replays). Pass the raw body, exactly as
  * received. Throws WebhookVerificationError; deduplicate accepted deliveries on `id`.
  */
-export function verifyWebhook(secret: string, rawBody: string | Buffer, headers: Record<string, string | string[] | undefined>): WebhookPayload {
+export function verifyWebhook(
+  secret: string,
+  rawBody: string | Buffer,
+  headers: Record<string, string | string[] | undefined>,
+): WebhookPayload {
   const pick = (name: string) => {
     const value = headers[name] ?? headers[name.toLowerCase()];
     return Array.isArray(value) ? (value[0] ?? '') : (value ?? '');
   };
-  const wanted = { 'webhook-id': pick('webhook-id'), 'webhook-timestamp': pick('webhook-timestamp'), 'webhook-signature': pick('webhook-signature') };
+  const wanted = {
+    'webhook-id': pick('webhook-id'),
+    'webhook-timestamp': pick('webhook-timestamp'),
+    'webhook-signature': pick('webhook-signature'),
+  };
   return new Webhook(secret, { format: 'raw' }).verify(rawBody, wanted) as WebhookPayload;
 }

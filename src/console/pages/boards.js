@@ -21,7 +21,12 @@ export async function boardsPage({ query }) {
         periodText(b.period),
         b.currentPeriod.key,
         b.currentPeriod.state,
-        h('span', { class: 'row-actions' }, link(`#/boards/${seg(b.id)}/edit`, 'Edit'), link(`#/periods/${seg(b.id)}`, 'Periods')),
+        h(
+          'span',
+          { class: 'row-actions' },
+          link(`#/boards/${seg(b.id)}/edit`, 'Edit'),
+          link(`#/periods/${seg(b.id)}`, 'Periods'),
+        ),
       ]),
       { label: 'Boards', empty: 'No boards yet.' },
     ),
@@ -68,7 +73,11 @@ function definitionFrom(values) {
     timezone: values.timezone.trim() || undefined,
     categories: listOf(values.categories),
     regions: values.regions === 'on',
-    awards: { tiers: listOf(values.tiers, numberOrText), regionTiers: listOf(values.regionTiers, numberOrText), followingTop1: values.followingTop1 === 'on' },
+    awards: {
+      tiers: listOf(values.tiers, numberOrText),
+      regionTiers: listOf(values.regionTiers, numberOrText),
+      followingTop1: values.followingTop1 === 'on',
+    },
     minValue: values.minValue.trim() === '' ? null : numberOrText(values.minValue),
     maxValue: values.maxValue.trim() === '' ? null : numberOrText(values.maxValue),
   };
@@ -91,13 +100,25 @@ function definitionFrom(values) {
 export async function boardFormPage({ navigate }, boardId) {
   const board = boardId ? await api('GET', `/v1/boards/${seg(boardId)}`) : null;
   const v = board ?? {};
-  const more = board ? Object.fromEntries(Object.entries(board).filter(([k]) => !FORM_FIELDS.includes(k) && !VIEW_ONLY.includes(k))) : {};
+  const more = board
+    ? Object.fromEntries(Object.entries(board).filter(([k]) => !FORM_FIELDS.includes(k) && !VIEW_ONLY.includes(k)))
+    : {};
   if (board && typeof board.period !== 'string') more.period = board.period;
   const awards = v.awards ?? { tiers: [1, 10, 50, 100], regionTiers: [50], followingTop1: true };
-  const idField = board ? null : field('Board id', input('id', { required: true, pattern: '[a-z0-9][a-z0-9_-]{0,63}' }), 'lower case letters, digits, _ and -');
+  const idField = board
+    ? null
+    : field(
+        'Board id',
+        input('id', { required: true, pattern: '[a-z0-9][a-z0-9_-]{0,63}' }),
+        'lower case letters, digits, _ and -',
+      );
   const fields = [
     idField,
-    field('Display name', input('displayName', { value: board && v.displayName !== v.id ? v.displayName : '' }), 'defaults to the id'),
+    field(
+      'Display name',
+      input('displayName', { value: board && v.displayName !== v.id ? v.displayName : '' }),
+      'defaults to the id',
+    ),
     field('Aggregation', select('aggregation', ['best', 'sum', 'last'], v.aggregation ?? 'best')),
     field(
       'Order',
@@ -111,17 +132,34 @@ export async function boardFormPage({ navigate }, boardId) {
       ),
     ),
     field('Tie break', select('tieBreak', ['first', 'last', 'member', 'shared'], v.tieBreak ?? 'first')),
-    field('Period', select('period', [['', '(in More settings)'], 'all', 'day', 'week', 'month'], typeof v.period === 'string' ? v.period : board ? '' : 'month')),
+    field(
+      'Period',
+      select(
+        'period',
+        [['', '(in More settings)'], 'all', 'day', 'week', 'month'],
+        typeof v.period === 'string' ? v.period : board ? '' : 'month',
+      ),
+    ),
     field('Time zone', input('timezone', { value: v.timezone ?? 'UTC' })),
     field('Decimals', input('decimals', { value: v.decimals ?? 0, inputmode: 'numeric' })),
     field('Minimum value', input('minValue', { value: v.minValue ?? '' }), 'empty: none'),
     field('Maximum value', input('maxValue', { value: v.maxValue ?? '' }), 'empty: none'),
     field('Categories', input('categories', { value: (v.categories ?? []).join(', ') }), 'comma separated'),
-    h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'regions', checked: v.regions === true }), ' Also rank per region'),
+    h(
+      'label',
+      { class: 'check' },
+      h('input', { type: 'checkbox', name: 'regions', checked: v.regions === true }),
+      ' Also rank per region',
+    ),
     field('Grace seconds', input('graceSeconds', { value: v.graceSeconds ?? 300, inputmode: 'numeric' })),
     field('Award tiers', input('tiers', { value: awards.tiers.join(', ') }), 'top N, comma separated'),
     field('Region award tiers', input('regionTiers', { value: awards.regionTiers.join(', ') })),
-    h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'followingTop1', checked: awards.followingTop1 }), ' Award first among followed members'),
+    h(
+      'label',
+      { class: 'check' },
+      h('input', { type: 'checkbox', name: 'followingTop1', checked: awards.followingTop1 }),
+      ' Award first among followed members',
+    ),
     field(
       'More settings (JSON)',
       h('textarea', { name: 'more', rows: 4, value: Object.keys(more).length ? JSON.stringify(more, null, 2) : '' }),
@@ -138,11 +176,17 @@ export async function boardFormPage({ navigate }, boardId) {
           ['Created', board.createdAt],
         ])
       : null,
-    form({ 'aria-label': board ? 'Edit board' : 'New board', class: 'grid' }, fields, board ? 'Save board' : 'Create board', async (values) => {
-      const id = board ? board.id : values.id.trim();
-      if (!id) throw Object.assign(new Error('invalid board id'), { details: [{ path: 'boardId', message: 'required' }] });
-      const saved = await api('PUT', `/v1/boards/${seg(id)}`, { body: definitionFrom(values) });
-      navigate('/boards', { saved: saved.id });
-    }),
+    form(
+      { 'aria-label': board ? 'Edit board' : 'New board', class: 'grid' },
+      fields,
+      board ? 'Save board' : 'Create board',
+      async (values) => {
+        const id = board ? board.id : values.id.trim();
+        if (!id)
+          throw Object.assign(new Error('invalid board id'), { details: [{ path: 'boardId', message: 'required' }] });
+        const saved = await api('PUT', `/v1/boards/${seg(id)}`, { body: definitionFrom(values) });
+        navigate('/boards', { saved: saved.id });
+      },
+    ),
   );
 }

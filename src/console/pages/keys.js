@@ -24,7 +24,10 @@ export function keysPage() {
     h('h1', {}, 'API keys'),
     form(
       { 'aria-label': 'Create a key', class: 'inline' },
-      [field('Name', input('name', { required: true })), field('Role', select('role', ['read', 'ingest', 'admin'], 'read'))],
+      [
+        field('Name', input('name', { required: true })),
+        field('Role', select('role', ['read', 'ingest', 'admin'], 'read')),
+      ],
       'Create key',
       async (v, el) => {
         const k = await api('POST', '/v1/admin/keys', { body: { name: v.name, role: v.role } });
@@ -46,12 +49,17 @@ export function keysPage() {
     h('h2', {}, 'Created from this tab'),
     listed,
     h('h2', {}, 'Revoke a key by id'),
-    form({ 'aria-label': 'Revoke a key by id', class: 'inline' }, [field('Key id', input('id', { size: 40 }))], 'Revoke', async ({ id }, el) => {
-      await revoke(id.trim());
-      el.reset();
-      el.after(notice(`Key ${id.trim()} revoked.`));
-      refreshList();
-    }),
+    form(
+      { 'aria-label': 'Revoke a key by id', class: 'inline' },
+      [field('Key id', input('id', { size: 40 }))],
+      'Revoke',
+      async ({ id }, el) => {
+        await revoke(id.trim());
+        el.reset();
+        el.after(notice(`Key ${id.trim()} revoked.`));
+        refreshList();
+      },
+    ),
   );
 
   function refreshList() {

@@ -7,8 +7,11 @@ export function membersPage({ navigate }) {
     'div',
     {},
     h('h1', {}, 'Members'),
-    form({ 'aria-label': 'Find a member' }, [field('Member id', input('member', { required: true }))], 'Open', ({ member }) =>
-      navigate(`/members/${seg(member.trim())}`),
+    form(
+      { 'aria-label': 'Find a member' },
+      [field('Member id', input('member', { required: true }))],
+      'Open',
+      ({ member }) => navigate(`/members/${seg(member.trim())}`),
     ),
   );
 }
@@ -34,20 +37,37 @@ export function memberPage({ params, signal }) {
         ['Excluded', m.excluded ? 'yes' : 'no'],
       ]),
       m.excluded
-        ? form({ 'aria-label': 'Restore', class: 'inline' }, [field('Reason (optional)', input('reason', { size: 40 }))], 'Restore', async ({ reason }) => {
-            // No reason, no body: the API records the restore without one.
-            const text = String(reason ?? '').trim();
-            await api('DELETE', `${path}/exclusion`, text ? { body: { reason: text } } : {});
-            refreshAll();
-          })
-        : form({ 'aria-label': 'Exclude', class: 'inline' }, [field('Reason', input('reason', { size: 40 }))], 'Exclude', async ({ reason }) => {
-            await api('POST', `${path}/exclusion`, { body: { reason } });
-            refreshAll();
-          }),
+        ? form(
+            { 'aria-label': 'Restore', class: 'inline' },
+            [field('Reason (optional)', input('reason', { size: 40 }))],
+            'Restore',
+            async ({ reason }) => {
+              // No reason, no body: the API records the restore without one.
+              const text = String(reason ?? '').trim();
+              await api('DELETE', `${path}/exclusion`, text ? { body: { reason: text } } : {});
+              refreshAll();
+            },
+          )
+        : form(
+            { 'aria-label': 'Exclude', class: 'inline' },
+            [field('Reason', input('reason', { size: 40 }))],
+            'Exclude',
+            async ({ reason }) => {
+              await api('POST', `${path}/exclusion`, { body: { reason } });
+              refreshAll();
+            },
+          ),
       m.exclusions?.length
         ? table(
             ['Reason', 'Excluded by', 'Excluded at', 'Restored by', 'Restored at', 'Restore reason'],
-            m.exclusions.map((x) => [x.reason, x.excludedBy, time(x.excludedAt), x.restoredBy, x.restoredAt ? time(x.restoredAt) : null, x.restoreReason]),
+            m.exclusions.map((x) => [
+              x.reason,
+              x.excludedBy,
+              time(x.excludedAt),
+              x.restoredBy,
+              x.restoredAt ? time(x.restoredAt) : null,
+              x.restoreReason,
+            ]),
             { label: 'Exclusions' },
           )
         : null,
@@ -72,9 +92,14 @@ export function memberPage({ params, signal }) {
 
   const events = reloadable('Events', async () => {
     const result = h('div', {});
-    const lookup = form({ 'aria-label': 'Look up an event', class: 'inline' }, [field('Idempotency key', input('key', { size: 30 }))], 'Look up', async ({ key }) => {
-      result.replaceChildren(eventCard(await api('GET', `/v1/events/${seg(key.trim())}`), refreshAll));
-    });
+    const lookup = form(
+      { 'aria-label': 'Look up an event', class: 'inline' },
+      [field('Idempotency key', input('key', { size: 30 }))],
+      'Look up',
+      async ({ key }) => {
+        result.replaceChildren(eventCard(await api('GET', `/v1/events/${seg(key.trim())}`), refreshAll));
+      },
+    );
     const listed = h('div', {});
     const columns = ['Key', 'Board', 'Period', 'Status', 'Value', 'Occurred', 'Reason', ''];
     const rowsOf = (list) =>
@@ -125,7 +150,9 @@ export function memberPage({ params, signal }) {
   // its start tier).
   const leagues = reloadable('Leagues', async () => {
     const { leagues: boards } = await api('GET', `${path}/leagues`, { signal });
-    const placements = await Promise.all(boards.map((l) => api('GET', `/v1/boards/${seg(l.board)}/standings/${seg(member)}/league`, { signal })));
+    const placements = await Promise.all(
+      boards.map((l) => api('GET', `/v1/boards/${seg(l.board)}/standings/${seg(member)}/league`, { signal })),
+    );
     return table(
       ['Board', 'Period', 'Tier', 'Bucket', 'Rank', 'Zone', 'Next tier'],
       boards.map((l, i) => {
@@ -135,7 +162,12 @@ export function memberPage({ params, signal }) {
           boardLink(l.board),
           p.period.key,
           p.tier,
-          p.bucket ? link(`#/standings/${seg(l.board)}?${new URLSearchParams({ period: p.period.key, bucket: p.bucket, member })}`, p.bucket) : 'not placed yet',
+          p.bucket
+            ? link(
+                `#/standings/${seg(l.board)}?${new URLSearchParams({ period: p.period.key, bucket: p.bucket, member })}`,
+                p.bucket,
+              )
+            : 'not placed yet',
           p.rank === null ? null : `${p.rank} of ${p.total}`,
           own ? zoneCell(own.zone) : null,
           l.tier,
@@ -149,7 +181,14 @@ export function memberPage({ params, signal }) {
     const { awards: rows } = await api('GET', `${path}/awards`, { signal });
     return table(
       ['Board', 'Period', 'Scope', 'Award', 'Rank', 'Granted'],
-      rows.map((a) => [boardLink(a.board), a.period, `${a.category} / ${a.region}`, a.award, String(a.rank), time(a.grantedAt)]),
+      rows.map((a) => [
+        boardLink(a.board),
+        a.period,
+        `${a.category} / ${a.region}`,
+        a.award,
+        String(a.rank),
+        time(a.grantedAt),
+      ]),
       { label: 'Awards', empty: 'No awards.' },
     );
   });
@@ -174,14 +213,20 @@ export function memberPage({ params, signal }) {
     dialog.append(
       h('h2', {}, `Erase ${member}?`),
       h('p', {}, 'Erasing removes the member, their events, awards and notifications everywhere. It cannot be undone.'),
-      form({ 'aria-label': 'Erase member', class: 'danger' }, [field(`Type ${member} to confirm`, confirm)], 'Erase member', async ({ confirm: typed }) => {
-        if (typed !== member) throw Object.assign(new Error('type the member id exactly to confirm the erasure'), { details: [] });
-        const { erasureId } = await api('DELETE', path);
-        close();
-        await followErasure(erasureId, status, signal);
-        // What is left to show of an erased member is the API's 404 in each part.
-        refreshAll();
-      }),
+      form(
+        { 'aria-label': 'Erase member', class: 'danger' },
+        [field(`Type ${member} to confirm`, confirm)],
+        'Erase member',
+        async ({ confirm: typed }) => {
+          if (typed !== member)
+            throw Object.assign(new Error('type the member id exactly to confirm the erasure'), { details: [] });
+          const { erasureId } = await api('DELETE', path);
+          close();
+          await followErasure(erasureId, status, signal);
+          // What is left to show of an erased member is the API's 404 in each part.
+          refreshAll();
+        },
+      ),
       h('div', { class: 'actions' }, button('Cancel', close)),
     );
     return h(
@@ -199,7 +244,12 @@ export function memberPage({ params, signal }) {
     'div',
     {},
     h('h1', {}, `Member ${member}`),
-    h('div', { class: 'columns' }, h('div', {}, profile, events, erasure), h('div', {}, standings, leagues, awards, notifications)),
+    h(
+      'div',
+      { class: 'columns' },
+      h('div', {}, profile, events, erasure),
+      h('div', {}, standings, leagues, awards, notifications),
+    ),
   );
 }
 
@@ -215,10 +265,15 @@ function reloadable(title, load) {
 }
 
 function voidForm(key, done) {
-  return form({ 'aria-label': `Void ${key}`, class: 'inline' }, [field('Reason', input('reason', { size: 16 }))], 'Void', async ({ reason }) => {
-    await api('POST', `/v1/events/${seg(key)}/void`, { body: { reason } });
-    done();
-  });
+  return form(
+    { 'aria-label': `Void ${key}`, class: 'inline' },
+    [field('Reason', input('reason', { size: 16 }))],
+    'Void',
+    async ({ reason }) => {
+      await api('POST', `/v1/events/${seg(key)}/void`, { body: { reason } });
+      done();
+    },
+  );
 }
 
 function eventCard(e, done) {
@@ -243,7 +298,9 @@ function eventCard(e, done) {
 async function followErasure(erasureId, status, signal) {
   for (;;) {
     const e = await api('GET', `/v1/admin/erasures/${seg(erasureId)}`, { signal });
-    status.replaceChildren(notice(`Erasure ${e.erasureId}: ${e.state}${e.finishedAt ? ` at ${time(e.finishedAt)}` : ''}`));
+    status.replaceChildren(
+      notice(`Erasure ${e.erasureId}: ${e.state}${e.finishedAt ? ` at ${time(e.finishedAt)}` : ''}`),
+    );
     if (e.state === 'done' || e.state === 'failed' || signal.aborted) return;
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }

@@ -15,7 +15,12 @@ export async function rebuildsPage({ navigate }) {
       [
         field('Board', select('board', [['', 'every board'], ...boards.map((b) => b.id)], '')),
         field('Period', input('period', { placeholder: 'every open period' }), 'a period key, or current'),
-        h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'fromEvents' }), ' Recompute from the events ledger first'),
+        h(
+          'label',
+          { class: 'check' },
+          h('input', { type: 'checkbox', name: 'fromEvents' }),
+          ' Recompute from the events ledger first',
+        ),
       ],
       'Start rebuild',
       async (v) => {
@@ -23,14 +28,19 @@ export async function rebuildsPage({ navigate }) {
         if (v.board) body.board = v.board;
         if (v.period.trim()) body.period = v.period.trim();
         const { rebuildId } = await api('POST', '/v1/admin/rebuilds', { body });
-        startedRebuilds.save([{ rebuildId, board: v.board || null, at: new Date().toISOString() }, ...startedRebuilds.all()]);
+        startedRebuilds.save([
+          { rebuildId, board: v.board || null, at: new Date().toISOString() },
+          ...startedRebuilds.all(),
+        ]);
         navigate(`/rebuilds/${seg(rebuildId)}`);
       },
     ),
     h('h2', {}, 'Started from this tab'),
     table(
       ['Rebuild', 'Board', 'Started'],
-      startedRebuilds.all().map((r) => [link(`#/rebuilds/${seg(r.rebuildId)}`, r.rebuildId), r.board ?? 'every board', time(r.at)]),
+      startedRebuilds
+        .all()
+        .map((r) => [link(`#/rebuilds/${seg(r.rebuildId)}`, r.rebuildId), r.board ?? 'every board', time(r.at)]),
       {
         label: 'Rebuilds started',
         empty: 'None yet.',
@@ -75,7 +85,10 @@ function view(r) {
       ['Period', r.request.period ?? 'every open period'],
       ['From events', r.request.fromEvents ? 'yes' : 'no'],
       ['Trigger', r.request.trigger],
-      ['Progress', `${r.progress.done} of ${r.progress.total} scopes (${r.progress.percent}%)${r.progress.failed ? `, ${r.progress.failed} failed` : ''}`],
+      [
+        'Progress',
+        `${r.progress.done} of ${r.progress.total} scopes (${r.progress.percent}%)${r.progress.failed ? `, ${r.progress.failed} failed` : ''}`,
+      ],
       ['Started', time(r.startedAt)],
       ['Finished', r.finishedAt ? time(r.finishedAt) : 'not yet'],
       ['Duration', r.durationMs === null ? null : `${r.durationMs} ms`],
@@ -83,7 +96,14 @@ function view(r) {
     h('progress', { max: 100, value: r.progress.percent, 'aria-label': 'Rebuild progress' }),
     table(
       ['Board', 'Period', 'Category', 'Members', 'Duration', 'Recomputed'],
-      r.scopes.map((s) => [s.board, s.period, s.category, String(s.members), `${s.durationMs} ms`, s.recomputed ? 'yes' : 'no']),
+      r.scopes.map((s) => [
+        s.board,
+        s.period,
+        s.category,
+        String(s.members),
+        `${s.durationMs} ms`,
+        s.recomputed ? 'yes' : 'no',
+      ]),
       { label: 'Rebuilt scopes', empty: 'No scope finished yet.' },
     ),
   );

@@ -6,7 +6,12 @@ const PAGE_SIZES = [25, 50, 100, 200];
 
 const memberLink = (member) => link(`#/members/${seg(member)}`, member);
 const entryRows = (entries, highlight) =>
-  entries.map((e) => [String(e.rank), e.member === highlight ? h('mark', {}, memberLink(e.member)) : memberLink(e.member), e.displayName, String(e.score)]);
+  entries.map((e) => [
+    String(e.rank),
+    e.member === highlight ? h('mark', {}, memberLink(e.member)) : memberLink(e.member),
+    e.displayName,
+    String(e.score),
+  ]);
 export const entriesTable = (entries, label, highlight) =>
   table(['Rank', 'Member', 'Name', 'Score'], entryRows(entries, highlight), { label, empty: 'No one is ranked here.' });
 
@@ -44,17 +49,36 @@ export async function standingsPage({ params, query, signal, navigate }) {
     api('GET', '/v1/boards'),
     api('GET', `/v1/boards/${seg(boardId)}/periods`).catch(() => ({ periods: [] })),
   ]);
-  const scope = { period: query.period || 'current', category: query.category || 'all', region: query.region || 'world' };
+  const scope = {
+    period: query.period || 'current',
+    category: query.category || 'all',
+    region: query.region || 'world',
+  };
   const limit = PAGE_SIZES.includes(Number(query.limit)) ? Number(query.limit) : 50;
   const offset = Math.max(0, Number.parseInt(query.offset ?? '0', 10) || 0);
-  const go = (changes) => navigate(`/standings/${seg(boardId)}`, { ...scope, limit, offset, member: query.member, bucket: query.bucket, ...changes });
+  const go = (changes) =>
+    navigate(`/standings/${seg(boardId)}`, {
+      ...scope,
+      limit,
+      offset,
+      member: query.member,
+      bucket: query.bucket,
+      ...changes,
+    });
   const base = `/v1/boards/${seg(boardId)}/standings`;
 
   const scopeForm = form(
     { 'aria-label': 'Scope', class: 'inline' },
     [
       boardField(boards, boardId),
-      field('Period', select('period', [['current', 'current'], ...periods.periods.map((p) => [p.key, `${p.key} (${p.state})`])], scope.period)),
+      field(
+        'Period',
+        select(
+          'period',
+          [['current', 'current'], ...periods.periods.map((p) => [p.key, `${p.key} (${p.state})`])],
+          scope.period,
+        ),
+      ),
       field('Category', select('category', ['all', ...board.categories], scope.category)),
       field('Region', input('region', { value: scope.region, size: 8 })),
       field('Page size', select('limit', PAGE_SIZES.map(String), String(limit))),
@@ -78,22 +102,37 @@ export async function standingsPage({ params, query, signal, navigate }) {
         { class: 'pager' },
         button('First', () => go({ offset: 0 }), { disabled: offset === 0 }),
         button('Previous', () => go({ offset: Math.max(0, offset - limit) }), { disabled: offset === 0 }),
-        h('span', {}, page.total === 0 ? 'no entries' : `ranks ${offset + 1}–${Math.min(offset + limit, page.total)} of ${page.total}`),
+        h(
+          'span',
+          {},
+          page.total === 0
+            ? 'no entries'
+            : `ranks ${offset + 1}–${Math.min(offset + limit, page.total)} of ${page.total}`,
+        ),
         button('Next', () => go({ offset: offset + limit }), { disabled: offset + limit >= page.total }),
         button('Last', () => go({ offset: last }), { disabled: offset >= last }),
-        form({ 'aria-label': 'Go to rank', class: 'inline' }, [field('Go to rank', input('rank', { size: 8, inputmode: 'numeric' }))], 'Go', ({ rank }) => {
-          const n = Number.parseInt(rank, 10);
-          go({ offset: Number.isFinite(n) && n > 0 ? Math.floor((n - 1) / limit) * limit : 0 });
-        }),
+        form(
+          { 'aria-label': 'Go to rank', class: 'inline' },
+          [field('Go to rank', input('rank', { size: 8, inputmode: 'numeric' }))],
+          'Go',
+          ({ rank }) => {
+            const n = Number.parseInt(rank, 10);
+            go({ offset: Number.isFinite(n) && n > 0 ? Math.floor((n - 1) / limit) * limit : 0 });
+          },
+        ),
       ),
       entriesTable(page.entries, 'Standings', query.member),
     );
   });
 
   const memberPanel = panel('Find a member', async () => {
-    const finder = form({ 'aria-label': 'Find a member', class: 'inline' }, [field('Member id', input('member', { value: query.member ?? '' }))], 'Find', ({ member }) =>
-      // A found member's league bucket replaces the one browsed before.
-      go({ member: member.trim(), bucket: undefined }),
+    const finder = form(
+      { 'aria-label': 'Find a member', class: 'inline' },
+      [field('Member id', input('member', { value: query.member ?? '' }))],
+      'Find',
+      ({ member }) =>
+        // A found member's league bucket replaces the one browsed before.
+        go({ member: member.trim(), bucket: undefined }),
     );
     if (!query.member) return finder;
     const member = query.member;
@@ -122,7 +161,11 @@ export async function standingsPage({ params, query, signal, navigate }) {
       h('h3', {}, 'Member ', memberLink(member)),
       standingFacts,
       live,
-      standing.rank !== null ? button('Show their page of the standings', () => go({ offset: Math.floor((standing.rank - 1) / limit) * limit })) : null,
+      standing.rank !== null
+        ? button('Show their page of the standings', () =>
+            go({ offset: Math.floor((standing.rank - 1) / limit) * limit }),
+          )
+        : null,
       h('h3', {}, 'Around'),
       entriesTable(around.entries, 'Around the member', member),
     );
@@ -138,7 +181,10 @@ export async function standingsPage({ params, query, signal, navigate }) {
       (event, data) => {
         const body = JSON.parse(data);
         if (event === 'top') {
-          holder.replaceChildren(h('p', { class: 'scope' }, scopeLine(body)), entriesTable(body.entries, 'Live top 10'));
+          holder.replaceChildren(
+            h('p', { class: 'scope' }, scopeLine(body)),
+            entriesTable(body.entries, 'Live top 10'),
+          );
           status.textContent = `live · updated ${new Date().toLocaleTimeString()}`;
         } else if (event === 'unavailable') status.textContent = body.message;
         else if (event === 'closed') status.textContent = 'the period closed: final standings';
@@ -152,9 +198,20 @@ export async function standingsPage({ params, query, signal, navigate }) {
     'div',
     {},
     h('h1', {}, `Standings: ${board.displayName}`),
-    h('p', {}, link(`#/boards/${seg(boardId)}/edit`, 'Edit board'), ' · ', link(`#/periods/${seg(boardId)}`, 'Periods')),
+    h(
+      'p',
+      {},
+      link(`#/boards/${seg(boardId)}/edit`, 'Edit board'),
+      ' · ',
+      link(`#/periods/${seg(boardId)}`, 'Periods'),
+    ),
     scopeForm,
-    h('div', { class: 'columns' }, h('div', {}, pagePanel), h('div', {}, memberPanel, board.league ? leaguePanel(board, scope, query, go, signal) : null, livePanel)),
+    h(
+      'div',
+      { class: 'columns' },
+      h('div', {}, pagePanel),
+      h('div', {}, memberPanel, board.league ? leaguePanel(board, scope, query, go, signal) : null, livePanel),
+    ),
   );
 }
 
@@ -178,11 +235,16 @@ function leaguePanel(board, scope, query, go, signal) {
   const { tiers, startTier } = board.league;
   return panel('League buckets', async () => {
     const bucket = query.bucket || (query.member ? null : `${startTier}-1`);
-    const path = bucket ? `/v1/boards/${seg(board.id)}/league/${seg(bucket)}` : `/v1/boards/${seg(board.id)}/standings/${seg(query.member)}/league`;
+    const path = bucket
+      ? `/v1/boards/${seg(board.id)}/league/${seg(bucket)}`
+      : `/v1/boards/${seg(board.id)}/standings/${seg(query.member)}/league`;
     const picker = (tier, number) =>
       form(
         { 'aria-label': 'League bucket', class: 'inline' },
-        [field('Tier', select('tier', tiers, tier)), field('Bucket number', input('number', { value: number, size: 6, inputmode: 'numeric' }))],
+        [
+          field('Tier', select('tier', tiers, tier)),
+          field('Bucket number', input('number', { value: number, size: 6, inputmode: 'numeric' })),
+        ],
         'Show bucket',
         ({ tier: t, number: n }) => go({ bucket: `${t}-${String(n).trim()}` }),
       );
@@ -218,7 +280,9 @@ function leaguePanel(board, scope, query, go, signal) {
           tier === tiers[tiers.length - 1] ? ' (top tier: none)' : ''
         }, bottom ${league.relegate} relegate${tier === tiers[0] ? ' (lowest tier: none)' : ''}`,
       ),
-      league.rank !== null ? h('p', {}, `${query.member}: rank ${league.rank} of ${league.total} in ${league.bucket}`) : null,
+      league.rank !== null
+        ? h('p', {}, `${query.member}: rank ${league.rank} of ${league.total} in ${league.bucket}`)
+        : null,
       leagueTable(league.entries, query.member),
     );
   });

@@ -21,8 +21,13 @@ export function adminKeyRoutes(router: IRouter, ctx: AppContext, verifier: ApiKe
   router.post('/v1/admin/keys', admin, async (req, res) => {
     const body = parseOrThrow(createKeySchema, req.body, 'key request');
     const { key, record } = await createApiKey(ctx.db, body.name, body.role);
-    ctx.log.info({ keyId: record.id, keyName: record.name, role: record.role, by: principalOf(res)?.name }, 'api key created');
-    res.status(201).json({ id: record.id, name: record.name, role: record.role, key, createdAt: record.createdAt.toISOString() });
+    ctx.log.info(
+      { keyId: record.id, keyName: record.name, role: record.role, by: principalOf(res)?.name },
+      'api key created',
+    );
+    res
+      .status(201)
+      .json({ id: record.id, name: record.name, role: record.role, key, createdAt: record.createdAt.toISOString() });
   });
   router.delete('/v1/admin/keys/:keyId', admin, async (req, res) => {
     const id = param(req, 'keyId');

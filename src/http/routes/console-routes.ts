@@ -14,5 +14,9 @@ const CONSOLE_DIR = fileURLToPath(new URL('../../console/', import.meta.url));
  * like any other client's. Laurel's `no-store` stays: a deploy is seen at the next load.
  */
 export function consoleRoutes(router: IRouter): void {
-  router.use(CONSOLE_PATH, consolePageHeaders, express.static(CONSOLE_DIR, { cacheControl: false, dotfiles: 'ignore', index: 'index.html' }));
+  router.use(
+    CONSOLE_PATH,
+    consolePageHeaders,
+    express.static(CONSOLE_DIR, { cacheControl: false, dotfiles: 'ignore', index: 'index.html' }),
+  );
 }

@@ -10,11 +10,19 @@ import { acceptEvents, type ResultListener } from '../../services/intake-service
 import { parseOrThrow } from '../../domain/validation.js';
 
 export const intakeQuerySchema = z.object({
-  wait: z.enum(['true', 'false']).optional().meta({ description: 'true: answer once applied (at most 5 s), with per-event results' }),
+  wait: z
+    .enum(['true', 'false'])
+    .optional()
+    .meta({ description: 'true: answer once applied (at most 5 s), with per-event results' }),
 });
 
 /** Intake (registered first: it is the route most requests go to), an event's status, and voids. */
-export function eventRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier, listener: ResultListener): void {
+export function eventRoutes(
+  router: IRouter,
+  ctx: AppContext,
+  verifier: ApiKeyVerifier,
+  listener: ResultListener,
+): void {
   const ingest = requireRole(verifier, 'ingest');
 
   router.post('/v1/events', ingest, async (req, res) => {
@@ -23,7 +31,8 @@ export function eventRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVe
     const answer = await acceptEvents(ctx, body, { wait: wait === 'true', listener });
     // A single event has a status resource of its own; a batch has none.
     const single = body as { idempotencyKey?: unknown } | undefined;
-    if (answer.status === 202 && typeof single?.idempotencyKey === 'string') res.location(`/v1/events/${encodeURIComponent(single.idempotencyKey)}`);
+    if (answer.status === 202 && typeof single?.idempotencyKey === 'string')
+      res.location(`/v1/events/${encodeURIComponent(single.idempotencyKey)}`);
     res.status(answer.status).json(answer.body);
   });
 

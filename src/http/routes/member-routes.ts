@@ -30,7 +30,11 @@ export function memberRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyV
   });
   router.get('/v1/members/:memberId', read, async (req, res) => {
     const principal = principalOf(res);
-    replyRead(res, cors, await memberProfile(ctx, param(req, 'memberId'), { admin: principal?.role === 'admin', anonymous: !principal }));
+    replyRead(
+      res,
+      cors,
+      await memberProfile(ctx, param(req, 'memberId'), { admin: principal?.role === 'admin', anonymous: !principal }),
+    );
   });
   router.put('/v1/members/:memberId/following', ingest, async (req, res) => {
     res.json(await putFollowing(ctx, param(req, 'memberId'), req.body));

@@ -22,7 +22,8 @@ function browserAdmin(): RequestHandler {
   return (req, res, next) => {
     const principal = principalOf(res);
     if (!principal) throw unauthorized(req.originalUrl, 'log in with the admin API key as password');
-    if (!roleAllows(principal.role, 'admin')) throw new HttpError(403, 'forbidden', `the key "${principal.name}" is not an admin key`);
+    if (!roleAllows(principal.role, 'admin'))
+      throw new HttpError(403, 'forbidden', `the key "${principal.name}" is not an admin key`);
     next();
   };
 }
@@ -39,13 +40,26 @@ export function operationsRoutes(router: IRouter, ctx: AppContext, verifier: Api
   router.get('/openapi.json', (_req, res) => {
     res.json(document);
   });
-  router.use('/docs', htmlPageHeaders, swaggerUi.serve, swaggerUi.setup(undefined, { swaggerOptions: { url: '/openapi.json' } }));
+  router.use(
+    '/docs',
+    htmlPageHeaders,
+    swaggerUi.serve,
+    swaggerUi.setup(undefined, { swaggerOptions: { url: '/openapi.json' } }),
+  );
 
   const board = new ExpressAdapter();
   board.setBasePath(BULL_BOARD_PATH);
   createBullBoard({
-    queues: [ctx.scoreQueue, ctx.rebuildQueue, ctx.periodsQueue, ctx.webhooksQueue].map((q) => new BullMQAdapter(q, { readOnlyMode: !ctx.env.BULL_BOARD_WRITE })),
+    queues: [ctx.scoreQueue, ctx.rebuildQueue, ctx.periodsQueue, ctx.webhooksQueue].map(
+      (q) => new BullMQAdapter(q, { readOnlyMode: !ctx.env.BULL_BOARD_WRITE }),
+    ),
     serverAdapter: board,
   });
-  router.use(BULL_BOARD_PATH, browserAdmin(), guardBullBoardWrites(ctx.env.BULL_BOARD_WRITE), htmlPageHeaders, board.getRouter() as RequestHandler);
+  router.use(
+    BULL_BOARD_PATH,
+    browserAdmin(),
+    guardBullBoardWrites(ctx.env.BULL_BOARD_WRITE),
+    htmlPageHeaders,
+    board.getRouter() as RequestHandler,
+  );
 }

@@ -15,7 +15,8 @@ import { aboutClosedPeriod, replyRead } from '../read-reply.js';
 export function standingsRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier): void {
   const read = requireRole(verifier, 'read', { publicReads: ctx.env.PUBLIC_READS });
   const cors = ctx.env.CORS_ORIGINS;
-  const reply = (res: Response, body: { period: { state: string } }) => replyRead(res, cors, body, aboutClosedPeriod(body));
+  const reply = (res: Response, body: { period: { state: string } }) =>
+    replyRead(res, cors, body, aboutClosedPeriod(body));
 
   router.get('/v1/boards/:boardId/standings', read, async (req, res) => {
     reply(res, await standingsPage(ctx, param(req, 'boardId'), req.query));

@@ -16,16 +16,30 @@ export const errorSchema = z
   .strictObject({
     error: z.string(),
     message: z.string(),
-    details: z.array(z.strictObject({ index: z.number().int().optional(), path: z.string(), message: z.string() })).optional(),
+    details: z
+      .array(z.strictObject({ index: z.number().int().optional(), path: z.string(), message: z.string() }))
+      .optional(),
   })
-  .meta({ id: 'Error', description: 'Every 4xx and 5xx answer: a code, a human message and, for 400s, the fields at fault.' });
+  .meta({
+    id: 'Error',
+    description: 'Every 4xx and 5xx answer: a code, a human message and, for 400s, the fields at fault.',
+  });
 
 export const periodViewSchema = z
-  .strictObject({ key: z.string(), startsAt: instant, endsAt: instant.nullable(), state: z.enum(['open', 'closing', 'closed']) })
+  .strictObject({
+    key: z.string(),
+    startsAt: instant,
+    endsAt: instant.nullable(),
+    state: z.enum(['open', 'closing', 'closed']),
+  })
   .meta({ id: 'Period' });
 
 export const awardsSettingsSchema = z
-  .strictObject({ tiers: z.array(z.number().int()), regionTiers: z.array(z.number().int()), followingTop1: z.boolean() })
+  .strictObject({
+    tiers: z.array(z.number().int()),
+    regionTiers: z.array(z.number().int()),
+    followingTop1: z.boolean(),
+  })
   .meta({ id: 'AwardSettings' });
 
 export const boardViewSchema = z
@@ -41,7 +55,13 @@ export const boardViewSchema = z
     maxAttempts: z.number().int().nullable(),
     maxMembers: z.number().int().nullable(),
     league: z
-      .strictObject({ tiers: z.array(z.string()), bucketSize: z.number().int(), promote: z.number().int(), relegate: z.number().int(), startTier: z.string() })
+      .strictObject({
+        tiers: z.array(z.string()),
+        bucketSize: z.number().int(),
+        promote: z.number().int(),
+        relegate: z.number().int(),
+        startTier: z.string(),
+      })
       .nullable(),
     subscore: z.strictObject({ order: z.enum(SORT_ORDERS) }).nullable(),
     decimals: z.number().int(),
@@ -62,7 +82,10 @@ export const boardListSchema = z.strictObject({ boards: z.array(boardViewSchema)
 export const acceptedSchema = z
   .strictObject({
     accepted: z.number().int(),
-    jobId: z.string().optional().meta({ description: 'with wait=true only, when the batch was not applied within 5 s' }),
+    jobId: z
+      .string()
+      .optional()
+      .meta({ description: 'with wait=true only, when the batch was not applied within 5 s' }),
     pending: z.literal(true).optional(),
   })
   .meta({ id: 'Accepted' });
@@ -78,7 +101,11 @@ export const eventResultsSchema = z
         score: z.number().nullable(),
         rank: z.number().int().nullable(),
         previousScore: z.number().nullable().meta({ description: "the member's (all, world) score before the batch" }),
-        previousRank: z.number().int().nullable().meta({ description: "the member's (all, world) rank before the batch" }),
+        previousRank: z
+          .number()
+          .int()
+          .nullable()
+          .meta({ description: "the member's (all, world) rank before the batch" }),
       }),
     ),
   })
@@ -87,7 +114,10 @@ export const eventResultsSchema = z
 const storedEvent = z.strictObject({
   idempotencyKey: z.string(),
   status: z.enum(['applied', 'voided', 'rejected']),
-  reason: z.literal('attempts_exhausted').optional().meta({ description: "a stored event beyond the member's first maxAttempts of the period" }),
+  reason: z
+    .literal('attempts_exhausted')
+    .optional()
+    .meta({ description: "a stored event beyond the member's first maxAttempts of the period" }),
   board: z.string(),
   period: z.string(),
   member: z.string(),
@@ -126,7 +156,9 @@ const rejectedEvent = z.strictObject({
 });
 export const eventStatusSchema = z.union([storedEvent, pendingEvent, rejectedEvent]).meta({ id: 'EventStatus' });
 
-export const voidedEventSchema = z.strictObject({ idempotencyKey: z.string(), status: z.literal('voided'), reason: z.string().nullable() }).meta({ id: 'VoidedEvent' });
+export const voidedEventSchema = z
+  .strictObject({ idempotencyKey: z.string(), status: z.literal('voided'), reason: z.string().nullable() })
+  .meta({ id: 'VoidedEvent' });
 
 const scopeHeader = {
   board: z.string(),
@@ -143,12 +175,17 @@ export const standingEntrySchema = z
     member: z.string(),
     displayName: z.string().nullable(),
     score: z.number(),
-    subscore: z.number().optional().meta({ description: 'on a board with a subscore: the aggregated subscore, ordering equal scores' }),
+    subscore: z
+      .number()
+      .optional()
+      .meta({ description: 'on a board with a subscore: the aggregated subscore, ordering equal scores' }),
     metadata: z
       .record(z.string(), z.unknown())
       .nullable()
       .optional()
-      .meta({ description: "with metadata=true: the metadata of the event that produced the member's current value, or null" }),
+      .meta({
+        description: "with metadata=true: the metadata of the event that produced the member's current value, or null",
+      }),
   })
   .meta({ id: 'StandingEntry' });
 
@@ -172,13 +209,23 @@ export const standingsPageSchema = z
   })
   .meta({ id: 'StandingsPage' });
 
-export const memberStandingSchema = z.strictObject({ ...scopeHeader, member: z.string(), ...placement }).meta({ id: 'MemberStanding' });
+export const memberStandingSchema = z
+  .strictObject({ ...scopeHeader, member: z.string(), ...placement })
+  .meta({ id: 'MemberStanding' });
 
 /** The `closed` event of a stream, its last message: the period it watched has ended. */
-export const streamClosedSchema = z.strictObject({ board: z.string(), period: periodViewSchema }).meta({ id: 'StreamClosed' });
+export const streamClosedSchema = z
+  .strictObject({ board: z.string(), period: periodViewSchema })
+  .meta({ id: 'StreamClosed' });
 
 export const aroundSchema = z
-  .strictObject({ ...scopeHeader, member: z.string(), rank: z.number().int().nullable(), radius: z.number().int(), entries: z.array(standingEntrySchema) })
+  .strictObject({
+    ...scopeHeader,
+    member: z.string(),
+    rank: z.number().int().nullable(),
+    radius: z.number().int(),
+    entries: z.array(standingEntrySchema),
+  })
   .meta({ id: 'AroundMember' });
 
 export const followingStandingsSchema = z
@@ -194,7 +241,15 @@ export const followingStandingsSchema = z
 export const memberBoardsSchema = z
   .strictObject({
     member: z.string(),
-    standings: z.array(z.strictObject({ board: z.string(), period: periodViewSchema, total: z.number().int(), source: z.enum(['cache', 'database']), ...placement })),
+    standings: z.array(
+      z.strictObject({
+        board: z.string(),
+        period: periodViewSchema,
+        total: z.number().int(),
+        source: z.enum(['cache', 'database']),
+        ...placement,
+      }),
+    ),
   })
   .meta({ id: 'MemberStandings' });
 
@@ -208,7 +263,10 @@ export const memberEventsSchema = z
         period: z.string().nullable(),
         status: z.enum(['applied', 'voided', 'rejected']),
         reason: z.string().nullable().meta({ description: 'the rejection reason, or the void reason' }),
-        value: z.number().nullable().meta({ description: 'as posted; null for a rejected payload without a numeric value' }),
+        value: z
+          .number()
+          .nullable()
+          .meta({ description: 'as posted; null for a rejected payload without a numeric value' }),
         occurredAt: instant,
         receivedAt: instant,
         source: z.string().nullable(),
@@ -230,7 +288,9 @@ export const erasureStatusSchema = z
   })
   .meta({ id: 'Erasure' });
 
-export const periodListSchema = z.strictObject({ board: z.string(), periods: z.array(periodViewSchema) }).meta({ id: 'PeriodList' });
+export const periodListSchema = z
+  .strictObject({ board: z.string(), periods: z.array(periodViewSchema) })
+  .meta({ id: 'PeriodList' });
 
 export const periodResultsSchema = z
   .strictObject({
@@ -265,7 +325,9 @@ export const memberViewSchema = z
   })
   .meta({ id: 'Member' });
 
-export const followingListSchema = z.strictObject({ member: z.string(), memberIds: z.array(z.string()) }).meta({ id: 'FollowingList' });
+export const followingListSchema = z
+  .strictObject({ member: z.string(), memberIds: z.array(z.string()) })
+  .meta({ id: 'FollowingList' });
 
 export const memberAwardsSchema = z
   .strictObject({
@@ -303,7 +365,9 @@ export const notificationsSchema = z
   })
   .meta({ id: 'Notifications' });
 
-export const rebuildQueuedSchema = z.strictObject({ rebuildId: z.string(), scopes: z.number().int() }).meta({ id: 'RebuildQueued' });
+export const rebuildQueuedSchema = z
+  .strictObject({ rebuildId: z.string(), scopes: z.number().int() })
+  .meta({ id: 'RebuildQueued' });
 
 export const rebuildStatusSchema = z
   .strictObject({
@@ -316,7 +380,12 @@ export const rebuildStatusSchema = z
       trigger: z.string(),
       requestedAt: instant,
     }),
-    progress: z.strictObject({ done: z.number().int(), failed: z.number().int(), total: z.number().int(), percent: z.number().int() }),
+    progress: z.strictObject({
+      done: z.number().int(),
+      failed: z.number().int(),
+      total: z.number().int(),
+      percent: z.number().int(),
+    }),
     scopes: z.array(
       z.strictObject({
         board: z.string(),
@@ -334,7 +403,13 @@ export const rebuildStatusSchema = z
   .meta({ id: 'RebuildStatus' });
 
 export const createdKeySchema = z
-  .strictObject({ id: z.uuid(), name: z.string(), role, key: z.string().meta({ description: 'shown once' }), createdAt: instant })
+  .strictObject({
+    id: z.uuid(),
+    name: z.string(),
+    role,
+    key: z.string().meta({ description: 'shown once' }),
+    createdAt: instant,
+  })
   .meta({ id: 'CreatedKey' });
 
 export const statsSchema = z
@@ -348,7 +423,11 @@ export const statsSchema = z
         hour: instant,
         applied: z.number().int(),
         duplicates: z.number().int(),
-        rejected: z.strictObject({ periodClosed: z.number().int(), conflict: z.number().int(), outOfRange: z.number().int() }),
+        rejected: z.strictObject({
+          periodClosed: z.number().int(),
+          conflict: z.number().int(),
+          outOfRange: z.number().int(),
+        }),
         members: z.number().int(),
         lagP50Ms: z.number().nullable(),
         lagP99Ms: z.number().nullable(),
@@ -356,7 +435,12 @@ export const statsSchema = z
         rebuilds: z.number().int(),
         rebuildMs: z.number(),
         moderation: z
-          .strictObject({ exclusions: z.number().int(), restores: z.number().int(), voids: z.number().int(), erasures: z.number().int() })
+          .strictObject({
+            exclusions: z.number().int(),
+            restores: z.number().int(),
+            voids: z.number().int(),
+            erasures: z.number().int(),
+          })
           .meta({ description: 'moderation acts that touched the board and period in the hour (voids as in `voids`)' }),
       }),
     ),
@@ -392,7 +476,10 @@ export const leagueStandingsSchema = z
     board: z.string(),
     period: periodViewSchema,
     tier: z.string(),
-    bucket: z.string().nullable().meta({ description: 'null before the member is placed (their first event of the period)' }),
+    bucket: z
+      .string()
+      .nullable()
+      .meta({ description: 'null before the member is placed (their first event of the period)' }),
     rank: z.number().int().nullable(),
     total: z.number().int(),
     promote: z.number().int(),

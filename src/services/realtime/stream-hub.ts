@@ -104,7 +104,17 @@ export class StreamHub {
   }
 
   private scopeWatch(scope: ResolvedScope): ScopeWatch {
-    return { scope, streams: new Set(), fresh: new Set(), dirty: false, changedAt: null, lastRead: 0, timer: null, timerDue: 0, running: false };
+    return {
+      scope,
+      streams: new Set(),
+      fresh: new Set(),
+      dirty: false,
+      changedAt: null,
+      lastRead: 0,
+      timer: null,
+      timerDue: 0,
+      running: false,
+    };
   }
 
   private channel(scope: ResolvedScope): string {
@@ -129,7 +139,10 @@ export class StreamHub {
       onNotice: (channel, notice) => this.onNotice(channel, notice),
       // Notices sent while the connection was down are lost: read everything again.
       onUp: () => this.touchAll(Date.now()),
-      onDown: () => this.ctx.log.warn('change-notice connection lost; streams re-read their scopes every interval until it is back'),
+      onDown: () =>
+        this.ctx.log.warn(
+          'change-notice connection lost; streams re-read their scopes every interval until it is back',
+        ),
       onError: (err) => this.ctx.log.debug({ err: err.message }, 'change-notice connection error'),
     });
     return this.subscriber;
@@ -152,7 +165,9 @@ export class StreamHub {
     if (this.periods.get(channel) !== period) return;
     this.periods.delete(channel);
     this.metrics.subscriptions.dec();
-    this.subscriber?.unsubscribe(channel).catch((err: Error) => this.ctx.log.debug({ err: err.message }, 'unsubscribe failed'));
+    this.subscriber
+      ?.unsubscribe(channel)
+      .catch((err: Error) => this.ctx.log.debug({ err: err.message }, 'unsubscribe failed'));
     if (this.periods.size === 0) this.stopTicker();
   }
 
@@ -207,11 +222,20 @@ export class StreamHub {
         await this.deliver(watch, targets, state, changedAt, false);
       }
     } catch (err) {
-      this.ctx.log.warn({ err: (err as Error).message, board: watch.scope.board.id, period: watch.scope.period }, 'stream read failed; retrying');
+      this.ctx.log.warn(
+        { err: (err as Error).message, board: watch.scope.board.id, period: watch.scope.period },
+        'stream read failed; retrying',
+      );
       for (const s of targets) {
         if (s.unavailable) continue;
         s.unavailable = true;
-        s.sink.send('unavailable', JSON.stringify({ error: 'unavailable', message: 'standings cannot be read right now; the stream resumes by itself' }));
+        s.sink.send(
+          'unavailable',
+          JSON.stringify({
+            error: 'unavailable',
+            message: 'standings cannot be read right now; the stream resumes by itself',
+          }),
+        );
         this.metrics.messages.inc({ event: 'unavailable' });
       }
       // Retried after an interval (a failed read counts as a read for the pacing).
@@ -235,7 +259,8 @@ export class StreamHub {
     if (!watch.scope.periodStored) {
       // The period had no row when the stream began: the first event creates it.
       const resolved = await resolvePeriod(this.ctx, watch.scope.board, watch.scope.period);
-      if (resolved) watch.scope = { ...watch.scope, view: resolved.view, periodStored: resolved.stored, retired: resolved.retired };
+      if (resolved)
+        watch.scope = { ...watch.scope, view: resolved.view, periodStored: resolved.stored, retired: resolved.retired };
     }
     if (!watch.scope.periodStored) return { source: 'cache', total: 0, top: [], placed: new Map() };
     return readerOf(watch.scope).watch(this.ctx, watch.scope, [...members], topN);
@@ -245,7 +270,13 @@ export class StreamHub {
    * Writes each target stream's message if its state changed (always: first and final
    * messages). Streams of the same member or limit share one serialised body per read.
    */
-  private async deliver(watch: ScopeWatch, targets: readonly Stream[], state: Sourced<Watched>, changedAt: number | null, always: boolean): Promise<void> {
+  private async deliver(
+    watch: ScopeWatch,
+    targets: readonly Stream[],
+    state: Sourced<Watched>,
+    changedAt: number | null,
+    always: boolean,
+  ): Promise<void> {
     const { scope } = watch;
     const bodies = new Map<string, string>();
     let named: Awaited<ReturnType<typeof withNames>> | null = null;
@@ -260,7 +291,8 @@ export class StreamHub {
         const placed = state.placed.get(s.spec.member) ?? { total: state.total, rank: null, scaled: null };
         fingerprint = `${placed.rank}|${placed.scaled}`;
         if (!always && !s.fresh && !s.unavailable && fingerprint === s.last) continue;
-        if (!bodies.has(cacheKey)) bodies.set(cacheKey, JSON.stringify(memberStandingBody(scope, s.spec.member, state.source, placed)));
+        if (!bodies.has(cacheKey))
+          bodies.set(cacheKey, JSON.stringify(memberStandingBody(scope, s.spec.member, state.source, placed)));
       } else {
         event = 'top';
         cacheKey = `t:${s.spec.limit}`;
@@ -269,7 +301,15 @@ export class StreamHub {
         if (!always && !s.fresh && !s.unavailable && fingerprint === s.last) continue;
         if (!bodies.has(cacheKey)) {
           named ??= await withNames(this.ctx, scope.board, state.top);
-          bodies.set(cacheKey, JSON.stringify({ ...header(scope, state.total, state.source), limit: s.spec.limit, offset: 0, entries: named.slice(0, s.spec.limit) }));
+          bodies.set(
+            cacheKey,
+            JSON.stringify({
+              ...header(scope, state.total, state.source),
+              limit: s.spec.limit,
+              offset: 0,
+              entries: named.slice(0, s.spec.limit),
+            }),
+          );
         }
       }
       const wasFresh = s.fresh;
@@ -338,7 +378,8 @@ export class StreamHub {
       }
       if (sinceKeepalive >= this.ctx.env.STREAM_KEEPALIVE_MS) {
         sinceKeepalive = 0;
-        for (const period of this.periods.values()) for (const watch of period.scopes.values()) for (const s of watch.streams) s.sink.keepalive();
+        for (const period of this.periods.values())
+          for (const watch of period.scopes.values()) for (const s of watch.streams) s.sink.keepalive();
       }
     }, every);
     this.ticker.unref();
@@ -351,7 +392,9 @@ export class StreamHub {
 
   private async checkClosed(): Promise<void> {
     const watched = [...this.periods.values()];
-    const stored = await this.ctx.periods.getMany(watched.map((p) => ({ boardId: p.board, key: p.period }))).catch(() => []);
+    const stored = await this.ctx.periods
+      .getMany(watched.map((p) => ({ boardId: p.board, key: p.period })))
+      .catch(() => []);
     const closed = new Set(stored.filter((p) => p.state === 'closed').map((p) => `${p.boardId}|${p.key}`));
     for (const period of watched) if (closed.has(`${period.board}|${period.period}`)) void this.finishPeriod(period);
   }

@@ -19,20 +19,30 @@ import type { DatabaseReads, Sourced, StandingsReader } from './reader.js';
  * exclusions, voids and erasures changed, while its final results keep the ranks of the close.
  */
 export function cacheFirst(database: DatabaseReads, { rebuildOnMiss }: { rebuildOnMiss: boolean }): StandingsReader {
-  async function read<T extends object>(ctx: AppContext, s: Scope, cached: Promise<T | Miss>, fromDatabase: () => Promise<T>): Promise<Sourced<T>> {
+  async function read<T extends object>(
+    ctx: AppContext,
+    s: Scope,
+    cached: Promise<T | Miss>,
+    fromDatabase: () => Promise<T>,
+  ): Promise<Sourced<T>> {
     const got = await reachable(ctx, cached);
     if (!isMiss(got)) return { source: 'cache', ...got };
     if (rebuildOnMiss) requestRebuilds(ctx, [[s, got]]);
     return { source: 'database', ...(await fromDatabase()) };
   }
   return {
-    slice: (ctx, s, offset, limit) => read(ctx, s, ctx.leaderboard.slice(s, offset, limit), () => database.slice(ctx, s, offset, limit)),
+    slice: (ctx, s, offset, limit) =>
+      read(ctx, s, ctx.leaderboard.slice(s, offset, limit), () => database.slice(ctx, s, offset, limit)),
     sliceAndPlace: (ctx, s, offset, limit, member) =>
-      read(ctx, s, ctx.leaderboard.sliceAndPlace(s, offset, limit, member), () => database.sliceAndPlace(ctx, s, offset, limit, member)),
+      read(ctx, s, ctx.leaderboard.sliceAndPlace(s, offset, limit, member), () =>
+        database.sliceAndPlace(ctx, s, offset, limit, member),
+      ),
     place: (ctx, s, member) => read(ctx, s, ctx.leaderboard.place(s, member), () => database.place(ctx, s, member)),
-    around: (ctx, s, member, radius) => read(ctx, s, ctx.leaderboard.around(s, member, radius), () => database.around(ctx, s, member, radius)),
+    around: (ctx, s, member, radius) =>
+      read(ctx, s, ctx.leaderboard.around(s, member, radius), () => database.around(ctx, s, member, radius)),
     pick: (ctx, s, members) => read(ctx, s, ctx.leaderboard.pick(s, members), () => database.pick(ctx, s, members)),
-    watch: (ctx, s, members, topN) => read(ctx, s, ctx.leaderboard.watch(s, members, topN), () => database.watch(ctx, s, members, topN)),
+    watch: (ctx, s, members, topN) =>
+      read(ctx, s, ctx.leaderboard.watch(s, members, topN), () => database.watch(ctx, s, members, topN)),
     // One pipeline for all placements; Postgres only for the scopes Redis lacks, in one call.
     async placeMany(ctx, queries, options = {}) {
       const got = await reachable(ctx, ctx.leaderboard.placeMany(queries));
@@ -67,7 +77,11 @@ async function reachable<T>(ctx: AppContext, cached: Promise<T>): Promise<T | Mi
   } catch (err) {
     const known = ctx.failureOf(err);
     if (!(known instanceof Unavailable) || known.dependency !== 'leaderboard-redis') throw err;
-    ctx.failures.warn('leaderboard-redis', known.message, 'standings read from Postgres: the leaderboard Redis is unavailable');
+    ctx.failures.warn(
+      'leaderboard-redis',
+      known.message,
+      'standings read from Postgres: the leaderboard Redis is unavailable',
+    );
     return UNREACHABLE;
   }
 }
@@ -76,7 +90,12 @@ async function reachable<T>(ctx: AppContext, cached: Promise<T>): Promise<T | Mi
 function requestRebuilds(ctx: AppContext, missed: ReadonlyArray<readonly [Scope, Miss]>): void {
   const categories = new Map<string, { board: string; period: string; category: string }>();
   for (const [s, miss] of missed) {
-    if (!miss.rebuilding) categories.set(JSON.stringify([s.board.id, s.period, s.category]), { board: s.board.id, period: s.period, category: s.category });
+    if (!miss.rebuilding)
+      categories.set(JSON.stringify([s.board.id, s.period, s.category]), {
+        board: s.board.id,
+        period: s.period,
+        category: s.category,
+      });
   }
   if (categories.size > 0) requestScopeRebuilds(ctx, [...categories.values()], 'read');
 }

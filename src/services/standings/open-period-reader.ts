@@ -1,6 +1,11 @@
 import type { Scope } from '../../domain/scope.js';
 import type { Db } from '../../storage/postgres/database.js';
-import { aroundInScope, pickInScope, placeManyInScope, rankScope } from '../../storage/postgres/standings-repository.js';
+import {
+  aroundInScope,
+  pickInScope,
+  placeManyInScope,
+  rankScope,
+} from '../../storage/postgres/standings-repository.js';
 import type { Placed } from '../../domain/ranking.js';
 import { cacheFirst } from './cache-first.js';
 import type { DatabaseReads } from './reader.js';
@@ -14,7 +19,10 @@ import type { DatabaseReads } from './reader.js';
 const rankedAggregates: DatabaseReads = {
   slice: (ctx, s, offset, limit) => ctx.fallback.run((pg) => rankScope(pg, s, { offset, limit })),
   sliceAndPlace: (ctx, s, offset, limit, member) =>
-    ctx.fallback.run(async (pg) => ({ slice: await rankScope(pg, s, { offset, limit }), placed: (await placementsIn(pg, s, [member])).placed.get(member)! })),
+    ctx.fallback.run(async (pg) => ({
+      slice: await rankScope(pg, s, { offset, limit }),
+      placed: (await placementsIn(pg, s, [member])).placed.get(member)!,
+    })),
   place: (ctx, s, member) => ctx.fallback.run(async (pg) => (await placementsIn(pg, s, [member])).placed.get(member)!),
   // One statement per scope, whatever its number of members.
   placeMany: (ctx, queries) =>
@@ -28,7 +36,9 @@ const rankedAggregates: DatabaseReads = {
       }
       const placed = new Map<string, Map<string, Placed>>();
       for (const [key, group] of byScope) placed.set(key, (await placementsIn(pg, group.scope, group.members)).placed);
-      return queries.map((q) => placed.get(JSON.stringify([q.board.id, q.period, q.category, q.region]))!.get(q.member)!);
+      return queries.map((q) =>
+        placed.get(JSON.stringify([q.board.id, q.period, q.category, q.region]))!.get(q.member)!,
+      );
     }),
   around: (ctx, s, member, radius) => ctx.fallback.run((pg) => aroundInScope(pg, s, member, radius)),
   pick: (ctx, s, members) => ctx.fallback.run(async (pg) => ({ picked: await pickInScope(pg, s, members) })),
@@ -42,11 +52,24 @@ const rankedAggregates: DatabaseReads = {
 };
 
 /** The scope's total and each given member's placement, ranked or not: one statement, none for no members when the total is known. */
-async function placementsIn(pg: Db, s: Scope, members: readonly string[], knownTotal?: number): Promise<{ total: number; placed: Map<string, Placed> }> {
-  const { total, placed } = members.length === 0 && knownTotal !== undefined ? { total: knownTotal, placed: [] } : await placeManyInScope(pg, s, members);
+async function placementsIn(
+  pg: Db,
+  s: Scope,
+  members: readonly string[],
+  knownTotal?: number,
+): Promise<{ total: number; placed: Map<string, Placed> }> {
+  const { total, placed } =
+    members.length === 0 && knownTotal !== undefined
+      ? { total: knownTotal, placed: [] }
+      : await placeManyInScope(pg, s, members);
   const byMember = new Map<string, Placed>(members.map((m) => [m, { total, rank: null, scaled: null }]));
   for (const { standing } of placed) {
-    byMember.set(standing.member, { total, rank: standing.rank, scaled: standing.scaled, ...(standing.subscore === undefined ? {} : { subscore: standing.subscore }) });
+    byMember.set(standing.member, {
+      total,
+      rank: standing.rank,
+      scaled: standing.scaled,
+      ...(standing.subscore === undefined ? {} : { subscore: standing.subscore }),
+    });
   }
   return { total, placed: byMember };
 }

@@ -22,13 +22,23 @@ export interface StandingsReads<Sourcing extends boolean> {
   /** A page in ranking order, with the scope's total. */
   slice(ctx: AppContext, s: Scope, offset: number, limit: number): Promise<Answer<Slice, Sourcing>>;
   /** A page and one member's placement, read at one moment so `me` agrees with the page. */
-  sliceAndPlace(ctx: AppContext, s: Scope, offset: number, limit: number, member: string): Promise<Answer<SliceAndPlace, Sourcing>>;
+  sliceAndPlace(
+    ctx: AppContext,
+    s: Scope,
+    offset: number,
+    limit: number,
+    member: string,
+  ): Promise<Answer<SliceAndPlace, Sourcing>>;
   place(ctx: AppContext, s: Scope, member: string): Promise<Answer<Placed, Sourcing>>;
   /**
    * Placements in many scopes (possibly of many boards), in query order. `requestRebuilds:
    * false` asks for no rebuild of what Redis lacks, for a period that may not be created yet.
    */
-  placeMany(ctx: AppContext, queries: readonly MemberInScope[], options?: { requestRebuilds?: boolean }): Promise<Array<Answer<Placed, Sourcing>>>;
+  placeMany(
+    ctx: AppContext,
+    queries: readonly MemberInScope[],
+    options?: { requestRebuilds?: boolean },
+  ): Promise<Array<Answer<Placed, Sourcing>>>;
   /** The member and up to `radius` neighbours each side; no entries when the member is unranked. */
   around(ctx: AppContext, s: Scope, member: string, radius: number): Promise<Answer<Slice, Sourcing>>;
   /** The given members that are ranked in the scope, in scope order. */

@@ -1,4 +1,10 @@
-import { resultOfMember, resultsAround, resultsOfMemberMany, resultsOfMembers, resultsPage } from '../../storage/postgres/final-results-repository.js';
+import {
+  resultOfMember,
+  resultsAround,
+  resultsOfMemberMany,
+  resultsOfMembers,
+  resultsPage,
+} from '../../storage/postgres/final-results-repository.js';
 import type { Placed } from '../../domain/ranking.js';
 import type { DatabaseReads, Sourced, StandingsReader } from './reader.js';
 
@@ -10,7 +16,10 @@ import type { DatabaseReads, Sourced, StandingsReader } from './reader.js';
 export const finalResults: DatabaseReads = {
   slice: (ctx, s, offset, limit) => resultsPage(ctx.db, s, offset, limit),
   async sliceAndPlace(ctx, s, offset, limit, member) {
-    const [slice, placed] = await Promise.all([resultsPage(ctx.db, s, offset, limit), resultOfMember(ctx.db, s, member)]);
+    const [slice, placed] = await Promise.all([
+      resultsPage(ctx.db, s, offset, limit),
+      resultOfMember(ctx.db, s, member),
+    ]);
     return { slice, placed };
   },
   place: (ctx, s, member) => resultOfMember(ctx.db, s, member),
@@ -27,7 +36,9 @@ export const finalResults: DatabaseReads = {
           )
         : [];
     const total = top?.total ?? places[0]?.total ?? 0;
-    const placed = new Map<string, Placed>(members.map((m, i) => [m, places[i] ?? { total, rank: null, scaled: null }]));
+    const placed = new Map<string, Placed>(
+      members.map((m, i) => [m, places[i] ?? { total, rank: null, scaled: null }]),
+    );
     return { total, top: top?.entries ?? [], placed };
   },
 };

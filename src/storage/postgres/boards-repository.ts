@@ -1,7 +1,14 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from './database.js';
 import type { BoardsTable } from './schema.js';
-import { leagueOf, type Aggregation, type Awards, type Board, type BoardDefinition, type League } from '../../domain/board.js';
+import {
+  leagueOf,
+  type Aggregation,
+  type Awards,
+  type Board,
+  type BoardDefinition,
+  type League,
+} from '../../domain/board.js';
 import type { PeriodKind, PeriodSpec } from '../../domain/period.js';
 import type { SortOrder, TieBreak } from '../../domain/ranking.js';
 

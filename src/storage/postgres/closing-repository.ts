@@ -70,7 +70,11 @@ export async function finishEmptyClosings(
 }
 
 /** Marks many periods' webhooks enqueued in one statement. */
-export async function markWebhooksEnqueuedMany(db: Db, refs: ReadonlyArray<{ boardId: string; key: string }>, now: Date): Promise<void> {
+export async function markWebhooksEnqueuedMany(
+  db: Db,
+  refs: ReadonlyArray<{ boardId: string; key: string }>,
+  now: Date,
+): Promise<void> {
   if (refs.length === 0) return;
   await sql`
     UPDATE periods p SET webhooks_enqueued_at = ${now}
@@ -80,7 +84,10 @@ export async function markWebhooksEnqueuedMany(db: Db, refs: ReadonlyArray<{ boa
 
 /** Locks a closing period; false if it is not (or no longer) closing. */
 export async function lockClosing(db: Db, boardId: string, key: string): Promise<boolean> {
-  const { rows } = await sql`SELECT 1 FROM periods WHERE board_id = ${boardId} AND key = ${key} AND state = 'closing' FOR UPDATE`.execute(db);
+  const { rows } =
+    await sql`SELECT 1 FROM periods WHERE board_id = ${boardId} AND key = ${key} AND state = 'closing' FOR UPDATE`.execute(
+      db,
+    );
   return rows.length > 0;
 }
 
@@ -192,7 +199,12 @@ export async function writeReports(db: Db, board: Board, key: string, label: str
 }
 
 export async function markClosed(db: Db, boardId: string, key: string, now: Date): Promise<void> {
-  await db.updateTable('periods').set({ state: 'closed', closed_at: now }).where('board_id', '=', boardId).where('key', '=', key).execute();
+  await db
+    .updateTable('periods')
+    .set({ state: 'closed', closed_at: now })
+    .where('board_id', '=', boardId)
+    .where('key', '=', key)
+    .execute();
 }
 
 /** Closed periods whose webhooks were not enqueued yet (a crash right after the close commit). */
@@ -208,7 +220,12 @@ export async function periodsAwaitingWebhooks(db: Db): Promise<Array<{ boardId: 
 }
 
 export async function markWebhooksEnqueued(db: Db, boardId: string, key: string, now: Date): Promise<void> {
-  await db.updateTable('periods').set({ webhooks_enqueued_at: now }).where('board_id', '=', boardId).where('key', '=', key).execute();
+  await db
+    .updateTable('periods')
+    .set({ webhooks_enqueued_at: now })
+    .where('board_id', '=', boardId)
+    .where('key', '=', key)
+    .execute();
 }
 
 export interface ReportRow {
@@ -221,18 +238,40 @@ export interface ReportRow {
 }
 
 /** A period's reports in rank order, a page at a time. */
-export async function reportPage(db: Db, boardId: string, key: string, afterId: number, limit: number): Promise<ReportRow[]> {
-  const { rows } = await sql<{ id: number; member_id: string; rank: number; title: string; body: string; award: string | null }>`
+export async function reportPage(
+  db: Db,
+  boardId: string,
+  key: string,
+  afterId: number,
+  limit: number,
+): Promise<ReportRow[]> {
+  const { rows } = await sql<{
+    id: number;
+    member_id: string;
+    rank: number;
+    title: string;
+    body: string;
+    award: string | null;
+  }>`
     SELECT id, member_id, rank, title, body, award FROM notifications
      WHERE board_id = ${boardId} AND period_key = ${key} AND kind = 'period_report' AND id > ${afterId}
      ORDER BY id LIMIT ${limit}`.execute(db);
-  return rows.map((r) => ({ id: r.id, member: r.member_id, rank: r.rank, title: r.title, body: r.body, award: r.award }));
+  return rows.map((r) => ({
+    id: r.id,
+    member: r.member_id,
+    rank: r.rank,
+    title: r.title,
+    body: r.body,
+    award: r.award,
+  }));
 }
 
 /** How many members a closed period ranked in its world scope of all categories. */
 export async function rankedMemberCount(db: Db, boardId: string, key: string): Promise<number> {
   const { rows } = await sql<{ n: number }>`
-    SELECT count(*)::int AS n FROM period_results WHERE board_id = ${boardId} AND period_key = ${key} AND category = 'all' AND region = 'world'`.execute(db);
+    SELECT count(*)::int AS n FROM period_results WHERE board_id = ${boardId} AND period_key = ${key} AND category = 'all' AND region = 'world'`.execute(
+    db,
+  );
   return rows[0]!.n;
 }
 
@@ -250,9 +289,22 @@ export async function scopeAwards(db: Db, scope: Scope) {
 }
 
 export async function memberAwards(db: Db, memberId: string) {
-  return db.selectFrom('awards').selectAll().where('member_id', '=', memberId).orderBy('granted_at', 'desc').orderBy('board_id').limit(1000).execute();
+  return db
+    .selectFrom('awards')
+    .selectAll()
+    .where('member_id', '=', memberId)
+    .orderBy('granted_at', 'desc')
+    .orderBy('board_id')
+    .limit(1000)
+    .execute();
 }
 
 export async function memberNotifications(db: Db, memberId: string, limit: number) {
-  return db.selectFrom('notifications').selectAll().where('member_id', '=', memberId).orderBy('id', 'desc').limit(limit).execute();
+  return db
+    .selectFrom('notifications')
+    .selectAll()
+    .where('member_id', '=', memberId)
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
 }

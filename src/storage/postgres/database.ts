@@ -21,7 +21,12 @@ export interface PostgresHandle {
 
 export function createPostgres(
   connectionString: string,
-  options: { max?: number; applicationName?: string; statementTimeoutMs?: number; sessionSettings?: Readonly<Record<string, string>> } = {},
+  options: {
+    max?: number;
+    applicationName?: string;
+    statementTimeoutMs?: number;
+    sessionSettings?: Readonly<Record<string, string>>;
+  } = {},
 ): PostgresHandle {
   const settings = Object.entries(options.sessionSettings ?? {}).map(([name, value]) => `-c ${name}=${value}`);
   const pool = new pg.Pool({
@@ -55,10 +60,15 @@ export async function pingPostgres(db: Db): Promise<void> {
  */
 function asOutage(err: unknown): unknown {
   if (err instanceof pg.DatabaseError)
-    return isPostgresOutageCode(err) ? new Unavailable(`Postgres is unavailable: ${err.message}`, undefined, { cause: err, dependency: 'postgres' }) : err;
+    return isPostgresOutageCode(err)
+      ? new Unavailable(`Postgres is unavailable: ${err.message}`, undefined, { cause: err, dependency: 'postgres' })
+      : err;
   // A type parser's RangeError (int8 above 2^53) and the like are bugs, not outages.
   if (err instanceof Error && (err.constructor === Error || 'syscall' in err)) {
-    return new Unavailable(`Postgres is unavailable: ${err.message}`, undefined, { cause: err, dependency: 'postgres' });
+    return new Unavailable(`Postgres is unavailable: ${err.message}`, undefined, {
+      cause: err,
+      dependency: 'postgres',
+    });
   }
   return err;
 }

@@ -9,7 +9,11 @@ import { hashedKeySql } from './functions/key-hash.js';
  * statement for a whole answer: the aggregates by primary key, the key table for the event's
  * partition, the ledger by (key, occurred_at). Members without an aggregate are left out.
  */
-export async function producingMetadata(db: Db, scope: { board: string; period: string; category: string }, members: readonly string[]): Promise<Map<string, unknown>> {
+export async function producingMetadata(
+  db: Db,
+  scope: { board: string; period: string; category: string },
+  members: readonly string[],
+): Promise<Map<string, unknown>> {
   if (members.length === 0) return new Map();
   const { rows } = await sql<{ member_id: string; metadata: unknown }>`
     SELECT a.member_id, e.metadata

@@ -14,8 +14,14 @@ export interface ErasureRow {
   redisPeriods: Array<{ board: string; period: string; closed?: boolean }> | null;
 }
 
-export async function insertErasure(db: Db, row: { id: string; memberHash: string; pseudonym: string; requestedAt: Date }): Promise<void> {
-  await db.insertInto('erasures').values({ id: row.id, member_hash: row.memberHash, pseudonym: row.pseudonym, requested_at: row.requestedAt }).execute();
+export async function insertErasure(
+  db: Db,
+  row: { id: string; memberHash: string; pseudonym: string; requestedAt: Date },
+): Promise<void> {
+  await db
+    .insertInto('erasures')
+    .values({ id: row.id, member_hash: row.memberHash, pseudonym: row.pseudonym, requested_at: row.requestedAt })
+    .execute();
 }
 
 export async function deleteErasure(db: Db, id: string): Promise<void> {
@@ -36,7 +42,12 @@ export async function findErasure(db: Db, id: string): Promise<ErasureRow | unde
   };
 }
 
-export async function setErasureState(db: Db, id: string, state: 'running' | 'done' | 'failed', at: Date): Promise<void> {
+export async function setErasureState(
+  db: Db,
+  id: string,
+  state: 'running' | 'done' | 'failed',
+  at: Date,
+): Promise<void> {
   await db
     .updateTable('erasures')
     .set({ state, ...(state === 'running' ? {} : { finished_at: at }) })

@@ -3,7 +3,8 @@ import type { Db } from './database.js';
 import { hashedKey } from './functions/key-hash.js';
 import { asDomainError } from './pg-errors.js';
 
-export type RejectionReason = 'period_closed' | 'conflict' | 'out_of_range' | 'outside_window' | 'attempts_exhausted' | 'board_full';
+export type RejectionReason =
+  'period_closed' | 'conflict' | 'out_of_range' | 'outside_window' | 'attempts_exhausted' | 'board_full';
 export type ApplyOutcome = 'applied' | 'duplicate' | RejectionReason;
 
 /** One event, routed to its period and scaled, ready for laurel_apply_batch. */
@@ -125,7 +126,9 @@ export async function findEvent(db: Db, key: string): Promise<StoredEvent | unde
     .selectFrom('score_events')
     .selectAll()
     .where('idempotency_key', '=', key)
-    .where('occurred_at', '=', (eb) => eb.selectFrom('score_event_keys').select('occurred_at').where('idempotency_key', '=', hashedKey(key)))
+    .where('occurred_at', '=', (eb) =>
+      eb.selectFrom('score_event_keys').select('occurred_at').where('idempotency_key', '=', hashedKey(key)),
+    )
     .executeTakeFirst();
   if (!row) return undefined;
   return {
@@ -149,7 +152,9 @@ export async function findEvent(db: Db, key: string): Promise<StoredEvent | unde
 export async function archivedMonthOf(db: Db, key: string): Promise<string | undefined> {
   const row = await db
     .selectFrom('score_event_keys as k')
-    .innerJoin('ledger_archives as a', (j) => j.on(sql<boolean>`a.month = date_trunc('month', k.occurred_at AT TIME ZONE 'UTC')`))
+    .innerJoin('ledger_archives as a', (j) =>
+      j.on(sql<boolean>`a.month = date_trunc('month', k.occurred_at AT TIME ZONE 'UTC')`),
+    )
     .select(sql<string>`to_char(a.month, 'YYYY-MM')`.as('month'))
     .where('k.idempotency_key', '=', hashedKey(key))
     .executeTakeFirst();
@@ -170,7 +175,13 @@ export interface StoredRejection {
 
 /** The latest rejection recorded under a key. */
 export async function findLatestRejection(db: Db, key: string): Promise<StoredRejection | undefined> {
-  const row = await db.selectFrom('rejections').selectAll().where('idempotency_key', '=', key).orderBy('id', 'desc').limit(1).executeTakeFirst();
+  const row = await db
+    .selectFrom('rejections')
+    .selectAll()
+    .where('idempotency_key', '=', key)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
   if (!row) return undefined;
   return {
     key: row.idempotency_key,
@@ -186,7 +197,10 @@ export async function findLatestRejection(db: Db, key: string): Promise<StoredRe
 }
 
 /** The member's (all) aggregate in a period as it stands, null when nothing counts. */
-export async function currentAggregate(db: Db, ref: { board: string; period: string; member: string }): Promise<number | null> {
+export async function currentAggregate(
+  db: Db,
+  ref: { board: string; period: string; member: string },
+): Promise<number | null> {
   const row = await db
     .selectFrom('member_aggregates')
     .select(['value', 'event_count'])

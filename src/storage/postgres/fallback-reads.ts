@@ -34,14 +34,18 @@ export class FallbackReads {
 
   async run<T>(read: (db: Db) => Promise<T>): Promise<T> {
     if (this.active >= this.max) {
-      throw unavailable('standings are being served from the database while the cache recovers, and it is busy; retry shortly');
+      throw unavailable(
+        'standings are being served from the database while the cache recovers, and it is busy; retry shortly',
+      );
     }
     this.active++;
     try {
       return await read(this.db);
     } catch (err) {
       if (hasPgCode(err, PG_ERROR.queryCanceled)) {
-        throw unavailable('standings could not be read from the database in time while the cache recovers; retry shortly');
+        throw unavailable(
+          'standings could not be read from the database in time while the cache recovers; retry shortly',
+        );
       }
       throw err;
     } finally {

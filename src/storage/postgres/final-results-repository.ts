@@ -39,12 +39,22 @@ interface Row {
 function entries(rows: readonly Row[]): ResultEntry[] {
   return rows
     .filter((r) => r.member_id !== null)
-    .map((r) => ({ rank: r.rank!, member: r.member_id!, scaled: r.value!, ...(r.subscore == null ? {} : { subscore: r.subscore }) }));
+    .map((r) => ({
+      rank: r.rank!,
+      member: r.member_id!,
+      scaled: r.value!,
+      ...(r.subscore == null ? {} : { subscore: r.subscore }),
+    }));
 }
 
 /** A member's placement as the cache gives it: the subscore only for a ranked member on a board with one. */
 function placedOf(r: Row): Placed {
-  return { total: r.total, rank: r.rank, scaled: r.value, ...(r.subscore == null || r.rank === null ? {} : { subscore: r.subscore }) };
+  return {
+    total: r.total,
+    rank: r.rank,
+    scaled: r.value,
+    ...(r.subscore == null || r.rank === null ? {} : { subscore: r.subscore }),
+  };
 }
 
 /** Positions first+1 .. first+count of the scope, with its total. */

@@ -20,7 +20,11 @@ interface InstalledRow {
 
 /** Per function name, its installed rows, the current (last installed) first. */
 async function installedHashes(db: Kysely<Database>): Promise<Map<string, InstalledRow[]>> {
-  const rows = await db.selectFrom('laurel_functions').select(['name', 'hash', 'catalog_hash']).orderBy('installed_at', 'desc').execute();
+  const rows = await db
+    .selectFrom('laurel_functions')
+    .select(['name', 'hash', 'catalog_hash'])
+    .orderBy('installed_at', 'desc')
+    .execute();
   const out = new Map<string, InstalledRow[]>();
   for (const r of rows) out.set(r.name, [...(out.get(r.name) ?? []), { hash: r.hash, catalogHash: r.catalog_hash }]);
   return out;
@@ -53,7 +57,10 @@ function isCurrent(rows: readonly InstalledRow[] | undefined, hash: string, cata
  * their names. The caller runs it inside the migration transaction, under its lock, so two
  * processes migrating at once install each definition once.
  */
-export async function installStoredFunctions(db: Kysely<Database>, functions: readonly StoredFunction[] = STORED_FUNCTIONS): Promise<string[]> {
+export async function installStoredFunctions(
+  db: Kysely<Database>,
+  functions: readonly StoredFunction[] = STORED_FUNCTIONS,
+): Promise<string[]> {
   const installed = await installedHashes(db);
   const before = await catalogHashes(
     db,
@@ -82,7 +89,12 @@ export async function installStoredFunctions(db: Kysely<Database>, functions: re
 
 async function recordCatalogHash(db: Kysely<Database>, name: string, hash: string): Promise<void> {
   const now = (await catalogHashes(db, [name])).get(name) ?? null;
-  await db.updateTable('laurel_functions').set({ catalog_hash: now }).where('name', '=', name).where('hash', '=', hash).execute();
+  await db
+    .updateTable('laurel_functions')
+    .set({ catalog_hash: now })
+    .where('name', '=', name)
+    .where('hash', '=', hash)
+    .execute();
 }
 
 export interface FunctionDrift {
@@ -99,7 +111,10 @@ export interface FunctionDrift {
 }
 
 /** The code's functions whose current definition in the database is not the code's. */
-export async function storedFunctionDrift(db: Kysely<Database>, functions: readonly StoredFunction[] = STORED_FUNCTIONS): Promise<FunctionDrift[]> {
+export async function storedFunctionDrift(
+  db: Kysely<Database>,
+  functions: readonly StoredFunction[] = STORED_FUNCTIONS,
+): Promise<FunctionDrift[]> {
   const installed = await installedHashes(db);
   const catalog = await catalogHashes(
     db,
@@ -109,7 +124,8 @@ export async function storedFunctionDrift(db: Kysely<Database>, functions: reado
     const rows = installed.get(fn.name) ?? [];
     const hash = definitionHash(fn);
     if (rows.length === 0) return [{ name: fn.name, state: 'missing' }];
-    if (rows[0]!.hash === hash) return isCurrent(rows, hash, catalog.get(fn.name)) ? [] : [{ name: fn.name, state: 'altered' }];
+    if (rows[0]!.hash === hash)
+      return isCurrent(rows, hash, catalog.get(fn.name)) ? [] : [{ name: fn.name, state: 'altered' }];
     return [{ name: fn.name, state: rows.some((r) => r.hash === hash) ? 'superseded' : 'outdated' }];
   });
 }

@@ -17,7 +17,12 @@ const literal = (text: string): string => `'${text.replace(/'/g, "''")}'`;
  */
 export async function closeLeague(db: Db, board: Board & { league: League }, key: string, now: Date): Promise<void> {
   const { tiers, promote, relegate } = board.league;
-  await db.updateTable('periods').set({ league_waiting: true }).where('board_id', '=', board.id).where('key', '=', key).execute();
+  await db
+    .updateTable('periods')
+    .set({ league_waiting: true })
+    .where('board_id', '=', board.id)
+    .where('key', '=', key)
+    .execute();
   await sql`
     WITH ranked AS (
       SELECT lp.member_id, lp.tier,
@@ -92,7 +97,12 @@ export async function placeWaitingMembers(db: Db, boardId: string, closedKey: st
       const result = await sql.raw(placeMembersSql(firsts, `${literal(now.toISOString())}::timestamptz`)).execute(trx);
       placed += Number(result.numAffectedRows ?? 0);
     }
-    await trx.updateTable('periods').set({ league_waiting: false }).where('board_id', '=', boardId).where('key', '=', closedKey).execute();
+    await trx
+      .updateTable('periods')
+      .set({ league_waiting: false })
+      .where('board_id', '=', boardId)
+      .where('key', '=', closedKey)
+      .execute();
     return placed;
   });
 }
@@ -102,7 +112,12 @@ export interface Placement {
   bucket: string;
 }
 
-export async function findPlacement(db: Db, boardId: string, periodKey: string, memberId: string): Promise<Placement | undefined> {
+export async function findPlacement(
+  db: Db,
+  boardId: string,
+  periodKey: string,
+  memberId: string,
+): Promise<Placement | undefined> {
   return db
     .selectFrom('league_placements')
     .select(['tier', 'bucket'])
@@ -126,12 +141,21 @@ export async function bucketMembers(db: Db, boardId: string, periodKey: string, 
 
 /** The tier a member plays in next on each of the given league boards they have a tier on. */
 export async function memberTiers(db: Db, memberId: string): Promise<Map<string, string>> {
-  const rows = await db.selectFrom('league_tiers').select(['board_id', 'tier']).where('member_id', '=', memberId).execute();
+  const rows = await db
+    .selectFrom('league_tiers')
+    .select(['board_id', 'tier'])
+    .where('member_id', '=', memberId)
+    .execute();
   return new Map(rows.map((r) => [r.board_id, r.tier]));
 }
 
 /** Closed league periods whose waiting members a crash left unplaced. */
 export async function periodsWithWaitingMembers(db: Db): Promise<Array<{ boardId: string; key: string }>> {
-  const rows = await db.selectFrom('periods').select(['board_id', 'key']).where('league_waiting', '=', true).where('state', '=', 'closed').execute();
+  const rows = await db
+    .selectFrom('periods')
+    .select(['board_id', 'key'])
+    .where('league_waiting', '=', true)
+    .where('state', '=', 'closed')
+    .execute();
   return rows.map((r) => ({ boardId: r.board_id, key: r.key }));
 }

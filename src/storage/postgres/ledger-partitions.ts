@@ -50,7 +50,9 @@ export async function listLedgerPartitions(db: Db): Promise<LedgerPartition[]> {
 /** Months that have events waiting in the default partition. */
 export async function monthsInDefaultPartition(db: Db): Promise<Month[]> {
   const { rows } = await sql<{ month: string }>`
-    SELECT DISTINCT to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM') AS month FROM score_events_default ORDER BY 1`.execute(db);
+    SELECT DISTINCT to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM') AS month FROM score_events_default ORDER BY 1`.execute(
+    db,
+  );
   return rows.map((r) => r.month);
 }
 
@@ -77,7 +79,10 @@ export async function ensureMonthPartition(db: Db, month: Month): Promise<boolea
  * The month's partition as it stands: which periods that are not closed hold events in it.
  * One index probe per such period (there are few), never a scan of the month.
  */
-export async function unclosedPeriodsIn(db: Db, partition: string): Promise<Array<{ board: string; period: string; state: string }>> {
+export async function unclosedPeriodsIn(
+  db: Db,
+  partition: string,
+): Promise<Array<{ board: string; period: string; state: string }>> {
   const { rows } = await sql<{ board: string; period: string; state: string }>`
     SELECT q.board_id AS board, q.key AS period, q.state
       FROM periods q
@@ -101,7 +106,15 @@ export interface LedgerArchive {
 export async function listLedgerArchives(db: Db): Promise<LedgerArchive[]> {
   const rows = await db
     .selectFrom('ledger_archives')
-    .select([sql<string>`to_char(month, 'YYYY-MM')`.as('month'), 'archive_table', 'events', 'detached_at', 'file', 'file_written_at', 'dropped_at'])
+    .select([
+      sql<string>`to_char(month, 'YYYY-MM')`.as('month'),
+      'archive_table',
+      'events',
+      'detached_at',
+      'file',
+      'file_written_at',
+      'dropped_at',
+    ])
     .orderBy('month')
     .execute();
   return rows.map((r) => ({
@@ -115,7 +128,9 @@ export async function listLedgerArchives(db: Db): Promise<LedgerArchive[]> {
   }));
 }
 
-export type DetachOutcome = { detached: true; table: string } | { detached: false; unclosed: Array<{ board: string; period: string; state: string }>; reason: string };
+export type DetachOutcome =
+  | { detached: true; table: string }
+  | { detached: false; unclosed: Array<{ board: string; period: string; state: string }>; reason: string };
 
 /**
  * Detaches a month's partition into schema ledger_archive, provided no period that is not
@@ -148,7 +163,11 @@ async function detachMonthOnce(db: Db, partition: LedgerPartition, now: Date): P
       .executeTakeFirst();
     if (earlier) {
       // Late events of a never-closing board refilled an archived month: a case for a person.
-      return { detached: false, unclosed: [], reason: `the month was archived before (${earlier.archive_table}) and has events again` };
+      return {
+        detached: false,
+        unclosed: [],
+        reason: `the month was archived before (${earlier.archive_table}) and has events again`,
+      };
     }
     const refuse = (unclosed: Array<{ board: string; period: string; state: string }>): DetachOutcome => ({
       detached: false,
@@ -163,14 +182,19 @@ async function detachMonthOnce(db: Db, partition: LedgerPartition, now: Date): P
     // before the exclusive lock (closed periods gain no events), so ingestion waits only for
     // the catalog change.
     const { rows: held } = await sql<{ board_id: string; period_key: string; events: string }>`
-      SELECT board_id, period_key, count(*)::text AS events FROM ${sql.table(partition.name)} GROUP BY 1, 2`.execute(trx);
+      SELECT board_id, period_key, count(*)::text AS events FROM ${sql.table(partition.name)} GROUP BY 1, 2`.execute(
+      trx,
+    );
     // Parent first, like every insert: taking the partition first could deadlock with one.
     await sql`LOCK TABLE score_events IN ACCESS EXCLUSIVE MODE`.execute(trx);
     const unclosed = await unclosedPeriodsIn(trx, partition.name);
     if (unclosed.length > 0) return refuse(unclosed);
     await sql`ALTER TABLE score_events DETACH PARTITION ${sql.table(partition.name)}`.execute(trx);
     await sql`ALTER TABLE ${sql.table(partition.name)} SET SCHEMA ledger_archive`.execute(trx);
-    await trx.insertInto('ledger_archives').values({ month, archive_table: partition.name, detached_at: now }).execute();
+    await trx
+      .insertInto('ledger_archives')
+      .values({ month, archive_table: partition.name, detached_at: now })
+      .execute();
     await sql`
       INSERT INTO ledger_archived_periods (board_id, period_key, month, events)
       SELECT board_id, period_key, ${month}::date, events
@@ -219,7 +243,13 @@ export async function dropArchiveTable(db: Db, archive: LedgerArchive, at: Date)
 
 /** True when some of the period's events left the ledger with an archived month. */
 export async function isPeriodArchived(db: Db, board: string, period: string): Promise<boolean> {
-  const row = await db.selectFrom('ledger_archived_periods').select('month').where('board_id', '=', board).where('period_key', '=', period).limit(1).executeTakeFirst();
+  const row = await db
+    .selectFrom('ledger_archived_periods')
+    .select('month')
+    .where('board_id', '=', board)
+    .where('period_key', '=', period)
+    .limit(1)
+    .executeTakeFirst();
   return row !== undefined;
 }
 
@@ -228,12 +258,18 @@ export async function isPeriodArchived(db: Db, board: string, period: string): P
  * consumes the rows; returns how many rows Postgres sent. The client is discarded, not
  * reused, when the COPY failed.
  */
-export async function copyArchivedMonth(postgres: PostgresHandle, table: string, write: (rows: Readable) => Promise<void>): Promise<number> {
+export async function copyArchivedMonth(
+  postgres: PostgresHandle,
+  table: string,
+  write: (rows: Readable) => Promise<void>,
+): Promise<number> {
   const client = await postgres.pool.connect();
   let failure: Error | undefined;
   try {
     const source = `ledger_archive.${quoteIdent(table)}`;
-    const copy = client.query(copyTo(`COPY (SELECT * FROM ${source} ORDER BY occurred_at, id) TO STDOUT WITH (FORMAT csv, HEADER true)`));
+    const copy = client.query(
+      copyTo(`COPY (SELECT * FROM ${source} ORDER BY occurred_at, id) TO STDOUT WITH (FORMAT csv, HEADER true)`),
+    );
     await write(copy);
     return copy.rowCount;
   } catch (err) {

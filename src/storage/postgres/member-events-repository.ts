@@ -53,7 +53,12 @@ export async function memberEvents(
   };
   // Rows after the cursor in the order above, for one side of kind `kind`: the `<=` on the
   // indexed pair bounds the index range, the rest settles rows of the cursor's own time and key.
-  const beyond = (at: ReturnType<typeof sql.raw>, key: ReturnType<typeof sql.raw>, id: ReturnType<typeof sql.raw>, kind: 0 | 1) => {
+  const beyond = (
+    at: ReturnType<typeof sql.raw>,
+    key: ReturnType<typeof sql.raw>,
+    id: ReturnType<typeof sql.raw>,
+    kind: 0 | 1,
+  ) => {
     if (!after) return sql``;
     const cursorAt = fromMicros(after.atMicros);
     return sql`AND (${at}, ${key}) <= (${cursorAt}, ${after.key})

@@ -15,7 +15,9 @@ export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.met
 // (readiness asks for pending migrations until they are current).
 let files: Promise<string[]> | undefined;
 function migrationFiles(): Promise<string[]> {
-  return (files ??= fs.readdir(MIGRATIONS_DIR).then((all) => all.filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts')).sort()));
+  return (files ??= fs
+    .readdir(MIGRATIONS_DIR)
+    .then((all) => all.filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts')).sort()));
 }
 
 /**
@@ -26,7 +28,9 @@ const provider: MigrationProvider = {
   async getMigrations() {
     const migrations: Record<string, Migration> = {};
     for (const file of await migrationFiles()) {
-      migrations[file.replace(/\.(ts|js)$/, '')] = (await import(pathToFileURL(path.join(MIGRATIONS_DIR, file)).href)) as Migration;
+      migrations[file.replace(/\.(ts|js)$/, '')] = (await import(
+        pathToFileURL(path.join(MIGRATIONS_DIR, file)).href
+      )) as Migration;
     }
     return migrations;
   },
@@ -71,7 +75,10 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<MigrationRe
                                date_trunc('month', now() AT TIME ZONE 'UTC') + make_interval(months => ${LEDGER_MONTHS_AHEAD}),
                                interval '1 month') AS m`.execute(conn);
       await sql`COMMIT`.execute(conn);
-      return { migrations: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName), functions };
+      return {
+        migrations: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName),
+        functions,
+      };
     } catch (err) {
       await sql`ROLLBACK`.execute(conn).catch(() => undefined);
       throw err;
@@ -85,7 +92,9 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<MigrationRe
  */
 export async function pendingMigrations(db: Kysely<Database>): Promise<string[]> {
   const names = [...new Set((await migrationFiles()).map((f) => f.replace(/\.(ts|js)$/, '')))].sort();
-  const { rows } = await sql<{ name: string }>`SELECT name FROM kysely_migration`.execute(db).catch(() => ({ rows: [] }));
+  const { rows } = await sql<{ name: string }>`SELECT name FROM kysely_migration`
+    .execute(db)
+    .catch(() => ({ rows: [] }));
   const applied = new Set(rows.map((r) => r.name));
   return names.filter((n) => !applied.has(n));
 }

@@ -29,7 +29,11 @@ export async function findMember(db: Db, memberId: string): Promise<MemberRow | 
   return row && { id: row.id, displayName: row.display_name, region: row.region, excludedAt: row.excluded_at };
 }
 
-export async function updateMember(db: Db, memberId: string, changes: { displayName?: string | null; region?: string | null }) {
+export async function updateMember(
+  db: Db,
+  memberId: string,
+  changes: { displayName?: string | null; region?: string | null },
+) {
   await db
     .updateTable('members')
     .set({
@@ -61,7 +65,9 @@ export async function moveOpenAggregates(db: Db, memberId: string, region: strin
 
 /** Bumps every aggregate of the member, so that the projection of its new state wins. */
 export async function bumpAllAggregates(db: Db, memberId: string): Promise<void> {
-  await sql`UPDATE member_aggregates SET version = version + 1, updated_at = now() WHERE member_id = ${memberId}`.execute(db);
+  await sql`UPDATE member_aggregates SET version = version + 1, updated_at = now() WHERE member_id = ${memberId}`.execute(
+    db,
+  );
 }
 
 /**
@@ -69,8 +75,14 @@ export async function bumpAllAggregates(db: Db, memberId: string): Promise<void>
  * With `retiredBefore`, periods closed at or before it are left out: their Redis keys are
  * gone for good (closed-period retention) and a projection must not bring part of them back.
  */
-export async function memberProjection(db: Db, memberId: string, options: { openOnly: boolean; retiredBefore?: Date }): Promise<AggregateState[]> {
-  const retired = options.retiredBefore ? sql`AND NOT (p.state = 'closed' AND p.closed_at <= ${options.retiredBefore})` : sql``;
+export async function memberProjection(
+  db: Db,
+  memberId: string,
+  options: { openOnly: boolean; retiredBefore?: Date },
+): Promise<AggregateState[]> {
+  const retired = options.retiredBefore
+    ? sql`AND NOT (p.state = 'closed' AND p.closed_at <= ${options.retiredBefore})`
+    : sql``;
   const { rows } = await sql<{ state: AggregateState }>`
     SELECT laurel_aggregate_json(a, b.regions, m.excluded_at IS NOT NULL) AS state
       FROM member_aggregates a
@@ -83,7 +95,10 @@ export async function memberProjection(db: Db, memberId: string, options: { open
 
 export async function recordExclusion(db: Db, memberId: string, reason: string, by: string, at: Date): Promise<void> {
   await db.updateTable('members').set({ excluded_at: at, updated_at: at }).where('id', '=', memberId).execute();
-  await db.insertInto('member_exclusions').values({ member_id: memberId, reason, excluded_by: by, excluded_at: at }).execute();
+  await db
+    .insertInto('member_exclusions')
+    .values({ member_id: memberId, reason, excluded_by: by, excluded_at: at })
+    .execute();
   await logModeration(db, memberId, 'exclusion', at);
 }
 
@@ -96,7 +111,13 @@ async function logModeration(db: Db, memberId: string, kind: 'exclusion' | 'rest
      WHERE a.member_id = ${memberId} AND p.state = 'open'`.execute(db);
 }
 
-export async function recordRestore(db: Db, memberId: string, reason: string | null, by: string, at: Date): Promise<void> {
+export async function recordRestore(
+  db: Db,
+  memberId: string,
+  reason: string | null,
+  by: string,
+  at: Date,
+): Promise<void> {
   await db.updateTable('members').set({ excluded_at: null, updated_at: at }).where('id', '=', memberId).execute();
   await db
     .updateTable('member_exclusions')
@@ -115,16 +136,30 @@ export async function exclusionHistory(db: Db, memberId: string) {
  * Marks an event voided and recomputes its member's aggregates of that period from the ledger.
  * Conflict when the recomputed aggregate would leave ±2^40 (a sum without a negative event).
  */
-export async function voidEventAndRecompute(db: Db, event: { key: string; board: string; period: string; member: string }, reason: string, at: Date): Promise<void> {
+export async function voidEventAndRecompute(
+  db: Db,
+  event: { key: string; board: string; period: string; member: string },
+  reason: string,
+  at: Date,
+): Promise<void> {
   await db
     .updateTable('score_events')
     .set({ status: 'voided', void_reason: reason, voided_at: at })
     .where('idempotency_key', '=', event.key)
-    .where('occurred_at', '=', (eb) => eb.selectFrom('score_event_keys').select('occurred_at').where('idempotency_key', '=', hashedKey(event.key)))
+    .where('occurred_at', '=', (eb) =>
+      eb.selectFrom('score_event_keys').select('occurred_at').where('idempotency_key', '=', hashedKey(event.key)),
+    )
     .execute();
-  await db.insertInto('moderation_log').values({ board_id: event.board, period_key: event.period, at, kind: 'void' }).execute();
+  await db
+    .insertInto('moderation_log')
+    .values({ board_id: event.board, period_key: event.period, at, kind: 'void' })
+    .execute();
   try {
-    await recomputeAggregates(db, { board: event.board, period: event.period, member: event.member, category: null }, at);
+    await recomputeAggregates(
+      db,
+      { board: event.board, period: event.period, member: event.member, category: null },
+      at,
+    );
   } catch (err) {
     if (hasPgCode(err, PG_ERROR.checkViolation)) {
       throw new Conflict('voiding this event would take the member aggregate beyond ±2^40', undefined, { cause: err });
@@ -134,9 +169,15 @@ export async function voidEventAndRecompute(db: Db, event: { key: string; board:
 }
 
 /** Recomputes aggregates from the ledger (see laurel_recompute_aggregates); returns rows written. */
-export async function recomputeAggregates(db: Db, target: { board: string; period: string; member: string | null; category: string | null }, at: Date): Promise<number> {
+export async function recomputeAggregates(
+  db: Db,
+  target: { board: string; period: string; member: string | null; category: string | null },
+  at: Date,
+): Promise<number> {
   const { rows } = await sql<{ n: number }>`
-    SELECT laurel_recompute_aggregates(${target.board}, ${target.period}, ${target.member}, ${target.category}, ${at.toISOString()}::timestamptz) AS n`.execute(db);
+    SELECT laurel_recompute_aggregates(${target.board}, ${target.period}, ${target.member}, ${target.category}, ${at.toISOString()}::timestamptz) AS n`.execute(
+    db,
+  );
   return rows[0]!.n;
 }
 
@@ -147,7 +188,9 @@ export async function lockEvent(db: Db, key: string) {
     .selectFrom('score_events')
     .selectAll()
     .where('idempotency_key', '=', key)
-    .where('occurred_at', '=', (eb) => eb.selectFrom('score_event_keys').select('occurred_at').where('idempotency_key', '=', hashedKey(key)))
+    .where('occurred_at', '=', (eb) =>
+      eb.selectFrom('score_event_keys').select('occurred_at').where('idempotency_key', '=', hashedKey(key)),
+    )
     .forUpdate()
     .executeTakeFirst();
 }

@@ -14,16 +14,31 @@ export interface StoredPeriod {
 }
 
 function toPeriod(row: Selectable<PeriodsTable>): StoredPeriod {
-  return { boardId: row.board_id, key: row.key, startsAt: row.starts_at, endsAt: row.ends_at, state: row.state, closedAt: row.closed_at };
+  return {
+    boardId: row.board_id,
+    key: row.key,
+    startsAt: row.starts_at,
+    endsAt: row.ends_at,
+    state: row.state,
+    closedAt: row.closed_at,
+  };
 }
 
 export async function findPeriod(db: Db, boardId: string, key: string): Promise<StoredPeriod | undefined> {
-  const row = await db.selectFrom('periods').selectAll().where('board_id', '=', boardId).where('key', '=', key).executeTakeFirst();
+  const row = await db
+    .selectFrom('periods')
+    .selectAll()
+    .where('board_id', '=', boardId)
+    .where('key', '=', key)
+    .executeTakeFirst();
   return row && toPeriod(row);
 }
 
 /** Many periods by (board, key) in one query. */
-export async function findPeriods(db: Db, refs: ReadonlyArray<{ boardId: string; key: string }>): Promise<StoredPeriod[]> {
+export async function findPeriods(
+  db: Db,
+  refs: ReadonlyArray<{ boardId: string; key: string }>,
+): Promise<StoredPeriod[]> {
   if (refs.length === 0) return [];
   const rows = await db
     .selectFrom('periods')
@@ -45,7 +60,11 @@ export async function createPeriods(
   for (let i = 0; i < periods.length; i += PERIODS_PER_INSERT) {
     const rows = await db
       .insertInto('periods')
-      .values(periods.slice(i, i + PERIODS_PER_INSERT).map((p) => ({ board_id: p.boardId, key: p.key, starts_at: p.startsAt, ends_at: p.endsAt })))
+      .values(
+        periods
+          .slice(i, i + PERIODS_PER_INSERT)
+          .map((p) => ({ board_id: p.boardId, key: p.key, starts_at: p.startsAt, ends_at: p.endsAt })),
+      )
       .onConflict((oc) => oc.columns(['board_id', 'key']).doNothing())
       .returning(['board_id', 'key'])
       .execute();
@@ -59,22 +78,46 @@ export async function createPeriods(
  * open `all` period follows, so it closes at the new endsAt + graceSeconds (or never).
  */
 export async function setOpenAllPeriodEnd(db: Db, boardId: string, endsAt: Date | null): Promise<void> {
-  await db.updateTable('periods').set({ ends_at: endsAt }).where('board_id', '=', boardId).where('key', '=', 'all').where('state', '=', 'open').execute();
+  await db
+    .updateTable('periods')
+    .set({ ends_at: endsAt })
+    .where('board_id', '=', boardId)
+    .where('key', '=', 'all')
+    .where('state', '=', 'open')
+    .execute();
 }
 
 /** A board's periods, newest first. */
 export async function listPeriods(db: Db, boardId: string, limit: number): Promise<StoredPeriod[]> {
-  const rows = await db.selectFrom('periods').selectAll().where('board_id', '=', boardId).orderBy('starts_at', 'desc').limit(limit).execute();
+  const rows = await db
+    .selectFrom('periods')
+    .selectAll()
+    .where('board_id', '=', boardId)
+    .orderBy('starts_at', 'desc')
+    .limit(limit)
+    .execute();
   return rows.map(toPeriod);
 }
 
 export async function listOpenPeriods(db: Db, boardId: string): Promise<StoredPeriod[]> {
-  const rows = await db.selectFrom('periods').selectAll().where('board_id', '=', boardId).where('state', '=', 'open').orderBy('starts_at', 'desc').execute();
+  const rows = await db
+    .selectFrom('periods')
+    .selectAll()
+    .where('board_id', '=', boardId)
+    .where('state', '=', 'open')
+    .orderBy('starts_at', 'desc')
+    .execute();
   return rows.map(toPeriod);
 }
 
 /** Reads a period and holds it FOR SHARE until the transaction ends (closing waits). */
 export async function lockPeriodShared(db: Db, boardId: string, key: string): Promise<StoredPeriod | undefined> {
-  const row = await db.selectFrom('periods').selectAll().where('board_id', '=', boardId).where('key', '=', key).forShare().executeTakeFirst();
+  const row = await db
+    .selectFrom('periods')
+    .selectAll()
+    .where('board_id', '=', boardId)
+    .where('key', '=', key)
+    .forShare()
+    .executeTakeFirst();
   return row && toPeriod(row);
 }

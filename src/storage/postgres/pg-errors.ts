@@ -24,7 +24,12 @@ export const PG_ERROR = {
 /** Class 08: connection exceptions. */
 const CONNECTION_EXCEPTION_CLASS = '08';
 
-const OUTAGE_CODES: ReadonlySet<string> = new Set([PG_ERROR.adminShutdown, PG_ERROR.crashShutdown, PG_ERROR.cannotConnectNow, PG_ERROR.tooManyConnections]);
+const OUTAGE_CODES: ReadonlySet<string> = new Set([
+  PG_ERROR.adminShutdown,
+  PG_ERROR.crashShutdown,
+  PG_ERROR.cannotConnectNow,
+  PG_ERROR.tooManyConnections,
+]);
 
 /** The SQLSTATE of an error Postgres answered with; undefined for anything else. */
 export function pgErrorCode(err: unknown): string | undefined {
@@ -45,7 +50,10 @@ export function unstorableTextError(err: unknown): InvalidInput | undefined {
 /** A statement that lost a race for time or locks (timeout, lock timeout, deadlock), as Laurel's error; undefined for any other error. */
 function contentionError(err: unknown): Contention | undefined {
   if (!hasPgCode(err, PG_ERROR.queryCanceled, PG_ERROR.lockNotAvailable, PG_ERROR.deadlockDetected)) return undefined;
-  return new Contention(`Postgres gave up on a statement: ${(err as Error).message}`, undefined, { cause: err, dependency: 'postgres' });
+  return new Contention(`Postgres gave up on a statement: ${(err as Error).message}`, undefined, {
+    cause: err,
+    dependency: 'postgres',
+  });
 }
 
 /**

@@ -7,6 +7,13 @@ export async function recordRebuild(
 ): Promise<void> {
   await db
     .insertInto('rebuild_log')
-    .values({ board_id: r.board, period_key: r.period, category: r.category, members: r.members, duration_ms: r.durationMs, finished_at: r.finishedAt })
+    .values({
+      board_id: r.board,
+      period_key: r.period,
+      category: r.category,
+      members: r.members,
+      duration_ms: r.durationMs,
+      finished_at: r.finishedAt,
+    })
     .execute();
 }

@@ -2,7 +2,11 @@ import { sql } from 'kysely';
 import type { Db } from './database.js';
 
 /** Closed periods past the cache retention whose Redis keys were not removed yet, oldest close first. */
-export async function periodsToEvict(db: Db, closedBefore: Date, limit: number): Promise<Array<{ boardId: string; key: string }>> {
+export async function periodsToEvict(
+  db: Db,
+  closedBefore: Date,
+  limit: number,
+): Promise<Array<{ boardId: string; key: string }>> {
   const { rows } = await sql<{ board_id: string; key: string }>`
     SELECT board_id, key FROM periods
      WHERE state = 'closed' AND cache_evicted_at IS NULL AND closed_at <= ${closedBefore}

@@ -29,11 +29,18 @@ export interface DbStanding {
  * member id bytes); `reversed` is `full` backwards (read from a member towards the top);
  * `value` orders by value and subscore alone, for `shared` competition ranks.
  */
-export function scopeOrder(board: Board): { full: RawBuilder<unknown>; reversed: RawBuilder<unknown>; value: RawBuilder<unknown> } {
+export function scopeOrder(board: Board): {
+  full: RawBuilder<unknown>;
+  reversed: RawBuilder<unknown>;
+  value: RawBuilder<unknown>;
+} {
   const keys = (backwards: boolean) => {
     const way = (ascending: boolean) => (ascending !== backwards ? 'ASC' : 'DESC');
     const value = `a.value ${way(board.order === 'asc')}${board.subscore ? `, a.subscore ${way(board.subscore.order === 'asc')}` : ''}`;
-    const time = board.tieBreak === 'first' || board.tieBreak === 'last' ? `floor(extract(epoch FROM a.reached_at)) ${way(board.tieBreak === 'first')}, ` : '';
+    const time =
+      board.tieBreak === 'first' || board.tieBreak === 'last'
+        ? `floor(extract(epoch FROM a.reached_at)) ${way(board.tieBreak === 'first')}, `
+        : '';
     return { full: sql.raw(`${value}, ${time}a.member_id COLLATE "C" ${way(true)}`), value: sql.raw(value) };
   };
   return { full: keys(false).full, reversed: keys(true).full, value: keys(false).value };
@@ -63,8 +70,16 @@ interface RankedRow {
   total: number;
 }
 
-function toStanding(board: Board, r: Pick<RankedRow, 'member_id' | 'value' | 'subscore' | 'position' | 'shared_rank'>): DbStanding {
-  return { rank: board.tieBreak === 'shared' ? r.shared_rank : r.position, member: r.member_id, scaled: r.value, ...subscoreOf(board, r.subscore) };
+function toStanding(
+  board: Board,
+  r: Pick<RankedRow, 'member_id' | 'value' | 'subscore' | 'position' | 'shared_rank'>,
+): DbStanding {
+  return {
+    rank: board.tieBreak === 'shared' ? r.shared_rank : r.position,
+    member: r.member_id,
+    scaled: r.value,
+    ...subscoreOf(board, r.subscore),
+  };
 }
 
 function subscoreOf(board: Board, subscore: number): { subscore?: number } {
@@ -97,7 +112,11 @@ function scopeRows(scope: Scope): RawBuilder<unknown> {
  * the rows, less the few excluded members' (found through their partial index), which is
  * cheaper than an anti-join on every row counted.
  */
-function countRows(scope: Scope, filters: ReadonlyArray<RawBuilder<unknown>>, where: RawBuilder<unknown> = sql`true`): RawBuilder<unknown> {
+function countRows(
+  scope: Scope,
+  filters: ReadonlyArray<RawBuilder<unknown>>,
+  where: RawBuilder<unknown> = sql`true`,
+): RawBuilder<unknown> {
   const { board } = scope;
   const counts = sql.join(filters.map((f, i) => sql`count(*) FILTER (WHERE ${f}) AS ${sql.raw(`c${i}`)}`));
   const less = sql.join(filters.map((_, i) => sql.raw(`(t.c${i} - x.c${i})::int AS c${i}`)));
@@ -151,7 +170,13 @@ function tieAhead(board: Board): RawBuilder<unknown> {
  * before the page and the page itself are read and ordered fully (an incremental sort of
  * equal values over the rank index's value order).
  */
-function positionsFrom(scope: Scope, first: RawBuilder<unknown>, ahead: RawBuilder<unknown>, after: RawBuilder<unknown>, upTo: RawBuilder<unknown>) {
+function positionsFrom(
+  scope: Scope,
+  first: RawBuilder<unknown>,
+  ahead: RawBuilder<unknown>,
+  after: RawBuilder<unknown>,
+  upTo: RawBuilder<unknown>,
+) {
   const { board } = scope;
   const order = scopeOrder(board);
   return sql`SELECT * FROM (
@@ -173,7 +198,11 @@ function positionsFrom(scope: Scope, first: RawBuilder<unknown>, ahead: RawBuild
  * page is read from that value's first position (positionsFrom). So a page costs the count
  * plus O(offset) index entries, and sorts only its own rows and their ties.
  */
-export async function rankScope(db: Db, scope: Scope, page: { offset: number; limit: number }): Promise<{ total: number; entries: DbStanding[] }> {
+export async function rankScope(
+  db: Db,
+  scope: Scope,
+  page: { offset: number; limit: number },
+): Promise<{ total: number; entries: DbStanding[] }> {
   const { board } = scope;
   const direction = sql.raw(board.order === 'desc' ? 'DESC' : 'ASC');
   const first = sql`(SELECT value FROM first)`;
@@ -199,7 +228,12 @@ export async function rankScope(db: Db, scope: Scope, page: { offset: number; li
  * page's first value; the rows ahead of that value are the member's count less the few
  * between; then the page is read as any page (positionsFrom).
  */
-export async function aroundInScope(db: Db, scope: Scope, member: string, radius: number): Promise<{ total: number; entries: DbStanding[] }> {
+export async function aroundInScope(
+  db: Db,
+  scope: Scope,
+  member: string,
+  radius: number,
+): Promise<{ total: number; entries: DbStanding[] }> {
   const { board } = scope;
   const meValue = sql`(SELECT value FROM me)`;
   const meSubscore = sql`(SELECT subscore FROM me)`;
@@ -230,10 +264,16 @@ export async function aroundInScope(db: Db, scope: Scope, member: string, radius
  * The member's rank and 1-based position in the scope order, or null when unranked: counts
  * of the index entries ahead of it (better values, then ties ahead), never a sort.
  */
-export async function placeInScope(db: Db, scope: Scope, member: string): Promise<{ total: number; standing: DbStanding | null; position: number | null }> {
+export async function placeInScope(
+  db: Db,
+  scope: Scope,
+  member: string,
+): Promise<{ total: number; standing: DbStanding | null; position: number | null }> {
   const { total, placed } = await placeManyInScope(db, scope, [member]);
   const found = placed[0];
-  return found ? { total, standing: found.standing, position: found.position } : { total, standing: null, position: null };
+  return found
+    ? { total, standing: found.standing, position: found.position }
+    : { total, standing: null, position: null };
 }
 
 /**
@@ -251,7 +291,14 @@ export async function placeManyInScope(
   const one = members.length === 1;
   const meValue = sql`(SELECT value FROM me)`;
   const meSubscore = sql`(SELECT subscore FROM me)`;
-  const { rows } = await sql<{ total: number; member_id: string | null; value: number | null; subscore: number; better: number | null; ties: number | null }>`
+  const { rows } = await sql<{
+    total: number;
+    member_id: string | null;
+    value: number | null;
+    subscore: number;
+    better: number | null;
+    ties: number | null;
+  }>`
     WITH me AS (SELECT a.member_id, a.value, a.subscore, a.reached_at FROM member_aggregates a
                  WHERE ${inScope(scope)} AND a.member_id = ANY(${[...members]}::text[])),
     counted AS (SELECT c0 AS total, c1 AS better FROM ${countRows(scope, [sql`true`, one ? pairAhead(board, meValue, meSubscore) : sql`false`])} n)
@@ -266,13 +313,19 @@ export async function placeManyInScope(
     if (row.member_id === null || row.value === null || row.better === null || row.ties === null) return [];
     const position = row.better + row.ties + 1;
     const rank = board.tieBreak === 'shared' ? row.better + 1 : position;
-    return [{ standing: { rank, member: row.member_id, scaled: row.value, ...subscoreOf(board, row.subscore) }, position }];
+    return [
+      { standing: { rank, member: row.member_id, scaled: row.value, ...subscoreOf(board, row.subscore) }, position },
+    ];
   });
   return { total: rows[0]?.total ?? 0, placed };
 }
 
 /** The given members that are ranked in the scope, in scope order. */
-export async function pickInScope(db: Db, scope: Scope, members: readonly string[]): Promise<Array<{ member: string; scaled: number; subscore?: number }>> {
+export async function pickInScope(
+  db: Db,
+  scope: Scope,
+  members: readonly string[],
+): Promise<Array<{ member: string; scaled: number; subscore?: number }>> {
   const { board } = scope;
   if (members.length === 0) return [];
   const { rows } = await sql<{ member_id: string; value: number; subscore: number }>`
@@ -283,7 +336,12 @@ export async function pickInScope(db: Db, scope: Scope, members: readonly string
 }
 
 /** One page of a category's aggregates in member-id order, shaped for the projection. */
-export async function aggregatePage(db: Db, ref: { board: string; period: string; category: string }, after: string, limit: number): Promise<AggregateState[]> {
+export async function aggregatePage(
+  db: Db,
+  ref: { board: string; period: string; category: string },
+  after: string,
+  limit: number,
+): Promise<AggregateState[]> {
   const { rows } = await sql<{ state: AggregateState }>`
     SELECT laurel_aggregate_json(a, b.regions, m.excluded_at IS NOT NULL) AS state
       FROM member_aggregates a
@@ -299,7 +357,10 @@ export async function aggregatePage(db: Db, ref: { board: string; period: string
   return rows.map((r) => r.state);
 }
 
-export async function countAggregates(db: Db, ref: { board: string; period: string; category: string }): Promise<number> {
+export async function countAggregates(
+  db: Db,
+  ref: { board: string; period: string; category: string },
+): Promise<number> {
   const { rows } = await sql<{ n: number }>`
     SELECT count(*)::int AS n FROM member_aggregates
      WHERE board_id = ${ref.board} AND period_key = ${ref.period} AND category = ${ref.category}`.execute(db);
@@ -307,10 +368,15 @@ export async function countAggregates(db: Db, ref: { board: string; period: stri
 }
 
 /** The regions members of a category have aggregates in. */
-export async function aggregateRegions(db: Db, ref: { board: string; period: string; category: string }): Promise<string[]> {
+export async function aggregateRegions(
+  db: Db,
+  ref: { board: string; period: string; category: string },
+): Promise<string[]> {
   const { rows } = await sql<{ region: string }>`
     SELECT DISTINCT region FROM member_aggregates
-     WHERE board_id = ${ref.board} AND period_key = ${ref.period} AND category = ${ref.category} AND region IS NOT NULL`.execute(db);
+     WHERE board_id = ${ref.board} AND period_key = ${ref.period} AND category = ${ref.category} AND region IS NOT NULL`.execute(
+    db,
+  );
   return rows.map((r) => r.region);
 }
 

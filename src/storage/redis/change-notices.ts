@@ -31,7 +31,12 @@ export class NoticeSubscriber {
 
   constructor(
     target: RedisTarget,
-    handlers: { onNotice: (channel: string, notice: Notice) => void; onUp: () => void; onDown: () => void; onError: (err: Error) => void },
+    handlers: {
+      onNotice: (channel: string, notice: Notice) => void;
+      onUp: () => void;
+      onDown: () => void;
+      onError: (err: Error) => void;
+    },
   ) {
     this.redis = createSubscriberRedis(target, 'laurel-notices');
     onConnectionError(this.redis, handlers.onError);

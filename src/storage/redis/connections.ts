@@ -58,7 +58,12 @@ function clusterOf(target: RedisTarget, options: RedisOptions, clusterOptions: C
  * Redis is unreachable is rejected at once and the caller answers 503 instead of hanging.
  */
 export function createFailFastRedis(target: RedisTarget, name: string): RedisClient {
-  const options = { connectionName: name, enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy } satisfies RedisOptions;
+  const options = {
+    connectionName: name,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    retryStrategy,
+  } satisfies RedisOptions;
   if (!target.cluster) return new Redis(target.urls[0]!, options);
   return clusterOf(target, options, { enableOfflineQueue: false });
 }

@@ -1,5 +1,13 @@
 import type { Board } from '../../domain/board.js';
-import { decodeEntry, entryOfAggregate, rankKeyOfEntry, scaledFromSortScore, sortScore, subscoreOfEntry, type Placed } from '../../domain/ranking.js';
+import {
+  decodeEntry,
+  entryOfAggregate,
+  rankKeyOfEntry,
+  scaledFromSortScore,
+  sortScore,
+  subscoreOfEntry,
+  type Placed,
+} from '../../domain/ranking.js';
 import type { PeriodCategory } from '../../domain/period.js';
 import type { MemberInScope, Scope } from '../../domain/scope.js';
 import type { AggregateState } from '../postgres/events-repository.js';
@@ -66,7 +74,14 @@ export class LeaderboardCache {
       const board = boards.get(a.board);
       if (!board) throw new Error(`projection of unknown board ${a.board}`);
       const entry = a.hidden ? '' : entryOfAggregate(board, a);
-      group(a.board, a.period).args.push(a.category, a.member, String(a.version), sortScore(board.order, BigInt(a.value)), entry, a.region ?? '');
+      group(a.board, a.period).args.push(
+        a.category,
+        a.member,
+        String(a.version),
+        sortScore(board.order, BigInt(a.value)),
+        entry,
+        a.region ?? '',
+      );
     }
     const groups = [...byPeriod.entries()];
     const commands: KeyedCommand[] = groups.map(([base, g]) => ({
@@ -94,16 +109,25 @@ export class LeaderboardCache {
    * period, atomic there, all in one round trip (one per slot on a cluster), with a change
    * notice per period so event streams drop them too.
    */
-  async erase(periods: ReadonlyArray<{ board: Board; period: string; closed?: boolean }>, member: string): Promise<void> {
+  async erase(
+    periods: ReadonlyArray<{ board: Board; period: string; closed?: boolean }>,
+    member: string,
+  ): Promise<void> {
     const notice = changedNotice(Date.now());
     const commands: KeyedCommand[] = periods.flatMap(({ board, period, closed }) => {
       const base = this.keys.period(board.id, period);
       // A closed period's keys would rank the others without the member, while its final
       // results keep their ranks (the member renamed): without `ok`, its reads use those.
-      const final: KeyedCommand[] = closed ? [{ key: base, add: (pipeline: Pipeline) => pipeline.unlink(this.keys.ok(board.id, period)) }] : [];
+      const final: KeyedCommand[] = closed
+        ? [{ key: base, add: (pipeline: Pipeline) => pipeline.unlink(this.keys.ok(board.id, period)) }]
+        : [];
       return [
         ...final,
-        { key: base, add: (pipeline: Pipeline) => (pipeline as ScriptPipeline).laurelErase(base, member, 'all', ...board.categories) },
+        {
+          key: base,
+          add: (pipeline: Pipeline) =>
+            (pipeline as ScriptPipeline).laurelErase(base, member, 'all', ...board.categories),
+        },
         this.noticeCommand(board.id, period, notice),
       ];
     });
@@ -148,7 +172,12 @@ export class LeaderboardCache {
         member,
         rank0 < 0
           ? { total, rank: null, scaled: null }
-          : { total, rank: rank0 + 1, scaled: scaledFromSortScore(s.board.order, String(flat[i * 3 + 1])), ...subscoreOf(s.board, String(flat[i * 3 + 2])) },
+          : {
+              total,
+              rank: rank0 + 1,
+              scaled: scaledFromSortScore(s.board.order, String(flat[i * 3 + 1])),
+              ...subscoreOf(s.board, String(flat[i * 3 + 2])),
+            },
       );
     });
     return { total, top: rankedEntries(s.board, 0, first, items), placed };
@@ -164,7 +193,11 @@ export class LeaderboardCache {
   }
 
   async slice(s: Scope, offset: number, limit: number): Promise<Slice | Miss> {
-    return sliceFrom(await this.redis.laurelSlice(...this.readKeys(s), offset, limit, sharedFlag(s.board)), s.board, offset);
+    return sliceFrom(
+      await this.redis.laurelSlice(...this.readKeys(s), offset, limit, sharedFlag(s.board)),
+      s.board,
+      offset,
+    );
   }
 
   /** The member and up to `radius` neighbours on each side; no entries when the member is unranked. */
@@ -187,10 +220,18 @@ export class LeaderboardCache {
     const picked: PickedEntry[] = [];
     for (let i = 0; i < flat.length; i += 3) {
       const entry = flat[i + 1]!;
-      picked.push({ member: flat[i]!, entry, sortScore: Number(flat[i + 2]!), scaled: scaledFromSortScore(s.board.order, flat[i + 2]!), ...subscoreOf(s.board, entry) });
+      picked.push({
+        member: flat[i]!,
+        entry,
+        sortScore: Number(flat[i + 2]!),
+        scaled: scaledFromSortScore(s.board.order, flat[i + 2]!),
+        ...subscoreOf(s.board, entry),
+      });
     }
     // Redis order: by score, then by entry bytes (entries are ASCII, so code units are bytes).
-    return { picked: picked.sort((a, b) => a.sortScore - b.sortScore || (a.entry < b.entry ? -1 : a.entry > b.entry ? 1 : 0)) };
+    return {
+      picked: picked.sort((a, b) => a.sortScore - b.sortScore || (a.entry < b.entry ? -1 : a.entry > b.entry ? 1 : 0)),
+    };
   }
 
   /**
@@ -199,7 +240,10 @@ export class LeaderboardCache {
    */
   async sliceAndPlace(s: Scope, offset: number, limit: number, member: string): Promise<SliceAndPlace | Miss> {
     const keys = this.readKeys(s);
-    const tx = this.redis.multi() as unknown as ScriptPipeline & { laurelSlice(...args: unknown[]): void; exec(): Promise<Reply[] | null> };
+    const tx = this.redis.multi() as unknown as ScriptPipeline & {
+      laurelSlice(...args: unknown[]): void;
+      exec(): Promise<Reply[] | null>;
+    };
     tx.laurelSlice(...keys, offset, limit, sharedFlag(s.board));
     tx.laurelPlace(...keys, member, sharedFlag(s.board));
     const replies = (await tx.exec()) ?? [];
@@ -223,7 +267,10 @@ export class LeaderboardCache {
       this.redis,
       queries.map((q) => {
         const keys = this.readKeys(q);
-        return { key: keys[0], add: (pipeline) => (pipeline as ScriptPipeline).laurelPlace(...keys, q.member, sharedFlag(q.board)) };
+        return {
+          key: keys[0],
+          add: (pipeline) => (pipeline as ScriptPipeline).laurelPlace(...keys, q.member, sharedFlag(q.board)),
+        };
       }),
     );
     return replies.map(([err, reply], i) => {

@@ -35,7 +35,9 @@ export class MemberChanges {
     this.subscriber = subscriber;
     subscriber.on('error', () => undefined);
     subscriber.on('message', (_channel: string, notice: string) =>
-      notice.startsWith(ERASED) ? handlers.onChange(notice.slice(ERASED.length), true) : handlers.onChange(notice, false),
+      notice.startsWith(ERASED)
+        ? handlers.onChange(notice.slice(ERASED.length), true)
+        : handlers.onChange(notice, false),
     );
     subscriber.on('close', () => handlers.onReset(false));
     // ioredis re-subscribes on reconnect and emits ready again: each time, a fresh start.

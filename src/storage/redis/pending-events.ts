@@ -9,7 +9,12 @@ import type { KeyedCommand } from './slots.js';
  * of the leaderboard Redis (GET /v1/events/{key} answers "pending" from it). Sent through
  * `connection` (the leaderboard's own by default).
  */
-export async function markPending(cache: LeaderboardCache, jobId: string, idempotencyKeys: readonly string[], connection: RedisClient = cache.redis): Promise<void> {
+export async function markPending(
+  cache: LeaderboardCache,
+  jobId: string,
+  idempotencyKeys: readonly string[],
+  connection: RedisClient = cache.redis,
+): Promise<void> {
   const fields: string[] = [];
   for (const key of idempotencyKeys) fields.push(key, jobId);
   await connection.hset(cache.keys.pending(), ...fields);

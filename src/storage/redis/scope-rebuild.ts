@@ -44,12 +44,23 @@ export class ScopeRebuildWriter {
     const after = this.lastMember;
     const args: string[] = [];
     for (const a of page) {
-      if (!(a.member > this.lastMember)) throw new Error(`rebuild pages out of member order: ${a.member} after ${this.lastMember}`);
+      if (!(a.member > this.lastMember))
+        throw new Error(`rebuild pages out of member order: ${a.member} after ${this.lastMember}`);
       this.lastMember = a.member;
       const entry = a.hidden ? '' : entryOfAggregate(this.board, a);
       args.push(a.member, String(a.version), sortScore(this.board.order, BigInt(a.value)), entry, a.region ?? '');
     }
-    if ((await this.cache.redis.laurelRebuildFill(this.base, this.category, this.token, TEMP_TTL_SECONDS, after, ...args)) !== 0) return true;
+    if (
+      (await this.cache.redis.laurelRebuildFill(
+        this.base,
+        this.category,
+        this.token,
+        TEMP_TTL_SECONDS,
+        after,
+        ...args,
+      )) !== 0
+    )
+      return true;
     await this.discard();
     return false;
   }
@@ -93,11 +104,23 @@ export class ScopeRebuildWriter {
  * Removes a rebuild's temp keys in bounded steps: its state buckets (named by its index),
  * then the rest. They share the period's hash tag, so each UNLINK stays in one cluster slot.
  */
-export async function unlinkRebuildTemp(redis: RedisClient, base: string, category: string, token: string): Promise<void> {
+export async function unlinkRebuildTemp(
+  redis: RedisClient,
+  base: string,
+  category: string,
+  token: string,
+): Promise<void> {
   const fam = `${base}:t:${token}`;
   const index = `${fam}:st:${category}`;
   for await (const buckets of stateBuckets(redis, index)) await redis.unlink(...buckets);
   const regions = await redis.smembers(`${fam}:rg:${category}`);
-  const rest = [`${fam}:z:${category}:world`, `${fam}:pd:${category}`, `${fam}:fl:${category}`, `${fam}:alive`, index, `${fam}:rg:${category}`];
+  const rest = [
+    `${fam}:z:${category}:world`,
+    `${fam}:pd:${category}`,
+    `${fam}:fl:${category}`,
+    `${fam}:alive`,
+    index,
+    `${fam}:rg:${category}`,
+  ];
   await redis.unlink(...regions.map((region) => `${fam}:z:${category}:${region}`), ...rest);
 }

@@ -28,7 +28,14 @@ type NotReady = [0, number];
 export interface LeaderboardCommands {
   laurelProject(base: string, markComplete: string, ...args: string[]): Promise<string[]>;
   laurelRebuildBegin(base: string, category: string, token: string, ttl: number): Promise<number>;
-  laurelRebuildFill(base: string, category: string, token: string, ttl: number, after: string, ...args: string[]): Promise<number>;
+  laurelRebuildFill(
+    base: string,
+    category: string,
+    token: string,
+    ttl: number,
+    after: string,
+    ...args: string[]
+  ): Promise<number>;
   laurelRebuildReplay(base: string, category: string, token: string, limit: number): Promise<number>;
   laurelRebuildSwap(base: string, category: string, token: string): Promise<number>;
   laurelErase(base: string, member: string, ...categories: string[]): Promise<number>;
@@ -41,7 +48,14 @@ export interface LeaderboardCommands {
     limit: number,
     shared: string,
   ): Promise<NotReady | [1, number, number, string[]]>;
-  laurelPlace(scope: string, state: string, ok: string, category: string, member: string, shared: string): Promise<NotReady | [1, number, number?, string?, string?]>;
+  laurelPlace(
+    scope: string,
+    state: string,
+    ok: string,
+    category: string,
+    member: string,
+    shared: string,
+  ): Promise<NotReady | [1, number, number?, string?, string?]>;
   laurelAround(
     scope: string,
     state: string,
@@ -51,7 +65,13 @@ export interface LeaderboardCommands {
     radius: number,
     shared: string,
   ): Promise<NotReady | [1, number, number?, number?, string[]?]>;
-  laurelPick(scope: string, state: string, ok: string, category: string, ...members: string[]): Promise<NotReady | [1, string[]]>;
+  laurelPick(
+    scope: string,
+    state: string,
+    ok: string,
+    category: string,
+    ...members: string[]
+  ): Promise<NotReady | [1, string[]]>;
   /** A scope's total, top N and watched members' places in one call, for the event streams. */
   laurelWatch(
     scope: string,

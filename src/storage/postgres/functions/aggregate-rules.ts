@@ -35,7 +35,9 @@ export const rankedEvents = (source: string, partition: string) => `
                           x.occurred_at DESC, x.idempotency_key DESC)`;
 
 /** The aggregate of a ranked row r with rn = 1 (see rankedEvents): value, subscore, reached_at, last_key, n. */
-export const winnerColumns = (r: string) => `(CASE WHEN ${r}.aggregation = 'sum' THEN ${r}.total ELSE ${r}.value END)::bigint AS value,
+export const winnerColumns = (
+  r: string,
+) => `(CASE WHEN ${r}.aggregation = 'sum' THEN ${r}.total ELSE ${r}.value END)::bigint AS value,
            (CASE WHEN ${r}.aggregation = 'sum' THEN ${r}.sub_total ELSE coalesce(${r}.subscore, 0) END)::bigint AS subscore,
            CASE WHEN ${r}.aggregation = 'sum' THEN ${r}.latest ELSE ${r}.occurred_at END AS reached_at,
            ${r}.idempotency_key AS last_key, ${r}.n::int AS n`;

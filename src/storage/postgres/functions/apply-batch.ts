@@ -36,11 +36,14 @@ import type { StoredFunction } from './stored-function.js';
 const EVENT_COLUMNS = `ord, key, board_id, period_key, starts_at, ends_at, member_id, category, value, occurred_at,
   received_at, source, payload_hash, metadata, payload, pre_reason, subscore`;
 /** The batch's events beside their verdicts, i being the position in the batch. */
-const classified = (alias: string) => `unnest(v_ev, v_verdict) WITH ORDINALITY AS ${alias}(${EVENT_COLUMNS}, verdict, i)`;
+const classified = (alias: string) =>
+  `unnest(v_ev, v_verdict) WITH ORDINALITY AS ${alias}(${EVENT_COLUMNS}, verdict, i)`;
 /** The same beside their keys' hashed forms h (the form score_event_keys holds). */
-const hashed = (alias: string) => `unnest(v_ev, v_verdict, v_key_hash) WITH ORDINALITY AS ${alias}(${EVENT_COLUMNS}, verdict, h, i)`;
+const hashed = (alias: string) =>
+  `unnest(v_ev, v_verdict, v_key_hash) WITH ORDINALITY AS ${alias}(${EVENT_COLUMNS}, verdict, h, i)`;
 /** The batch's events beside their outcomes. */
-const decided = (alias: string) => `unnest(v_ev, v_out) AS ${alias}(${EVENT_COLUMNS}, outcome, stored_board, stored_period, stored_member, stored_category)`;
+const decided = (alias: string) =>
+  `unnest(v_ev, v_out) AS ${alias}(${EVENT_COLUMNS}, outcome, stored_board, stored_period, stored_member, stored_category)`;
 
 export const applyBatch: StoredFunction = {
   name: 'laurel_apply_batch',

@@ -6,7 +6,8 @@
  * taken after the member and period locks: each sees every earlier entry, and the positions
  * stay 1..n without gaps, so the count is the highest position.
  */
-export const entrantsLockSql = (board: string, period: string): string => `hashtextextended('entrants|' || ${board} || '|' || ${period}, 0)`;
+export const entrantsLockSql = (board: string, period: string): string =>
+  `hashtextextended('entrants|' || ${board} || '|' || ${period}, 0)`;
 
 /** How many members have entered the period: one backward probe of the primary key. */
 export const entrantCountSql = (board: string, period: string): string =>

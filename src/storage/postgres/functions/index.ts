@@ -7,4 +7,9 @@ import type { StoredFunction } from './stored-function.js';
 export type { StoredFunction } from './stored-function.js';
 
 /** Every stored function, in install order: a SQL-language function before its callers. */
-export const STORED_FUNCTIONS: readonly StoredFunction[] = [aggregateJson, ensureLedgerPartition, recomputeAggregates, applyBatch];
+export const STORED_FUNCTIONS: readonly StoredFunction[] = [
+  aggregateJson,
+  ensureLedgerPartition,
+  recomputeAggregates,
+  applyBatch,
+];

@@ -10,4 +10,5 @@ export const hashedKeySql = (expr: string): string => `'sha256:' || encode(sha25
 
 const [before, after] = hashedKeySql('\u0000').split('\u0000') as [string, string];
 /** The same form of a key passed as a query parameter. */
-export const hashedKey = (key: string): RawBuilder<string> => sql<string>`${sql.raw(before)}${key}::text${sql.raw(after)}`;
+export const hashedKey = (key: string): RawBuilder<string> =>
+  sql<string>`${sql.raw(before)}${key}::text${sql.raw(after)}`;
