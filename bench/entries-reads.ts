@@ -105,15 +105,13 @@ async function main(): Promise<void> {
   });
   const members = Array.from({ length: count }, (_, i) => `eb${i}`);
   for (let i = 0; i < count; i += 1000) {
-    const events = members
-      .slice(i, i + 1000)
-      .map((member, j) => ({
-        board,
-        member,
-        value: (i + j) % 997,
-        subscore: (i + j) % 13,
-        idempotencyKey: `${board}-${i + j}`,
-      }));
+    const events = members.slice(i, i + 1000).map((member, j) => ({
+      board,
+      member,
+      value: (i + j) % 997,
+      subscore: (i + j) % 13,
+      idempotencyKey: `${board}-${i + j}`,
+    }));
     await call(url, key, 'POST', '/v1/events', { events });
   }
   const deadline = Date.now() + 120_000;

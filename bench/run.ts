@@ -270,13 +270,11 @@ async function naiveIngest(n: number) {
   const started = performance.now();
   for (let i = 0; i < n; i += 1000) {
     await queue.addBulk(
-      list
-        .slice(i, i + 1000)
-        .map((e) => ({
-          name: 'e',
-          data: { key: e.idempotencyKey, member: e.member, value: e.value },
-          opts: { removeOnComplete: true },
-        })),
+      list.slice(i, i + 1000).map((e) => ({
+        name: 'e',
+        data: { key: e.idempotencyKey, member: e.member, value: e.value },
+        opts: { removeOnComplete: true },
+      })),
     );
   }
   await waitFor(

@@ -90,7 +90,9 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
     sessionSettings: FALLBACK_SESSION_SETTINGS,
   });
   const queueRedis = createFailFastRedis(queueTarget(env), `${name}-queue`);
-  const leaderboardRedis = withLeaderboardScripts(createFailFastRedis(leaderboardTarget(env), `${name}-leaderboard`));
+  const leaderboardRedis = withLeaderboardScripts(
+    createFailFastRedis(leaderboardTarget(env), `${name}-leaderboard`, { pipelined: true }),
+  );
   const failures = new RepeatLimitedLog(log, env.ERROR_LOG_INTERVAL_SECONDS * 1000);
   onConnectionError(queueRedis, (err) => failures.warn('queue-redis', err, 'redis connection error'));
   onConnectionError(leaderboardRedis, (err) => failures.warn('leaderboard-redis', err, 'redis connection error'));

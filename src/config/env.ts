@@ -58,6 +58,7 @@ const envSchema = z.object({
   ADMIN_API_KEY: z
     .string()
     .min(32, 'must be at least 32 characters (generate one: openssl rand -hex 32)')
+    .max(512, 'must be at most 512 characters')
     .regex(/^\S+$/, 'must not contain whitespace')
     .refine((key) => new Set(key).size > 1, 'must not be one character repeated'),
   PUBLIC_READS: booleanFlag.default(false),

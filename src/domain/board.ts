@@ -117,11 +117,9 @@ const everySchema = z
     description: 'back-to-back periods of n hours (absolute), days or weeks (local wall time kept) from anchor',
   });
 // Five fields here; whether the expression ever ticks is checked with the board's timezone below.
-const cronSchema = z
-  .strictObject({ cron: z.string().max(200) })
-  .meta({
-    description: 'a period runs from one tick of this 5-field cron expression (in the board timezone) to the next',
-  });
+const cronSchema = z.strictObject({ cron: z.string().max(200) }).meta({
+  description: 'a period runs from one tick of this 5-field cron expression (in the board timezone) to the next',
+});
 export const periodSpecSchema = z.union([z.enum(PERIOD_KINDS), everySchema, cronSchema], {
   error: 'must be all, day, week, month, { every, anchor } or { cron }',
 });
@@ -147,17 +145,10 @@ export const boardDefinitionSchema = z
       }),
     maxAttempts: z.number().int().min(1).max(10_000).nullable().default(null),
     league: leagueSchema,
-    maxMembers: z
-      .number()
-      .int()
-      .min(1)
-      .max(10_000_000)
-      .nullable()
-      .default(null)
-      .meta({
-        description:
-          'per period, the first maxMembers members to have an event applied are entrants; other members are rejected board_full',
-      }),
+    maxMembers: z.number().int().min(1).max(10_000_000).nullable().default(null).meta({
+      description:
+        'per period, the first maxMembers members to have an event applied are entrants; other members are rejected board_full',
+    }),
     subscore: z
       .strictObject({ order: z.enum(SORT_ORDERS) })
       .nullable()

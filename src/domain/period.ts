@@ -159,10 +159,6 @@ const SCHEDULED_KEY = /^\d{8}T\d{4}Z$/;
 const EVERY = /^([1-9]\d{0,3})([hdw])$/;
 const MINUTE_MS = 60_000;
 
-export function isScheduled(period: PeriodSpec): period is EverySchedule | CronSchedule {
-  return typeof period !== 'string';
-}
-
 /** One string per distinct schedule, for memo keys and equality (anchors compare as instants). */
 export function specId(period: PeriodSpec): string {
   if (typeof period === 'string') return period;

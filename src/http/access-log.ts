@@ -34,14 +34,14 @@ export function accessLog(log: Logger, metrics: Metrics): RequestHandler {
 }
 
 /** What the line names, asked for once the answer is done (the route is known by then). */
-export interface Answered {
+interface Answered {
   route: string;
   url: string;
   keyName: string | undefined;
 }
 
 /** The request id, then at the end the line and the latency. */
-export function trackRequest(
+function trackRequest(
   log: Logger,
   metrics: Metrics,
   req: IncomingMessage,

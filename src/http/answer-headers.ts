@@ -26,16 +26,24 @@ function corsFor(origins: CorsOrigins): RequestHandler {
 
 /**
  * What every answer starts with: the security headers (one constant block) and `no-store`
- * unless the route says its answer may be reused (`setReadHeaders`), then CORS.
+ * unless the route says its answer may be reused (`setReadHeaders`), then CORS. With a list
+ * of origins, every answer varies by Origin (a cache must not hand a browser an answer made
+ * for another origin, or for a client that sent none). A preflight is answered here, before
+ * any key is looked for (browsers send none with it): 204, with CORS headers only for an
+ * allowed origin.
  */
 export function answerStart(origins: CorsOrigins): RequestHandler {
   const allowCors = corsFor(origins);
+  const listed = origins !== '*' && origins.length > 0;
   return (req, res, next) => {
     for (const [name, value] of API_HEADERS) res.setHeader(name, value);
     res.setHeader('Cache-Control', CACHE_CONTROL.none);
+    if (listed) res.vary('Origin');
+    const preflight = req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
     // Without Origin there is nothing for CORS to answer (most clients are game servers).
-    if (req.headers.origin === undefined) next();
-    else allowCors(req, res, next);
+    if (req.headers.origin === undefined && !preflight) return next();
+    // cors answers a preflight of an allowed origin itself; a refused one goes on to here.
+    allowCors(req, res, preflight ? () => void res.status(204).end() : next);
   };
 }
 

@@ -7,7 +7,7 @@ import { createResultListener } from '../services/intake-service.js';
 import { authenticate } from './auth.js';
 import { accessLog } from './access-log.js';
 import { errorHandler } from './errors.js';
-import { createBudgets, type Budgets } from './rate-limit.js';
+import { createBudgets } from './rate-limit.js';
 import { answerStart } from './answer-headers.js';
 import { methodNotAllowed } from './method-not-allowed.js';
 import { readBody } from './request-body.js';
@@ -47,19 +47,17 @@ export interface WebApp {
   closeStreams(): void;
   /** What /readyz answers; the process drains it on shutdown. */
   readiness: Readiness;
-  /** What admits a request (`admitRequest` in auth.ts). */
-  admission: { verifier: ApiKeyVerifier; budgets: Budgets };
   close(): Promise<void>;
 }
 
 /**
- * The HTTP side: one Express middleware chain for every route. In order: the headers every
- * answer starts with (security block, `no-store`, CORS and preflights), the request id and
- * access log; the probes (no key, no budget); admission (key and budget, before any body
- * is read: an unknown key, an exhausted budget or a keyless write is refused unread); the
- * event streams, which need nothing after that; compression and the JSON body; then every
- * other route, intake and the standings reads first; 405/404; errors. Routes are the app's
- * own, not routers mounted in it: a request is matched once, by one router.
+ * The HTTP side: one Express middleware chain for every route. In order: the request id and
+ * access log; the headers every answer starts with (security block, `no-store`, CORS and
+ * preflights); the probes (no key, no budget); admission (key and budget, before any body is
+ * read: an unknown key, an exhausted budget or a keyless write is refused unread); the event
+ * streams, which need nothing after that; compression and the JSON body; then every other
+ * route, intake and the standings reads first; 405/404; errors. Routes are the app's own, not
+ * routers mounted in it: a request is matched once, by one router.
  */
 export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadiness(ctx, 'web')): WebApp {
   const app = express();
@@ -82,22 +80,22 @@ export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadi
   const streams = new StreamHub(ctx);
 
   // Every route is the app's own: one router, tried in this order.
-  app.use(answerStart(ctx.env.CORS_ORIGINS));
   app.use(accessLog(ctx.log, ctx.metrics));
+  app.use(answerStart(ctx.env.CORS_ORIGINS));
   healthRoutes(app, readiness);
   app.use(authenticate(verifier, budgets));
-  streamRoutes(app, ctx, verifier, streams);
+  streamRoutes(app, ctx, streams);
   app.use(compressWhenAccepted());
   app.use(readBody);
-  eventRoutes(app, ctx, verifier, listener);
-  standingsRoutes(app, ctx, verifier);
-  memberRoutes(app, ctx, verifier);
-  boardRoutes(app, ctx, verifier);
-  entrantRoutes(app, ctx, verifier);
-  leagueRoutes(app, ctx, verifier);
+  eventRoutes(app, ctx, listener);
+  standingsRoutes(app, ctx);
+  memberRoutes(app, ctx);
+  boardRoutes(app, ctx);
+  entrantRoutes(app, ctx);
+  leagueRoutes(app, ctx);
   adminKeyRoutes(app, ctx, verifier);
-  adminRebuildRoutes(app, ctx, verifier);
-  operationsRoutes(app, ctx, verifier);
+  adminRebuildRoutes(app, ctx);
+  operationsRoutes(app, ctx);
   consoleRoutes(app);
   app.use(methodNotAllowed(app));
   app.use(errorHandler(ctx.log, ctx.failures, ctx.failureOf));
@@ -107,7 +105,6 @@ export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadi
     app,
     closeStreams: () => streams.close(),
     readiness,
-    admission: { verifier, budgets },
     async close() {
       streams.close();
       await listener.close();

@@ -8,7 +8,7 @@ import { roleAllows, type ApiKeyVerifier, type Principal, type Role } from '../s
 export const BULL_BOARD_PATH = '/admin/queues';
 
 /** What admission looks at. */
-export interface RequestFacts {
+interface RequestFacts {
   method: string;
   /** The path as the client sent it, without the query. */
   path: string;
@@ -24,6 +24,12 @@ export function principalOf(res: Response): Principal | undefined {
 const isBullBoard = (path: string) => path === BULL_BOARD_PATH || path.startsWith(`${BULL_BOARD_PATH}/`);
 
 /**
+ * Longest key read: Laurel's keys are 47 characters, ADMIN_API_KEY at most this many. A longer
+ * one is refused unread, so the verifier's memory of presented keys stays small.
+ */
+const MAX_KEY_LENGTH = 512;
+
+/**
  * The key a request presents: `Authorization: Bearer <key>`, or, under Bull Board only, HTTP
  * basic auth with the key as password (browsers cannot send a bearer header there). Undefined when the
  * request has no Authorization header; null when it has one Laurel cannot read.
@@ -32,14 +38,15 @@ function presentedKey(headers: IncomingHttpHeaders, path: string): string | unde
   const header = headers.authorization;
   if (header === undefined) return undefined;
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (bearer) return bearer[1]!;
+  if (bearer) return bearer[1]!.length <= MAX_KEY_LENGTH ? bearer[1]! : null;
   // Basic only where browsers need it: elsewhere, credentials a browser resends on its own
   // would make an admin's Bull Board login an ambient credential for the whole API.
   const basic = isBullBoard(path) ? /^Basic\s+(\S+)\s*$/i.exec(header) : null;
   if (basic) {
     const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
-    return colon >= 0 && colon < decoded.length - 1 ? decoded.slice(colon + 1) : null;
+    const key = colon >= 0 && colon < decoded.length - 1 ? decoded.slice(colon + 1) : '';
+    return key && key.length <= MAX_KEY_LENGTH ? key : null;
   }
   return null;
 }
@@ -58,11 +65,7 @@ export function unauthorized(path: string, message: string): HttpError {
  * budget of the client's address before Postgres is asked, and a key just found unknown is
  * refused from memory; every request without a valid key spends the address's budget.
  */
-export async function admit(
-  verifier: ApiKeyVerifier,
-  budgets: Budgets,
-  facts: RequestFacts,
-): Promise<Principal | undefined> {
+async function admit(verifier: ApiKeyVerifier, budgets: Budgets, facts: RequestFacts): Promise<Principal | undefined> {
   const key = presentedKey(facts.headers, facts.path);
   if (key === undefined) {
     await budgets.ip(facts.ip());
@@ -105,7 +108,7 @@ export function takesBody(method: string): boolean {
  * Whether a principal (undefined: no key) may call a route needing `required`; throws the
  * 401 or 403 otherwise. With `publicReads`, read routes need no key at all.
  */
-export function checkRole(
+function checkRole(
   principal: Principal | undefined,
   required: Role,
   path: string,
@@ -124,7 +127,7 @@ export function checkRole(
   }
 }
 
-export const factsOf = (req: Request): RequestFacts => ({
+const factsOf = (req: Request): RequestFacts => ({
   method: req.method,
   path: pathOf(req.originalUrl),
   headers: req.headers,
@@ -141,7 +144,7 @@ function pathOf(url: string): string {
  * key or with a read key. Such a refusal, and any body this server will not read, closes the
  * connection after the answer, so the unread body is never waited for.
  */
-export async function admitRequest(
+async function admitRequest(
   verifier: ApiKeyVerifier,
   budgets: Budgets,
   facts: RequestFacts,
@@ -169,29 +172,17 @@ export async function admitRequest(
 export function authenticate(verifier: ApiKeyVerifier, budgets: Budgets): RequestHandler {
   return async (req, res, next) => {
     res.locals.principal = await admitRequest(verifier, budgets, factsOf(req), res);
-    res.locals.authenticated = true;
     next();
   };
 }
 
 /**
- * Requires a key with the given role (admin may do everything). With `publicReads`, read
- * routes need no key at all. Uses the principal `authenticate` resolved; a router mounted
- * without it resolves the key itself.
+ * Requires a key with the given role (admin may do everything), for the principal
+ * `authenticate` resolved. With `publicReads`, read routes need no key at all.
  */
-export function requireRole(
-  verifier: ApiKeyVerifier,
-  required: Role,
-  options: { publicReads?: boolean } = {},
-): RequestHandler {
-  return async (req, res, next) => {
-    if (!res.locals.authenticated) {
-      const key = presentedKey(req.headers, factsOf(req).path);
-      const principal = typeof key === 'string' ? await verifier.verify(key) : undefined;
-      if (key === null || principal === null) throw unauthorized(factsOf(req).path, 'unknown or revoked API key');
-      res.locals.principal = principal;
-    }
-    checkRole(principalOf(res), required, factsOf(req).path, options);
+export function requireRole(required: Role, options: { publicReads?: boolean } = {}): RequestHandler {
+  return (req, res, next) => {
+    checkRole(principalOf(res), required, pathOf(req.originalUrl), options);
     next();
   };
 }

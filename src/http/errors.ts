@@ -29,7 +29,7 @@ function statusOf(err: LaurelError): { status: number; code: string } {
 export const MAX_DETAILS = 100;
 
 /** What an error answers: status, the error body of docs/api.md and any headers of its own. */
-export interface ErrorAnswer {
+interface ErrorAnswer {
   status: number;
   body: { error: string; message: string; details?: ErrorDetail[] };
   headers: Record<string, string>;
@@ -42,7 +42,7 @@ export interface ErrorAnswer {
  * request while it lasts, so it is logged through `failures`: one line per dependency per
  * interval, with a count.
  */
-export function errorAnswer(
+function errorAnswer(
   err: unknown,
   path: string,
   log: Logger,

@@ -37,7 +37,7 @@ export function methodNotAllowed(app: Express): RequestHandler {
 }
 
 /** The 405 for a path that answers only `allowed`. */
-export function notAllowed(path: string, method: string, allowed: readonly string[]): HttpError {
+function notAllowed(path: string, method: string, allowed: readonly string[]): HttpError {
   return new HttpError(405, 'method_not_allowed', `${path} answers ${allowed.join(', ')}, not ${method}`, undefined, {
     Allow: allowed.join(', '),
   });

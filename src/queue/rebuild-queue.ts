@@ -24,7 +24,6 @@ export type ScopeJob = z.infer<typeof scopeJobSchema>;
 
 /** Re-projects one member's aggregates after a moderation change (the durable path). */
 export const memberJobSchema = z.object({ member: z.string(), openOnly: z.boolean() });
-export type MemberJob = z.infer<typeof memberJobSchema>;
 
 /**
  * Erases a member (docs/api.md, Erasure). The id travels in the job only, never in the erasure record;

@@ -27,11 +27,6 @@ export function roleAllows(role: Role, required: Role): boolean {
   return role === 'admin' || role === required;
 }
 
-/**
- * Resolves a presented bearer key to its principal. Keys are random 256-bit strings, so a
- * SHA-256 hash is enough to store them (no password stretching needed); the admin key is
- * compared in constant time, and stored keys are looked up by hash, never by the key.
- */
 /** Hashes of keys found unknown, remembered at most this many at once. */
 const MAX_REFUSED_HASHES = 10_000;
 /** ... and for this long: a key cannot be valid before it is created, and is random. */
@@ -44,12 +39,19 @@ interface PresentedKey {
 
 const ADMIN: Principal = Object.freeze({ id: 'admin', name: 'admin (ADMIN_API_KEY)', role: 'admin' });
 
+/**
+ * Resolves a presented bearer key to its principal. Keys are random 256-bit strings, so a
+ * SHA-256 hash is enough to store them (no password stretching needed); a key's hash is
+ * compared with the admin key's in constant time (once per key: the outcome is remembered
+ * with the hash), and stored keys are looked up by hash, never by the key.
+ */
 export class ApiKeyVerifier {
   private readonly adminHash: Buffer;
   private readonly cache = new Map<string, { principal: Principal; until: number }>();
   // Bounded, so a flood of random keys costs a fixed amount of memory, not one entry each.
   private readonly refused = new LRUCache<string, true>({ max: MAX_REFUSED_HASHES, ttl: REFUSED_HASH_MS });
-  // Bounded like `refused`: the raw keys recently presented (they are in every request's headers anyway).
+  // Bounded like `refused` (keys are at most 512 characters: auth.ts), so a flood of random
+  // keys costs at most a few megabytes. Raw keys, as they are in every request's headers.
   private readonly presented = new LRUCache<string, PresentedKey>({ max: MAX_REFUSED_HASHES });
 
   constructor(

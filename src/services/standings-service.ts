@@ -46,12 +46,10 @@ const memberListSchema = z
   );
 
 export const standingsQuerySchema = pageQuerySchema.extend({
-  members: memberListSchema
-    .optional()
-    .meta({
-      description:
-        'comma-separated member ids (1-100): only their entries, with their ranks in the scope; offset and limit do not apply',
-    }),
+  members: memberListSchema.optional().meta({
+    description:
+      'comma-separated member ids (1-100): only their entries, with their ranks in the scope; offset and limit do not apply',
+  }),
   member: z
     .string()
     .regex(MEMBER_ID, 'not a valid member id')

@@ -115,15 +115,13 @@ describe('closed-period retention', () => {
     const res = await h.api('POST', '/v1/events?wait=true', {
       events: [
         ...events.map((e) => wireEvent(BOARD, e)),
-        ...events
-          .slice(0, 12)
-          .map((e) => ({
-            board: OTHER,
-            member: e.member,
-            value: e.units + 1,
-            idempotencyKey: `o-${e.key}`,
-            occurredAt: new Date(e.atMs).toISOString(),
-          })),
+        ...events.slice(0, 12).map((e) => ({
+          board: OTHER,
+          member: e.member,
+          value: e.units + 1,
+          idempotencyKey: `o-${e.key}`,
+          occurredAt: new Date(e.atMs).toISOString(),
+        })),
       ],
     });
     expect(res.status).toBe(200);

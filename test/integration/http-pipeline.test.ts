@@ -203,5 +203,19 @@ describe('one HTTP pipeline for every route', () => {
     });
     expect(foreign.status).toBe(200);
     expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
+    expect(varies(foreign)).toContain('origin');
+    // A game server sends no Origin: its answer still varies by Origin, so no cache hands it to a browser.
+    const server = await send(h.baseUrl, 'GET', '/v1/boards/pipe/standings/m1', { authorization: `Bearer ${readKey}` });
+    expect(server.headers['access-control-allow-origin']).toBeUndefined();
+    expect(varies(server)).toContain('origin');
+    const refused = await send(h.baseUrl, 'OPTIONS', '/v1/boards/pipe/standings', {
+      origin: 'https://other.example',
+      'access-control-request-method': 'GET',
+      'x-request-id': 'preflight-1',
+    });
+    expect(refused.status).toBe(204);
+    expect(refused.headers['access-control-allow-origin']).toBeUndefined();
+    expect(refused.headers['access-control-allow-methods']).toBeUndefined();
+    expect(refused.headers['x-request-id']).toBe('preflight-1');
   });
 });

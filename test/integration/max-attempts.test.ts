@@ -94,15 +94,13 @@ describe('maxAttempts', () => {
       const size = Math.ceil(order.length / batches);
       for (let i = 0; i < order.length; i += size) {
         await post(
-          order
-            .slice(i, i + size)
-            .map((e) => ({
-              board,
-              member: e.member,
-              value: e.units,
-              idempotencyKey: `${board}.${e.key}`,
-              occurredAt: new Date(e.atMs).toISOString(),
-            })),
+          order.slice(i, i + size).map((e) => ({
+            board,
+            member: e.member,
+            value: e.units,
+            idempotencyKey: `${board}.${e.key}`,
+            occurredAt: new Date(e.atMs).toISOString(),
+          })),
         );
       }
       const page = (await h.api('GET', `/v1/boards/${board}/standings`)).body;

@@ -136,15 +136,13 @@ describe('exclusion and restore', () => {
     const sending = (async () => {
       for (let i = 20; i < 200; i += 20) {
         const res = await h.api('POST', '/v1/events', {
-          events: burst
-            .slice(i, i + 20)
-            .map((e) => ({
-              board: 'cheat',
-              member: e.member,
-              value: e.units,
-              idempotencyKey: e.key,
-              occurredAt: new Date(e.atMs).toISOString(),
-            })),
+          events: burst.slice(i, i + 20).map((e) => ({
+            board: 'cheat',
+            member: e.member,
+            value: e.units,
+            idempotencyKey: e.key,
+            occurredAt: new Date(e.atMs).toISOString(),
+          })),
         });
         expect(res.status).toBe(202);
       }

@@ -112,7 +112,7 @@ describe('stream routes', () => {
     expect(JSON.stringify(limit.body)).toContain('limit');
     expect((await h.api('GET', '/v1/boards/nope/standings/stream')).status).toBe(404);
     expect((await h.api('GET', '/v1/boards/live/standings/ann/stream?category=nope')).status).toBe(404);
-    // Served in front of Express, refused as Express refuses: a keyless write 401, another method 405.
+    // Ordinary routes of the one pipeline, refused as every route is: a keyless write 401, another method 405.
     expect((await h.api('POST', '/v1/boards/live/standings/stream', {}, null)).status).toBe(401);
     const post = await fetch(`${h.baseUrl}/v1/boards/live/standings/ann/stream`, {
       method: 'POST',

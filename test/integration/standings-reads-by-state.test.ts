@@ -19,7 +19,7 @@ const HOUR = 3_600_000;
 const PERIOD = '2026-12-05';
 const BOARD = 'tbl';
 const LADDER = 'tbl-ladder';
-const SPEC = { aggregation: 'best', order: 'desc', tieBreak: 'shared' } as const;
+const BOARD_RULES = { aggregation: 'best', order: 'desc', tieBreak: 'shared' } as const;
 const LEAGUE = { tiers: ['bronze', 'silver'], bucketSize: 4, promote: 1, relegate: 1, startTier: 'bronze' };
 const REGIONS = ['FR', 'DE', 'ES'];
 const FOLLOWER = 'm07';
@@ -53,7 +53,7 @@ const SCOPES = [
   ...s,
   ranked: referenceStandings(
     events.filter((e) => s.region === undefined || regionOf(e.member) === s.region),
-    SPEC,
+    BOARD_RULES,
     s.category,
   ),
 }));
@@ -87,7 +87,7 @@ beforeAll(async () => {
   expect(
     (
       await h.api('PUT', `/v1/boards/${BOARD}`, {
-        ...SPEC,
+        ...BOARD_RULES,
         period: 'day',
         categories: ['duel'],
         regions: true,

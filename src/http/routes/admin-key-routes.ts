@@ -16,7 +16,7 @@ export const createKeySchema = z
   .strict();
 
 export function adminKeyRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier): void {
-  const admin = requireRole(verifier, 'admin');
+  const admin = requireRole('admin');
 
   router.post('/v1/admin/keys', admin, async (req, res) => {
     const body = parseOrThrow(createKeySchema, req.body, 'key request');

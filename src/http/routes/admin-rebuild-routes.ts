@@ -1,14 +1,13 @@
 import type { IRouter } from 'express';
 import type { AppContext } from '../../context.js';
-import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { rebuildStatus, requestRebuild } from '../../services/rebuild-service.js';
 import { stats } from '../../services/stats-service.js';
 import { erasureStatus } from '../../services/erasure-service.js';
 import { param } from '../params.js';
 import { requireRole } from '../auth.js';
 
-export function adminRebuildRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier): void {
-  const admin = requireRole(verifier, 'admin');
+export function adminRebuildRoutes(router: IRouter, ctx: AppContext): void {
+  const admin = requireRole('admin');
 
   router.post('/v1/admin/rebuilds', admin, async (req, res) => {
     const { rebuildId, scopes } = await requestRebuild(ctx, req.body, 'api');

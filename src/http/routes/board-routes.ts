@@ -1,14 +1,13 @@
 import type { IRouter } from 'express';
 import type { AppContext } from '../../context.js';
-import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { getBoardView, listBoardViews, putBoard } from '../../services/boards-service.js';
 import { param } from '../params.js';
 import { requireRole } from '../auth.js';
 import { replyRead } from '../read-reply.js';
 
-export function boardRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier): void {
-  const read = requireRole(verifier, 'read', { publicReads: ctx.env.PUBLIC_READS });
-  const admin = requireRole(verifier, 'admin');
+export function boardRoutes(router: IRouter, ctx: AppContext): void {
+  const read = requireRole('read', { publicReads: ctx.env.PUBLIC_READS });
+  const admin = requireRole('admin');
   const cors = ctx.env.CORS_ORIGINS;
 
   router.put('/v1/boards/:boardId', admin, async (req, res) => {

@@ -1,15 +1,14 @@
 import type { IRouter } from 'express';
 import type { AppContext } from '../../context.js';
-import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { enterEntrant, entrantsPage } from '../../services/entrants-service.js';
 import { param } from '../params.js';
 import { requireRole } from '../auth.js';
 import { aboutClosedPeriod, replyRead } from '../read-reply.js';
 
 /** Entrants of maxMembers boards (docs/design/leagues.md). */
-export function entrantRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier): void {
-  const ingest = requireRole(verifier, 'ingest');
-  const read = requireRole(verifier, 'read', { publicReads: ctx.env.PUBLIC_READS });
+export function entrantRoutes(router: IRouter, ctx: AppContext): void {
+  const ingest = requireRole('ingest');
+  const read = requireRole('read', { publicReads: ctx.env.PUBLIC_READS });
   const cors = ctx.env.CORS_ORIGINS;
 
   router.post('/v1/boards/:boardId/entrants/:memberId', ingest, async (req, res) => {

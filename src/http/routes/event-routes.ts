@@ -1,7 +1,6 @@
 import type { IRouter } from 'express';
 import { z } from 'zod';
 import type { AppContext } from '../../context.js';
-import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { eventStatus } from '../../services/event-status.js';
 import { param } from '../params.js';
 import { principalOf, requireRole } from '../auth.js';
@@ -17,13 +16,8 @@ export const intakeQuerySchema = z.object({
 });
 
 /** Intake (registered first: it is the route most requests go to), an event's status, and voids. */
-export function eventRoutes(
-  router: IRouter,
-  ctx: AppContext,
-  verifier: ApiKeyVerifier,
-  listener: ResultListener,
-): void {
-  const ingest = requireRole(verifier, 'ingest');
+export function eventRoutes(router: IRouter, ctx: AppContext, listener: ResultListener): void {
+  const ingest = requireRole('ingest');
 
   router.post('/v1/events', ingest, async (req, res) => {
     const { wait } = parseOrThrow(intakeQuerySchema, req.query, 'query');
@@ -36,7 +30,7 @@ export function eventRoutes(
     res.status(answer.status).json(answer.body);
   });
 
-  router.post('/v1/events/:idempotencyKey/void', requireRole(verifier, 'admin'), async (req, res) => {
+  router.post('/v1/events/:idempotencyKey/void', requireRole('admin'), async (req, res) => {
     res.json(await voidEvent(ctx, param(req, 'idempotencyKey'), req.body, principalOf(res)!.name));
   });
   router.get('/v1/events/:idempotencyKey', ingest, async (req, res) => {

@@ -1,14 +1,13 @@
 import type { IRouter } from 'express';
 import type { AppContext } from '../../context.js';
-import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { bucketLeague, memberLeague, memberLeagues } from '../../services/league-service.js';
 import { param } from '../params.js';
 import { requireRole } from '../auth.js';
 import { aboutClosedPeriod, replyRead } from '../read-reply.js';
 
 /** League reads (docs/design/leagues.md). */
-export function leagueRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier): void {
-  const read = requireRole(verifier, 'read', { publicReads: ctx.env.PUBLIC_READS });
+export function leagueRoutes(router: IRouter, ctx: AppContext): void {
+  const read = requireRole('read', { publicReads: ctx.env.PUBLIC_READS });
   const cors = ctx.env.CORS_ORIGINS;
 
   router.get('/v1/boards/:boardId/standings/:memberId/league', read, async (req, res) => {

@@ -1,6 +1,5 @@
 import type { IRouter } from 'express';
 import type { AppContext } from '../../context.js';
-import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { putFollowing } from '../../services/following-service.js';
 import { memberProfile, putMember } from '../../services/member-profile-service.js';
 import { excludeMember, restoreMember } from '../../services/moderation-service.js';
@@ -12,10 +11,10 @@ import { param } from '../params.js';
 import { principalOf, requireRole } from '../auth.js';
 import { replyRead } from '../read-reply.js';
 
-export function memberRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier): void {
-  const ingest = requireRole(verifier, 'ingest');
-  const read = requireRole(verifier, 'read', { publicReads: ctx.env.PUBLIC_READS });
-  const admin = requireRole(verifier, 'admin');
+export function memberRoutes(router: IRouter, ctx: AppContext): void {
+  const ingest = requireRole('ingest');
+  const read = requireRole('read', { publicReads: ctx.env.PUBLIC_READS });
+  const admin = requireRole('admin');
   const cors = ctx.env.CORS_ORIGINS;
 
   router.get('/v1/members/:memberId/standings', read, async (req, res) => {

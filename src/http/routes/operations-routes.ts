@@ -4,7 +4,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import swaggerUi from 'swagger-ui-express';
 import type { AppContext } from '../../context.js';
-import { roleAllows, type ApiKeyVerifier } from '../../services/api-keys.js';
+import { roleAllows } from '../../services/api-keys.js';
 import { metricsText } from '../../observability/cluster-metrics.js';
 import { openApiDocument } from '../openapi.js';
 import { BULL_BOARD_PATH, principalOf, requireRole, unauthorized } from '../auth.js';
@@ -28,8 +28,8 @@ function browserAdmin(): RequestHandler {
   };
 }
 
-export function operationsRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier): void {
-  const admin = requireRole(verifier, 'admin');
+export function operationsRoutes(router: IRouter, ctx: AppContext): void {
+  const admin = requireRole('admin');
 
   router.get('/metrics', admin, async (_req, res) => {
     res.set('Content-Type', ctx.metrics.registry.contentType);

@@ -1,6 +1,5 @@
 import { type IRouter, type Response } from 'express';
 import type { AppContext } from '../../context.js';
-import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import { boardPeriods, periodResults } from '../../services/period-results-service.js';
 import { aroundMember, followingStandings, memberStanding, standingsPage } from '../../services/standings-service.js';
 import { param } from '../params.js';
@@ -12,8 +11,8 @@ import { aboutClosedPeriod, replyRead } from '../read-reply.js';
  * are these, and the router tries routes in order. (The event streams under
  * `/standings/.../stream` are `stream-routes.ts`.)
  */
-export function standingsRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier): void {
-  const read = requireRole(verifier, 'read', { publicReads: ctx.env.PUBLIC_READS });
+export function standingsRoutes(router: IRouter, ctx: AppContext): void {
+  const read = requireRole('read', { publicReads: ctx.env.PUBLIC_READS });
   const cors = ctx.env.CORS_ORIGINS;
   const reply = (res: Response, body: { period: { state: string } }) =>
     replyRead(res, cors, body, aboutClosedPeriod(body));

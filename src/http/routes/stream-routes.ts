@@ -1,6 +1,5 @@
 import type { IRouter, Request, Response } from 'express';
 import type { AppContext } from '../../context.js';
-import type { ApiKeyVerifier } from '../../services/api-keys.js';
 import type { StreamHub, StreamSpec } from '../../services/realtime/stream-hub.js';
 import { topStreamQuerySchema } from '../../services/realtime/stream-query.js';
 import { assertMember, resolveScope } from '../../services/standings-service.js';
@@ -16,8 +15,8 @@ import { param } from '../params.js';
  * stream lives as long as its client, and whatever a middleware wraps its response in would
  * stay in memory with each of thousands of them (and compression would hold messages back).
  */
-export function streamRoutes(router: IRouter, ctx: AppContext, verifier: ApiKeyVerifier, hub: StreamHub): void {
-  const read = requireRole(verifier, 'read', { publicReads: ctx.env.PUBLIC_READS });
+export function streamRoutes(router: IRouter, ctx: AppContext, hub: StreamHub): void {
+  const read = requireRole('read', { publicReads: ctx.env.PUBLIC_READS });
   const serve = async (req: Request, res: Response, spec: StreamSpec) => {
     const scope = await resolveScope(ctx, param(req, 'boardId'), req.query);
     setReadHeaders(res, 'none', ctx.env.CORS_ORIGINS);

@@ -179,13 +179,9 @@ export const standingEntrySchema = z
       .number()
       .optional()
       .meta({ description: 'on a board with a subscore: the aggregated subscore, ordering equal scores' }),
-    metadata: z
-      .record(z.string(), z.unknown())
-      .nullable()
-      .optional()
-      .meta({
-        description: "with metadata=true: the metadata of the event that produced the member's current value, or null",
-      }),
+    metadata: z.record(z.string(), z.unknown()).nullable().optional().meta({
+      description: "with metadata=true: the metadata of the event that produced the member's current value, or null",
+    }),
   })
   .meta({ id: 'StandingEntry' });
 

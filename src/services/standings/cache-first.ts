@@ -76,7 +76,12 @@ async function reachable<T>(ctx: AppContext, cached: Promise<T>): Promise<T | Mi
     return await cached;
   } catch (err) {
     const known = ctx.failureOf(err);
-    if (!(known instanceof Unavailable) || known.dependency !== 'leaderboard-redis') throw err;
+    // With one Redis for queue and leaderboards, both connections drop together and the
+    // outage may be named after the queue's: the leaderboard connection's state decides.
+    const leaderboardDown =
+      known instanceof Unavailable &&
+      (known.dependency === 'leaderboard-redis' || ctx.leaderboard.redis.status !== 'ready');
+    if (!leaderboardDown) throw err;
     ctx.failures.warn(
       'leaderboard-redis',
       known.message,

@@ -56,16 +56,20 @@ function clusterOf(target: RedisTarget, options: RedisOptions, clusterOptions: C
 /**
  * Request-path connections fail fast: with the offline queue off, a command sent while
  * Redis is unreachable is rejected at once and the caller answers 503 instead of hanging.
+ * `pipelined`: the commands of one turn of the event loop (concurrent requests' reads) leave
+ * in one write, as one pipeline, instead of a write each; each still answers on its own.
+ * Not for a connection BullMQ drives: it runs its own pipelines and transactions.
  */
-export function createFailFastRedis(target: RedisTarget, name: string): RedisClient {
+export function createFailFastRedis(target: RedisTarget, name: string, { pipelined = false } = {}): RedisClient {
   const options = {
     connectionName: name,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     retryStrategy,
+    enableAutoPipelining: pipelined,
   } satisfies RedisOptions;
   if (!target.cluster) return new Redis(target.urls[0]!, options);
-  return clusterOf(target, options, { enableOfflineQueue: false });
+  return clusterOf(target, options, { enableOfflineQueue: false, enableAutoPipelining: pipelined });
 }
 
 /** BullMQ workers block on Redis and must never give up a command (maxRetriesPerRequest: null). */
