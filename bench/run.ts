@@ -799,8 +799,8 @@ async function main() {
   const md = [
     `| measure | Laurel | limit / naive | ratio | target |`,
     `|---|---|---|---|---|`,
-    `| 1000-event requests, events/s (best: ${best.concurrency} jobs at once) | ${best.eventsPerSec} | raw ${raw} | ${ratio(best.eventsPerSec, raw)} of raw | >= 0.2x |`,
-    `| 100-event requests, events/s (best) | ${batch100} | raw ${raw} | ${ratio(batch100, raw)} of raw | >= 0.25x |`,
+    `| 1000-event requests, events/s (best: ${best.concurrency} jobs at once) | ${best.eventsPerSec} | raw ${raw} | ${ratio(best.eventsPerSec, raw)} of raw | >= 0.25x |`,
+    `| 100-event requests, events/s (best) | ${batch100} | raw ${raw} | ${ratio(batch100, raw)} of raw | >= 0.2x |`,
     `| one-event requests, events/s (best: ${single.best.clients} clients) | ${single.best.eventsPerSec} | naive ${naive} | ${ratio(single.best.eventsPerSec, naive)} of naive | >= 2x |`,
     `| one-event requests at ${single.lag.rate}/s: event-to-visible lag p50 / p99 ms | ${single.lag.p50Ms} / ${single.lag.p99Ms} | | | p99 <= 100 |`,
     `| 1000-event requests vs naive (one job per event), events/s | ${best.eventsPerSec} | naive ${naive} | ${ratio(best.eventsPerSec, naive)} | |`,
