@@ -2,7 +2,7 @@ import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import type { AppContext } from '../context.js';
 import { Unavailable } from '../domain/errors.js';
 import { createWorkerRedis, onConnectionError, queueTarget } from '../storage/redis/connections.js';
-import { queuePrefix } from '../queue/score-events-queue.js';
+import { queuePrefix } from '../queue/enqueue.js';
 import { registerSchedulers } from '../queue/periods-queue.js';
 import type { QueueName } from '../queue/job-contracts.js';
 import { cappedExponentialBackoff } from './backoff.js';

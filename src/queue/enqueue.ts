@@ -1,4 +1,5 @@
-import type { BulkJobOptions, FlowProducer, Job, JobsOptions, Queue } from 'bullmq';
+import { Queue, type BulkJobOptions, type FlowProducer, type Job, type JobsOptions } from 'bullmq';
+import type { RedisClient } from '../storage/redis/connections.js';
 import type { JobData, JobName, QueueName } from './job-contracts.js';
 
 /**
@@ -9,6 +10,25 @@ import type { JobData, JobName, QueueName } from './job-contracts.js';
 export type ContractQueue<Q extends QueueName, R = unknown> = Queue<JobData<Q, JobName<Q>>, R, JobName<Q>> & {
   readonly name: Q;
 };
+
+/** Queue keys live under one hash tag per queue, so each queue maps to one cluster slot. */
+export function queuePrefix(redisPrefix: string, queue: string): string {
+  return `{${redisPrefix}:${queue}}`;
+}
+
+/** A queue of the contract under its hash-tagged prefix (one cluster slot per queue), with its jobs' default options. */
+export function createContractQueue<Q extends QueueName, R = unknown>(
+  name: Q,
+  connection: RedisClient,
+  redisPrefix: string,
+  defaultJobOptions: JobsOptions,
+): ContractQueue<Q, R> {
+  return new Queue(name, {
+    connection,
+    prefix: queuePrefix(redisPrefix, name),
+    defaultJobOptions,
+  }) as unknown as ContractQueue<Q, R>;
+}
 
 /** One job of queue Q: a name of its contract and that name's payload. */
 export type ContractJob<Q extends QueueName, O = JobsOptions> = {

@@ -1,8 +1,7 @@
 import { Queue } from 'bullmq';
 import { z } from 'zod';
 import type { RedisClient } from '../storage/redis/connections.js';
-import { queuePrefix } from './score-events-queue.js';
-import type { ContractQueue } from './enqueue.js';
+import { createContractQueue, type ContractQueue } from './enqueue.js';
 
 /**
  * The "periods" queue carries recurring work, driven by BullMQ job schedulers with stable
@@ -20,16 +19,12 @@ export const periodsJobPayload = z.object({}).optional();
 export type PeriodsQueue = ContractQueue<typeof PERIODS_QUEUE>;
 
 export function createPeriodsQueue(connection: RedisClient, redisPrefix: string): PeriodsQueue {
-  return new Queue(PERIODS_QUEUE, {
-    connection,
-    prefix: queuePrefix(redisPrefix, PERIODS_QUEUE),
-    defaultJobOptions: {
-      attempts: 3,
-      backoff: { type: 'capped-exponential' },
-      removeOnComplete: { count: 100 },
-      removeOnFail: { count: 1000 },
-    },
-  }) as PeriodsQueue;
+  return createContractQueue(PERIODS_QUEUE, connection, redisPrefix, {
+    attempts: 3,
+    backoff: { type: 'capped-exponential' },
+    removeOnComplete: { count: 100 },
+    removeOnFail: { count: 1000 },
+  });
 }
 
 export async function registerSchedulers(queue: PeriodsQueue): Promise<void> {

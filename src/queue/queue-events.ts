@@ -1,7 +1,8 @@
 import { QueueEvents, QueueKeys } from 'bullmq';
 import type { Env } from '../config/env.js';
 import type { Logger } from '../logger.js';
-import { SCORE_EVENTS_QUEUE, queuePrefix } from './score-events-queue.js';
+import { SCORE_EVENTS_QUEUE } from './score-events-queue.js';
+import { queuePrefix } from './enqueue.js';
 import { createWorkerRedis, onConnectionError, queueTarget, type RedisClient } from '../storage/redis/connections.js';
 
 /**

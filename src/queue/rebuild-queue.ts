@@ -1,8 +1,7 @@
-import { FlowProducer, Queue, type JobsOptions } from 'bullmq';
+import { FlowProducer, type JobsOptions } from 'bullmq';
 import type { RedisClient } from '../storage/redis/connections.js';
 import { z } from 'zod';
-import { queuePrefix } from './score-events-queue.js';
-import type { ContractQueue } from './enqueue.js';
+import { createContractQueue, queuePrefix, type ContractQueue } from './enqueue.js';
 
 /**
  * The "rebuild" queue: a `request` job per rebuild asked for (the parent of a BullMQ flow)
@@ -67,11 +66,7 @@ export const rebuildJobOptions: JobsOptions = {
 export type RebuildQueue = ContractQueue<typeof REBUILD_QUEUE>;
 
 export function createRebuildQueue(connection: RedisClient, redisPrefix: string): RebuildQueue {
-  return new Queue(REBUILD_QUEUE, {
-    connection,
-    prefix: queuePrefix(redisPrefix, REBUILD_QUEUE),
-    defaultJobOptions: rebuildJobOptions,
-  }) as RebuildQueue;
+  return createContractQueue(REBUILD_QUEUE, connection, redisPrefix, rebuildJobOptions);
 }
 
 export function createRebuildFlowProducer(connection: RedisClient, redisPrefix: string): FlowProducer {

@@ -1,8 +1,8 @@
-import { Queue, type JobsOptions } from 'bullmq';
+import type { JobsOptions } from 'bullmq';
 import type { RedisClient } from '../storage/redis/connections.js';
 import { z } from 'zod';
 import { scoreEventSchema } from '../domain/event.js';
-import type { ContractQueue } from './enqueue.js';
+import { createContractQueue, type ContractQueue } from './enqueue.js';
 
 /**
  * The contract of the "score-events" queue: one job per intake request, never one per event.
@@ -57,17 +57,8 @@ export const scoreJobOptions: JobsOptions = {
   removeOnFail: { age: 14 * 24 * 3600 },
 };
 
-/** Queue keys live under one hash tag per queue, so each queue maps to one cluster slot. */
-export function queuePrefix(redisPrefix: string, queue: string): string {
-  return `{${redisPrefix}:${queue}}`;
-}
-
 export type ScoreEventsQueue = ContractQueue<typeof SCORE_EVENTS_QUEUE, ScoreJobResult>;
 
 export function createScoreEventsQueue(connection: RedisClient, redisPrefix: string): ScoreEventsQueue {
-  return new Queue(SCORE_EVENTS_QUEUE, {
-    connection,
-    prefix: queuePrefix(redisPrefix, SCORE_EVENTS_QUEUE),
-    defaultJobOptions: scoreJobOptions,
-  }) as ScoreEventsQueue;
+  return createContractQueue(SCORE_EVENTS_QUEUE, connection, redisPrefix, scoreJobOptions);
 }

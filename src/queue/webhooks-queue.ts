@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
-import { Queue, type JobsOptions } from 'bullmq';
+import type { JobsOptions } from 'bullmq';
 import type { RedisClient } from '../storage/redis/connections.js';
 import { z } from 'zod';
-import { queuePrefix } from './score-events-queue.js';
-import type { ContractQueue } from './enqueue.js';
+import { createContractQueue, type ContractQueue } from './enqueue.js';
 
 /** One job per webhook delivery; the job id is the stable delivery id. */
 export const WEBHOOKS_QUEUE = 'webhooks';
@@ -27,11 +26,7 @@ export const webhookJobOptions: JobsOptions = {
 export type WebhooksQueue = ContractQueue<typeof WEBHOOKS_QUEUE>;
 
 export function createWebhooksQueue(connection: RedisClient, redisPrefix: string): WebhooksQueue {
-  return new Queue(WEBHOOKS_QUEUE, {
-    connection,
-    prefix: queuePrefix(redisPrefix, WEBHOOKS_QUEUE),
-    defaultJobOptions: webhookJobOptions,
-  }) as WebhooksQueue;
+  return createContractQueue(WEBHOOKS_QUEUE, connection, redisPrefix, webhookJobOptions);
 }
 
 /** Stable across retries and re-enqueues: the receiver deduplicates on it. */

@@ -13,12 +13,8 @@ import {
 } from '../support/deployment.js';
 import { referenceStandings } from '../support/reference.js';
 import { until } from '../support/poll.js';
-import {
-  queuePrefix,
-  SCORE_EVENTS_QUEUE,
-  type ScoreJob,
-  type ScoreJobResult,
-} from '../../src/queue/score-events-queue.js';
+import { queuePrefix } from '../../src/queue/enqueue.js';
+import { SCORE_EVENTS_QUEUE, type ScoreJob, type ScoreJobResult } from '../../src/queue/score-events-queue.js';
 
 let d: Deployment;
 beforeAll(async () => {
