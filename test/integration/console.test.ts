@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTick } from '../../src/services/period-tick.js';
 import { ADMIN_KEY, createHarness, type Harness } from '../support/harness.js';
+import { launchBrowser } from '../support/browser.js';
 
 // The console (docs/operations.md) driven in a real Chromium against a real Laurel. Expected
 // standings are computed here from the values posted, never read back from Laurel first.
@@ -12,16 +13,6 @@ import { ADMIN_KEY, createHarness, type Harness } from '../support/harness.js';
 
 const NOW = new Date('2026-12-02T12:00:00Z');
 const SHOTS = process.env.CONSOLE_SCREENSHOTS ? 'docs/console' : null;
-const BROWSER_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
 interface Scored {
   member: string;
   value: number;
@@ -71,9 +62,7 @@ const go = (hash: string) => page.goto(`${h.baseUrl}/console/#${hash}`);
 beforeAll(async () => {
   h = await createHarness();
   h.clock.set(NOW);
-  const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-  expect(existsSync(executablePath), `${executablePath} must be installed (scripts/test-setup.sh)`).toBe(true);
-  browser = await chromium.launch({ executablePath, args: BROWSER_ARGS });
+  browser = await launchBrowser();
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   await context.addInitScript(() => {
     const doc = (globalThis as any).document;

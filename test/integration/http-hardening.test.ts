@@ -1,10 +1,9 @@
-import { existsSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, createHarness, envForChild, type Harness } from '../support/harness.js';
 import { freePort } from '../support/free-port.js';
 import { startLaurel, waitForHttp, type LaurelProcess } from '../support/laurel-process.js';
+import { launchBrowser } from '../support/browser.js';
 
 /**
  * The HTTP server itself, as production runs it: a real web process spoken to over raw
@@ -273,12 +272,7 @@ describe('Bull Board with BULL_BOARD_WRITE=true', () => {
   });
 
   it("keeps Bull Board's own page working: its body-less PUT from a real browser carries the page's Origin and passes", async () => {
-    const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-    expect(existsSync(executablePath), `${executablePath} must be installed (scripts/test-setup.sh)`).toBe(true);
-    const browser = await chromium.launch({
-      executablePath,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-    });
+    const browser = await launchBrowser();
     try {
       const context = await browser.newContext({ httpCredentials: { username: 'admin', password: ADMIN_KEY } });
       const page = await context.newPage();

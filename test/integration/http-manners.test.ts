@@ -1,11 +1,10 @@
-import { existsSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEnv } from '../../src/config/env.js';
 import { runTick } from '../../src/services/period-tick.js';
 import { ADMIN_KEY, createHarness, type Harness } from '../support/harness.js';
+import { launchBrowser } from '../support/browser.js';
 
 /** A raw GET, so the answer's own Content-Encoding and length are seen (fetch decodes them). */
 function rawGet(
@@ -123,12 +122,7 @@ describe('CORS', () => {
     const page = await gamePage();
     const origin = `http://127.0.0.1:${page.port}`;
     const h = await createHarness({ workers: false, env: { PUBLIC_READS: 'true', CORS_ORIGINS: origin } });
-    const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-    expect(existsSync(executablePath), `${executablePath} must be installed (scripts/test-setup.sh)`).toBe(true);
-    const browser = await chromium.launch({
-      executablePath,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-    });
+    const browser = await launchBrowser();
     try {
       expect((await h.api('PUT', '/v1/boards/web', { aggregation: 'sum', period: 'all' })).status).toBe(201);
       // Headers as a browser sees them, checked directly too.

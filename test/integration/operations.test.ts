@@ -1,15 +1,15 @@
 import { execFile } from 'node:child_process';
-import { existsSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from 'kysely';
-import { chromium } from 'playwright-core';
 import { ADMIN_KEY, createHarness, envForChild, type Harness } from '../support/harness.js';
 import { startLaurel, waitForHttp } from '../support/laurel-process.js';
 import { freePort } from '../support/free-port.js';
 import { buildProgram } from '../../src/cli/program.js';
+import { launchBrowser } from '../support/browser.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
@@ -100,21 +100,7 @@ describe('Bull Board', () => {
   });
 
   it('lets a browser log in with the admin key and see the queues, and refuses it without', async () => {
-    const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-    expect(
-      existsSync(executablePath),
-      `${executablePath} (Debian's chromium) must be installed; scripts/test-setup.sh installs it`,
-    ).toBe(true);
-    const args = [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ];
-    const browser = await chromium.launch({ executablePath, args });
+    const browser = await launchBrowser();
     try {
       // Without credentials the browser gets the 401 challenge and no page.
       const refused = await browser.newContext();

@@ -1,10 +1,8 @@
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { Redis } from 'ioredis';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createContext } from '../../src/context.js';
 import { createWebApp } from '../../src/http/app.js';
@@ -13,6 +11,7 @@ import { waitUntilReady } from '../../src/storage/redis/connections.js';
 import { ADMIN_KEY, createHarness, type ApiResponse, type Harness } from '../support/harness.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
 import { routesOf } from '../support/routes.js';
+import { launchBrowser } from '../support/browser.js';
 
 type Access = 'probe' | 'public' | 'read' | 'ingest' | 'admin';
 
@@ -252,18 +251,7 @@ describe('security headers', () => {
   it('gives the Swagger UI and Bull Board pages a policy that lets them run, and both render in a browser', async () => {
     const docs = await fetch(`${h.baseUrl}/docs/`);
     expect(docs.headers.get('content-security-policy')).toContain("script-src 'self'");
-    const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-    expect(existsSync(executablePath), `${executablePath} must be installed (scripts/test-setup.sh)`).toBe(true);
-    const args = [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ];
-    const browser = await chromium.launch({ executablePath, args });
+    const browser = await launchBrowser();
     try {
       const context = await browser.newContext({ httpCredentials: { username: 'admin', password: ADMIN_KEY } });
       const violations: string[] = [];
