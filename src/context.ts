@@ -34,6 +34,10 @@ import { QueueMemoryGuard } from './services/intake-backpressure.js';
  */
 export interface FaultHooks {
   afterCommit?: (jobId: string | undefined) => void | Promise<void>;
+  /** An intake request joined the group forming (`request`: its place in it). */
+  joinedGroup?: (request: number) => void;
+  /** Before a group of intake requests is added to the queue: a throw fails the add. */
+  beforeGroupAdd?: (requests: number) => void | Promise<void>;
   /** Between the open -> closing transition and the final standings of a period. */
   midClose?: (board: string, period: string) => void | Promise<void>;
 }

@@ -66,6 +66,12 @@ const envSchema = z.object({
   WEB_PROCESSES: z.coerce.number().int().min(1).max(64).default(1),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
   /**
+   * How long a web process gathers concurrent intake requests into one queue job (group
+   * commit), from the group's first request; a group is also added as soon as it holds 1000
+   * events. 0 adds each request as it comes (a group of one).
+   */
+  INTAKE_GROUP_WINDOW_MS: z.coerce.number().int().min(0).max(1000).default(3),
+  /**
    * How long a worker's hold on a job lasts without renewal. A worker that dies (SIGKILL,
    * OOM, lost host) stops renewing; after this long another worker takes its jobs over.
    */

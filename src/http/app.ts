@@ -3,7 +3,7 @@ import compression from 'compression';
 import express, { type Express, type RequestHandler } from 'express';
 import type { AppContext } from '../context.js';
 import { ApiKeyVerifier } from '../services/api-keys.js';
-import { createResultListener } from '../services/intake-service.js';
+import { createIntake } from '../services/intake-service.js';
 import { authenticate } from './auth.js';
 import { accessLog } from './access-log.js';
 import { errorHandler } from './errors.js';
@@ -65,7 +65,7 @@ export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadi
   app.set('query parser', 'simple');
   app.set('trust proxy', ctx.env.TRUST_PROXY);
   const verifier = new ApiKeyVerifier(ctx.db, ctx.env.ADMIN_API_KEY, ctx.env.API_KEY_CACHE_SECONDS * 1000);
-  const listener = createResultListener(ctx);
+  const intake = createIntake(ctx);
   const budgets = createBudgets(
     ctx.leaderboard.redis,
     {
@@ -87,7 +87,7 @@ export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadi
   streamRoutes(app, ctx, streams);
   app.use(compressWhenAccepted());
   app.use(readBody);
-  eventRoutes(app, ctx, listener);
+  eventRoutes(app, ctx, intake);
   standingsRoutes(app, ctx);
   memberRoutes(app, ctx);
   boardRoutes(app, ctx);
@@ -107,7 +107,7 @@ export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadi
     readiness,
     async close() {
       streams.close();
-      await listener.close();
+      await intake.close();
     },
   };
 }

@@ -6,11 +6,11 @@ import { deliverWebhook } from '../services/webhook-delivery.js';
 import { processErasure } from './erasure-processor.js';
 import { handler, type JobHandler } from './job-registry.js';
 import { processRebuildRequest } from './rebuild-request.js';
-import { processCoalesced } from './score-coalescer.js';
+import { processScoreJob } from '../services/score-application.js';
 
 /** The one handler of every job name (src/queue/job-contracts.ts lists the names). */
 export const JOB_HANDLERS: readonly JobHandler[] = [
-  handler('score-events', 'apply', (ctx, data, job, worker) => processCoalesced(ctx, worker, job, data)),
+  handler('score-events', 'apply', (ctx, data, job) => processScoreJob(ctx, data, job.id)),
   handler('rebuild', 'request', (_ctx, _data, job) => processRebuildRequest(job)),
   handler('rebuild', 'scope', (ctx, data, job) =>
     processScopeRebuild(ctx, data, (progress) => job.updateProgress(progress)),

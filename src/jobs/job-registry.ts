@@ -1,32 +1,28 @@
-import { UnrecoverableError, type Job, type Processor, type Worker } from 'bullmq';
+import { UnrecoverableError, type Job, type Processor } from 'bullmq';
 import type { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { asJobError } from './job-errors.js';
 import { JOB_CONTRACTS, type JobData, type JobName, type QueueName } from '../queue/job-contracts.js';
 
-/**
- * The handler of one job name of one queue; `data` has passed the name's schema. `worker` is
- * the worker running it (absent when a handler is called directly), for a handler that takes
- * more waiting jobs itself (src/jobs/score-coalescer.ts).
- */
+/** The handler of one job name of one queue; `data` has passed the name's schema. */
 export interface JobHandler<Q extends QueueName = QueueName, N extends JobName<Q> = JobName<Q>> {
   queue: Q;
   name: N;
-  handle: (ctx: AppContext, data: JobData<Q, N>, job: Job, worker?: Worker) => Promise<unknown>;
+  handle: (ctx: AppContext, data: JobData<Q, N>, job: Job) => Promise<unknown>;
 }
 
 /** Declares a handler, typed by its queue's contract. */
 export function handler<Q extends QueueName, N extends JobName<Q>>(
   queue: Q,
   name: N,
-  handle: (ctx: AppContext, data: JobData<Q, N>, job: Job, worker?: Worker) => Promise<unknown>,
+  handle: (ctx: AppContext, data: JobData<Q, N>, job: Job) => Promise<unknown>,
 ): JobHandler {
   return { queue, name, handle } as unknown as JobHandler;
 }
 
 interface Entry {
   schema: z.ZodType;
-  handle: (ctx: AppContext, data: unknown, job: Job, worker?: Worker) => Promise<unknown>;
+  handle: (ctx: AppContext, data: unknown, job: Job) => Promise<unknown>;
 }
 
 export type JobRegistry = ReadonlyMap<string, ReadonlyMap<string, Entry>>;
@@ -64,7 +60,7 @@ export function buildJobRegistry(
  * parse. An unknown name or an invalid payload will never succeed, however often it is
  * retried, so it fails at once (UnrecoverableError) and no other handler ever sees it.
  */
-export function dispatcher(ctx: AppContext, queue: string, registry: JobRegistry, worker?: () => Worker): Processor {
+export function dispatcher(ctx: AppContext, queue: string, registry: JobRegistry): Processor {
   const entries = registry.get(queue);
   if (!entries) throw new Error(`no queue "${queue}" in the job registry`);
   return async (job: Job) => {
@@ -75,7 +71,7 @@ export function dispatcher(ctx: AppContext, queue: string, registry: JobRegistry
       const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
       throw new UnrecoverableError(`invalid payload for job "${job.name}" of queue "${queue}": ${issues.join('; ')}`);
     }
-    return entry.handle(ctx, parsed.data, job, worker?.()).catch((err: unknown) => {
+    return entry.handle(ctx, parsed.data, job).catch((err: unknown) => {
       throw asJobError(err);
     });
   };

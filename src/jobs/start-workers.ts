@@ -50,15 +50,11 @@ export function startWorkers(ctx: AppContext, options: WorkerStartOptions = {}):
   };
 
   const workers = (Object.keys(concurrency) as QueueName[]).map((queue) => {
-    const worker: Worker = new Worker(
-      queue,
-      dispatcher(ctx, queue, registry, () => worker),
-      {
-        ...common,
-        prefix: queuePrefix(ctx.env.REDIS_PREFIX, queue),
-        concurrency: concurrency[queue],
-      },
-    );
+    const worker: Worker = new Worker(queue, dispatcher(ctx, queue, registry), {
+      ...common,
+      prefix: queuePrefix(ctx.env.REDIS_PREFIX, queue),
+      concurrency: concurrency[queue],
+    });
     worker.on('completed', (job) => recordRun(ctx, queue, job, 'completed'));
     worker.on('failed', (job, err) => reportFailure(ctx, queue, job, err));
     worker.on('error', (err) => ctx.failures.warn('queue-redis', err, `${queue} worker error`));

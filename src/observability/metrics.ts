@@ -15,6 +15,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly intakeGroupRequests = new Histogram({
+    name: 'laurel_intake_group_requests',
+    help: 'Intake requests per queue job (group commit: concurrent requests of a web process share one job)',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000],
+    registers: [this.registry],
+  });
+
   readonly httpDuration = new Histogram({
     name: 'laurel_http_request_duration_seconds',
     help: 'HTTP request latency by route',

@@ -1,7 +1,7 @@
 import type { Job, Queue } from 'bullmq';
 import type { RedisClient } from '../storage/redis/connections.js';
 import type { RebuildQueue } from './rebuild-queue.js';
-import type { ScoreEventsQueue, ScoreJob } from './score-events-queue.js';
+import { jobWithout, type ScoreEventsQueue, type ScoreJob } from './score-events-queue.js';
 
 /** The queues whose jobs carry member ids (an erasure leaves no copy of the member there: docs/api.md, Erasure). */
 export interface MemberQueues {
@@ -18,10 +18,10 @@ export interface MemberQueues {
  */
 export async function removeQueuedCopies(queues: MemberQueues, member: string): Promise<void> {
   await forJobs(queues.scoreQueue as unknown as Queue, ['completed', 'failed'], async (job: Job<ScoreJob>, state) => {
-    const kept = job.data.events.filter((e) => e.posted.member !== member);
-    if (kept.length === job.data.events.length) return;
-    if (state === 'completed' || kept.length === 0) await job.remove();
-    else await job.updateData({ ...job.data, events: kept });
+    if (!job.data.events.some((e) => e.posted.member === member)) return;
+    const kept = state === 'completed' ? null : jobWithout(job.data, member);
+    if (!kept) await job.remove();
+    else await job.updateData(kept);
   });
   await forJobs(
     queues.rebuildQueue as unknown as Queue,

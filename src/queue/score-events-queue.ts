@@ -1,30 +1,71 @@
-import type { JobsOptions } from 'bullmq';
+import type { Job, JobsOptions } from 'bullmq';
 import type { RedisClient } from '../storage/redis/connections.js';
 import { z } from 'zod';
 import { scoreEventSchema } from '../domain/event.js';
 import { createContractQueue, type ContractQueue } from './enqueue.js';
 
 /**
- * The contract of the "score-events" queue: one job per intake request, never one per event.
- * Optional fields stay optional so jobs queued before a deploy still parse after it.
+ * The contract of the "score-events" queue: one job per group of intake requests (a web
+ * process joins concurrent requests into one job, src/services/intake-groups.ts), never one
+ * per event. Optional fields stay optional so jobs queued before a deploy still parse after it.
  */
 export const SCORE_EVENTS_QUEUE = 'score-events';
 
-export const scoreJobSchema = z.object({
-  events: z
-    .array(
-      z.object({
-        posted: scoreEventSchema,
-        receivedAt: z.string(),
-        payloadHash: z.string(),
-      }),
-    )
-    .min(1),
-  /** Set by `?wait=true`: the worker then returns per-event results with score and rank. */
+const queuedEventSchema = z.object({
+  posted: scoreEventSchema,
+  receivedAt: z.string(),
+  payloadHash: z.string(),
+});
+
+/** One intake request of a group: it owns the next `events` events of the job, in order. */
+const queuedRequestSchema = z.object({
+  events: z.number().int().min(1),
+  /** Set by `?wait=true`: the worker then returns this request's per-event results with score and rank. */
   wantResults: z.boolean().optional(),
 });
 
+export const scoreJobSchema = z
+  .object({
+    events: z.array(queuedEventSchema).min(1),
+    /** The requests of the group, in arrival order. Absent: the whole job is one request (a job of release 0.2). */
+    requests: z.array(queuedRequestSchema).min(1).optional(),
+    /** The one request's `?wait=true`, for a job without `requests`. */
+    wantResults: z.boolean().optional(),
+  })
+  .refine((job) => !job.requests || job.requests.reduce((n, r) => n + r.events, 0) === job.events.length, {
+    message: "the requests' event counts must add up to the job's events",
+    path: ['requests'],
+  });
+
 export type ScoreJob = z.infer<typeof scoreJobSchema>;
+export type QueuedEvent = ScoreJob['events'][number];
+
+/** One request of a job, its events cut out of the job's. */
+export interface QueuedRequest {
+  events: QueuedEvent[];
+  wantResults: boolean;
+}
+
+/** The requests of a job, in arrival order (a job without `requests` is one request). */
+export function requestsOf(job: ScoreJob): QueuedRequest[] {
+  if (!job.requests) return [{ events: job.events, wantResults: job.wantResults === true }];
+  let first = 0;
+  return job.requests.map((r) => {
+    const events = job.events.slice(first, first + r.events);
+    first += r.events;
+    return { events, wantResults: r.wantResults === true };
+  });
+}
+
+/** The job of a group of requests: their events in arrival order, each request owning its range. */
+export function jobOf(requests: readonly QueuedRequest[]): ScoreJob {
+  return {
+    events: requests.flatMap((r) => r.events),
+    requests: requests.map((r) =>
+      r.wantResults ? { events: r.events.length, wantResults: true } : { events: r.events.length },
+    ),
+  };
+}
 
 export interface EventResult {
   idempotencyKey: string;
@@ -33,13 +74,40 @@ export interface EventResult {
   period: string;
   score: number | null;
   rank: number | null;
-  /** The member's (all, world) placement before the batch; absent from results of a worker of the previous release. */
+  /** The member's (all, world) placement before the request; absent from results of a worker of release 0.2. */
   previousScore?: number | null;
   previousRank?: number | null;
 }
 
 export interface ScoreJobResult {
+  /** Per request of the job, in its order: the results of a request that asked for them. */
+  requests?: Array<{ results?: EventResult[] }>;
+  /** The one request's results, for a job without `requests` (and from a worker of release 0.2). */
   results?: EventResult[];
+}
+
+/** The job's result from each request's own: per request, and for a job without `requests` also as release 0.2 gave it. */
+export function resultOf(job: ScoreJob, perRequest: ReadonlyArray<EventResult[] | undefined>): ScoreJobResult {
+  const requests = perRequest.map((results) => (results ? { results } : {}));
+  if (job.requests) return { requests };
+  return perRequest[0] ? { requests, results: perRequest[0] } : { requests };
+}
+
+/** The results of request `index` of a job, from its result (null: not asked for, or a worker of release 0.2 left them out). */
+export function requestResults(result: ScoreJobResult | undefined, index: number): EventResult[] | null {
+  return result?.requests?.[index]?.results ?? (index === 0 && !result?.requests ? (result?.results ?? null) : null);
+}
+
+/**
+ * The job without a member's events (erasure), each request keeping the rest of its own;
+ * null when nothing is left.
+ */
+export function jobWithout(job: ScoreJob, member: string): ScoreJob | null {
+  const kept = requestsOf(job)
+    .map((r) => ({ ...r, events: r.events.filter((e) => e.posted.member !== member) }))
+    .filter((r) => r.events.length > 0);
+  if (kept.length === 0) return null;
+  return job.requests ? jobOf(kept) : { ...job, events: kept[0]!.events };
 }
 
 /**
@@ -58,6 +126,8 @@ export const scoreJobOptions: JobsOptions = {
 };
 
 export type ScoreEventsQueue = ContractQueue<typeof SCORE_EVENTS_QUEUE, ScoreJobResult>;
+/** A queued score job, as its add returns it (for `?wait=true`). */
+export type ScoreJobHandle = Job<ScoreJob, ScoreJobResult, 'apply'>;
 
 export function createScoreEventsQueue(connection: RedisClient, redisPrefix: string): ScoreEventsQueue {
   return createContractQueue(SCORE_EVENTS_QUEUE, connection, redisPrefix, scoreJobOptions);

@@ -1,44 +1,42 @@
-import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../context.js';
 import { checkAgainstBoard, MAX_BATCH, payloadHash, scoreEventSchema, type ScoreEventInput } from '../domain/event.js';
-import type { ScoreJob, ScoreJobResult } from '../queue/score-events-queue.js';
+import { requestResults, type EventResult } from '../queue/score-events-queue.js';
 import { ScoreJobListener } from '../queue/queue-events.js';
-import { enqueue } from '../queue/enqueue.js';
-import { markPending, markRidesWithJobAdd } from '../storage/redis/pending-events.js';
-import { InvalidInput, OutOfMemory, Unavailable, type ErrorDetail } from '../domain/errors.js';
+import { InvalidInput, Unavailable, type ErrorDetail } from '../domain/errors.js';
 import { zodDetails } from '../domain/validation.js';
-import type { RedisClient } from '../storage/redis/connections.js';
+import { ENQUEUE_TIMEOUT_MS, IntakeGroups, queueAnswerWithin } from './intake-groups.js';
 
-/** What `?wait=true` listens with: one per web app, closed with it. */
-export type ResultListener = Pick<ScoreJobListener, 'open' | 'close'>;
+/**
+ * What intake holds per web app, closed with it: the groups requests join (group commit)
+ * and the listener `?wait=true` waits with.
+ */
+export interface Intake {
+  groups: IntakeGroups;
+  listener: Pick<ScoreJobListener, 'open' | 'close'>;
+  close(): Promise<void>;
+}
 
-export function createResultListener(ctx: AppContext): ResultListener {
-  return new ScoreJobListener(ctx.env, ctx.log);
+export function createIntake(ctx: AppContext): Intake {
+  const groups = new IntakeGroups(ctx);
+  const listener = new ScoreJobListener(ctx.env, ctx.log);
+  return {
+    groups,
+    listener,
+    async close() {
+      // Groups first: a request still forming one is added and answered before the process goes.
+      await groups.close();
+      await listener.close();
+    },
+  };
 }
 
 export const WAIT_TIMEOUT_MS = 5000;
-/** An enqueue slower than this is answered 503; a client retry is then deduplicated by key. */
-const ENQUEUE_TIMEOUT_MS = 3000;
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new Unavailable(`the queue did not answer within ${ms} ms; nothing was accepted, retry later`, undefined, {
-            dependency: 'queue-redis',
-          }),
-        ),
-      ms,
-    );
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
+type CompleteResult = Required<Pick<EventResult, 'previousScore' | 'previousRank'>> & EventResult;
 
 export type IntakeAnswer =
   | { status: 202; body: { accepted: number; jobId?: string; pending?: boolean } }
-  | { status: 200; body: Required<ScoreJobResult> };
+  | { status: 200; body: { results: CompleteResult[] } };
 
 /** Splits the body into events: one event, or `{ events: [...] }` with 1 to 1000 of them. */
 function eventsOf(body: unknown): { events: unknown[]; batch: boolean } {
@@ -63,13 +61,15 @@ function eventsOf(body: unknown): { events: unknown[]; batch: boolean } {
 
 /**
  * Intake: validates the whole batch (shape, then each event against its board), and only
- * if every event is valid enqueues it as one job. Nothing is enqueued otherwise, and a
- * queue Redis that is down fails the request (503) before anything is accepted.
+ * if every event is valid lets it join a group (src/services/intake-groups.ts), answered
+ * once the group's job is queued. Nothing is queued otherwise, and a queue Redis that is down
+ * fails the request (503) before anything is accepted.
  */
 export async function acceptEvents(
   ctx: AppContext,
+  intake: Intake,
   body: unknown,
-  options: { wait: boolean; listener?: ResultListener },
+  options: { wait: boolean },
 ): Promise<IntakeAnswer> {
   const { events: raw, batch } = eventsOf(body);
   const details: ErrorDetail[] = [];
@@ -90,76 +90,39 @@ export async function acceptEvents(
   });
   if (details.length > 0) throw new InvalidInput('invalid events; nothing was accepted', details);
 
-  const receivedAt = now.toISOString();
-  const data: ScoreJob = {
-    events: parsed.map((posted) => ({ posted, receivedAt, payloadHash: payloadHash(posted) })),
-    ...(options.wait ? { wantResults: true } : {}),
-  };
-  // Keys are marked pending before the job exists, so a fast worker can never clear the
-  // mark before it is set; the mark names the job, so a mark left by a failed add is ignored.
-  // On the queue's own connection the mark is run first without being waited for.
-  const jobId = randomUUID();
   if (ctx.queueRedis.status !== 'ready')
     throw new Unavailable(
       `the queue is unavailable (Redis ${ctx.queueRedis.status}); nothing was accepted, retry later`,
       undefined,
       { dependency: 'queue-redis' },
     );
-  // The job's data is most of what it costs the queue Redis.
-  await ctx.queueMemory.assertRoom(JSON.stringify(data).length);
-  const alongside = markRidesWithJobAdd(ctx.env, ctx.queueRedis);
-  const marked = markPendingKeys(ctx, jobId, parsed, alongside ?? undefined);
-  if (!alongside) await marked;
-  const job = await withTimeout(enqueue(ctx.scoreQueue, 'apply', data, { jobId }), ENQUEUE_TIMEOUT_MS).catch(
-    (err: Error) => {
-      // Redis refuses a script outright over maxmemory (noeviction): nothing of the job was written.
-      if (ctx.failureOf(err) instanceof OutOfMemory)
-        throw ctx.queueMemory.full(
-          'the event queue is full (queue Redis out of memory); nothing was accepted, retry later',
-        );
-      throw err;
-    },
-  );
-  await marked;
+  const receivedAt = now.toISOString();
+  const events = parsed.map((posted) => ({ posted, receivedAt, payloadHash: payloadHash(posted) }));
+  // The events' share of their job is most of what it costs the queue Redis.
+  await ctx.queueMemory.assertRoom(JSON.stringify(events).length);
+  const { job, request } = await intake.groups.join({ events, wantResults: options.wait });
 
-  if (!options.wait || !options.listener) return { status: 202, body: { accepted: parsed.length } };
+  if (!options.wait) return { status: 202, body: { accepted: parsed.length } };
   // The 5 s wait covers opening the listener (the first ?wait=true of a process) too.
   const deadline = Date.now() + WAIT_TIMEOUT_MS;
   try {
-    const events = await withTimeout(options.listener.open(), Math.min(ENQUEUE_TIMEOUT_MS, WAIT_TIMEOUT_MS));
-    const result: ScoreJobResult = await job.waitUntilFinished(events, Math.max(1, deadline - Date.now()));
-    // A worker of the previous release (rolling deploy) leaves out the previous placement.
-    const results = (result.results ?? []).map((r) => ({
-      ...r,
-      previousScore: r.previousScore ?? null,
-      previousRank: r.previousRank ?? null,
-    }));
-    return { status: 200, body: { results } };
+    const listening = await queueAnswerWithin(intake.listener.open(), Math.min(ENQUEUE_TIMEOUT_MS, WAIT_TIMEOUT_MS));
+    const results = requestResults(await job.waitUntilFinished(listening, Math.max(1, deadline - Date.now())), request);
+    if (!results) throw new Error("the job finished without this request's results");
+    // A worker of release 0.2 (rolling deploy) leaves out the previous placement.
+    return {
+      status: 200,
+      body: {
+        results: results.map((r) => ({
+          ...r,
+          previousScore: r.previousScore ?? null,
+          previousRank: r.previousRank ?? null,
+        })),
+      },
+    };
   } catch (err) {
     // Not applied within the wait: the batch is safely queued all the same.
     ctx.log.info({ jobId: job.id, err: (err as Error).message }, 'wait=true timed out; batch still queued');
     return { status: 202, body: { accepted: parsed.length, jobId: job.id, pending: true } };
-  }
-}
-
-/**
- * Remembers which keys are queued so GET /v1/events/{key} can answer "pending". Best effort:
- * the leaderboard Redis may be volatile, and the answer falls back to the ledger once applied.
- */
-async function markPendingKeys(
-  ctx: AppContext,
-  jobId: string,
-  events: readonly ScoreEventInput[],
-  connection?: RedisClient,
-): Promise<void> {
-  try {
-    await markPending(
-      ctx.leaderboard,
-      jobId,
-      events.map((e) => e.idempotencyKey),
-      connection,
-    );
-  } catch (err) {
-    ctx.log.warn({ jobId, err: (err as Error).message }, 'could not record pending keys');
   }
 }

@@ -13,22 +13,25 @@ import {
 } from '../storage/postgres/events-repository.js';
 import { clearPendingCommand } from '../storage/redis/pending-events.js';
 import { requestScopeRebuilds } from './rebuild-service.js';
-import type { EventResult, ScoreJob, ScoreJobResult } from '../queue/score-events-queue.js';
+import {
+  requestsOf,
+  resultOf,
+  type EventResult,
+  type QueuedEvent,
+  type QueuedRequest,
+  type ScoreJob,
+  type ScoreJobResult,
+} from '../queue/score-events-queue.js';
+import { Unavailable } from '../domain/errors.js';
 import type { MemberInScope } from '../domain/scope.js';
 import type { Placed } from '../domain/ranking.js';
 
 const STALE_RETRIES = 3;
 
-/** One queued intake request: its job id (for logs and fault hooks) and its payload. */
-export interface HeldScoreJob {
-  id?: string;
-  data: ScoreJob;
-}
-
-/** Jobs applied together: their events in one batch, each job owning a range of its ords. */
-export interface AppliedScoreJobs {
-  jobs: readonly HeldScoreJob[];
-  /** Ord of each job's first event in the batch; the next job's first ord ends its range. */
+/** Requests applied together: their events in one batch, each request owning a range of its ords. */
+interface AppliedRequests {
+  requests: readonly QueuedRequest[];
+  /** Ord of each request's first event in the batch; the next request's first ord ends its range. */
   firstOrd: number[];
   routed: RoutedEvent[];
   boards: Map<string, Board>;
@@ -36,32 +39,117 @@ export interface AppliedScoreJobs {
   before: Map<string, Placed>;
 }
 
+/** A request's own end: its results (when it asked for them), or what failed it. */
+type Settled = { results: EventResult[] | undefined } | { error: unknown };
+
 /**
- * Applies one intake batch: one Postgres round trip (laurel_apply_batch: ledger insert and
- * aggregate upsert in one transaction), then one Redis round trip (the projection).
+ * Applies one score job: the intake requests a web process queued together, in their
+ * arrival order. Usually one laurel_apply_batch call (ledger insert and aggregate upsert in
+ * one transaction) and one Redis round trip (the projection) for the whole job; requests
+ * that must meet each other's effect go in later rounds (roundsOf), each a call of its own.
+ * Each request gets its own results, as if it had come alone.
  *
  * Safe to run any number of times: the ledger insert is idempotent per key, and the
- * projection is versioned, so a retry after a crash between the two steps, or two workers
- * racing on one member, end with Redis equal to Postgres.
+ * projection is versioned, so a retry after a crash between the two steps (or between two
+ * rounds), or two workers racing on one member, end with Redis equal to Postgres. A request
+ * that fails for a reason of its own (text Postgres cannot store) does not hold back the
+ * others: they are applied, then the job fails with its error. An outage fails the job at
+ * once; BullMQ retries it, and the rounds already committed are duplicates then.
  */
 export async function processScoreJob(ctx: AppContext, job: ScoreJob, jobId?: string): Promise<ScoreJobResult> {
-  const applied = await applyScoreJobs(ctx, [{ id: jobId, data: job }]);
-  return (await publishScoreJobs(ctx, applied))[0]!;
+  const requests = requestsOf(job);
+  const perRequest: Array<EventResult[] | undefined> = [];
+  let failure: { error: unknown } | undefined;
+  for (const round of await roundsOf(ctx, requests)) {
+    const settled = await applyRound(
+      ctx,
+      round.map((i) => requests[i]!),
+      jobId,
+    );
+    round.forEach((i, k) => {
+      const own = settled[k]!;
+      if ('error' in own) failure ??= own;
+      else perRequest[i] = own.results;
+    });
+  }
+  if (failure) throw failure.error;
+  return resultOf(job, perRequest);
 }
 
 /**
- * Step 1 for several jobs at once (src/jobs/score-coalescer.ts): their events as one batch in
- * one laurel_apply_batch call. Throws before anything is committed, or commits all of it.
+ * Requests sharing an idempotency key, or a member of a board, are applied one after the
+ * other, in arrival order, never in one call: inside a call a repeated key follows its first
+ * copy and a member's events are judged together (a sum's range, the placement before the
+ * batch that `previousRank` reports), while across requests each must be judged as if it had
+ * come alone. On a board whose entry depends on arrival (maxMembers entrants, league buckets:
+ * within a batch by first events, across batches in the order applied), every request that
+ * touches the board comes after the previous one, so requests enter as they arrived. So each
+ * request goes to the round after the last one holding any of its keys, members or
+ * arrival-ordered boards. Returns the rounds, each a list of request indexes in arrival order.
  */
-export async function applyScoreJobs(ctx: AppContext, jobs: readonly HeldScoreJob[]): Promise<AppliedScoreJobs> {
+async function roundsOf(ctx: AppContext, requests: readonly QueuedRequest[]): Promise<number[][]> {
+  if (requests.length === 1) return [[0]];
+  const boards = await ctx.boards.getMany(new Set(requests.flatMap((r) => r.events.map((e) => e.posted.board))));
+  const arrivalOrdered = (id: string) => {
+    const board = boards.get(id);
+    return board !== undefined && (board.maxMembers !== null || board.league !== null);
+  };
+  const roundOf = new Map<string, number>();
+  const rounds: number[][] = [];
+  requests.forEach((request, index) => {
+    const keys = request.events.flatMap((e) => [
+      `key\n${e.posted.idempotencyKey}`,
+      `member\n${e.posted.board}\n${e.posted.member}`,
+      ...(arrivalOrdered(e.posted.board) ? [`board\n${e.posted.board}`] : []),
+    ]);
+    let round = 0;
+    for (const key of keys) round = Math.max(round, (roundOf.get(key) ?? -1) + 1);
+    for (const key of keys) roundOf.set(key, round);
+    (rounds[round] ??= []).push(index);
+  });
+  return rounds;
+}
+
+/**
+ * One call for the requests of a round. If the call fails before its commit for a reason
+ * of the events themselves (a board missing, text Postgres cannot store), each request is
+ * applied alone, so only the request at fault fails; an outage, a timeout, a lock timeout or
+ * a deadlock throws (the job is retried), as does a failure after the commit (the retry finds
+ * the events applied and projects them).
+ */
+async function applyRound(ctx: AppContext, requests: readonly QueuedRequest[], jobId?: string): Promise<Settled[]> {
+  let applied: AppliedRequests;
+  try {
+    applied = await applyRequests(ctx, requests);
+  } catch (err) {
+    // An outage or a busy database (Contention is Unavailable) is no fault of one request:
+    // applying them one at a time would only multiply the load.
+    if (ctx.failureOf(err) instanceof Unavailable) throw err;
+    if (requests.length === 1) return [{ error: err }];
+    ctx.log.warn(
+      { jobId, requests: requests.length, err: (err as Error).message },
+      'requests failed together; applying each alone',
+    );
+    const alone: Settled[] = [];
+    for (const request of requests) alone.push(...(await applyRound(ctx, [request], jobId)));
+    return alone;
+  }
+  return (await publishRequests(ctx, applied, jobId)).map((results) => ({ results }));
+}
+
+/**
+ * Step 1: the requests' events as one batch in one laurel_apply_batch call. Throws before
+ * anything is committed, or commits all of it.
+ */
+async function applyRequests(ctx: AppContext, requests: readonly QueuedRequest[]): Promise<AppliedRequests> {
   const firstOrd: number[] = [];
-  const events: ScoreJob['events'] = [];
-  for (const job of jobs) {
+  const events: QueuedEvent[] = [];
+  for (const request of requests) {
     firstOrd.push(events.length);
-    events.push(...job.data.events);
+    events.push(...request.events);
   }
   const boardIds = events.map((e) => e.posted.board);
-  const wanting = (ord: number) => jobs[jobOfOrd(firstOrd, ord)]!.data.wantResults === true;
+  const wanting = (ord: number) => requests[requestOfOrd(firstOrd, ord)]!.wantResults;
 
   for (let attempt = 0; attempt < STALE_RETRIES; attempt += 1) {
     const boards = await ctx.boards.getMany(boardIds, { fresh: attempt > 0 });
@@ -75,24 +163,28 @@ export async function applyScoreJobs(ctx: AppContext, jobs: readonly HeldScoreJo
     // Text Postgres cannot store throws InvalidInput: the job then fails for good (src/jobs/job-errors.ts).
     const outcome = await applyBatch(ctx.db, routed, revisions, ctx.clock.now());
     if (outcome.stale) continue;
-    return { jobs, firstOrd, routed, boards, outcome, before };
+    return { requests, firstOrd, routed, boards, outcome, before };
   }
   throw new Error('board definitions kept changing while the batch was applied');
 }
 
 /**
- * Step 2: the projection of what step 1 committed (one Redis round trip for all the jobs),
- * then each job's own result, in job order.
+ * Step 2: the projection of what step 1 committed (one Redis round trip for all the
+ * requests), then each request's own results, in request order (undefined where not asked for).
  */
-export async function publishScoreJobs(ctx: AppContext, applied: AppliedScoreJobs): Promise<ScoreJobResult[]> {
-  const { jobs, firstOrd, routed, boards, outcome, before } = applied;
+async function publishRequests(
+  ctx: AppContext,
+  applied: AppliedRequests,
+  jobId?: string,
+): Promise<Array<EventResult[] | undefined>> {
+  const { requests, firstOrd, routed, boards, outcome, before } = applied;
   // Duplicates count where their first copy was stored, possibly on a board this batch does not name.
   const named = new Set(outcome.aggregates.map((a) => a.board));
   if ([...named].some((id) => !boards.has(id))) {
     for (const [id, board] of await ctx.boards.getMany(named)) boards.set(id, board);
   }
 
-  await ctx.faults.afterCommit?.(jobs[0]!.id);
+  await ctx.faults.afterCommit?.(jobId);
   const pendingKeys = routed.map((e) => e.key);
   const incomplete = await ctx.leaderboard.project(outcome.aggregates, boards, {
     createdPeriods: outcome.createdPeriods,
@@ -102,22 +194,22 @@ export async function publishScoreJobs(ctx: AppContext, applied: AppliedScoreJob
   requestScopeRebuilds(ctx, incomplete, 'projection');
   recordOutcomes(ctx, outcome.results, routed);
   ctx.log.debug(
-    { jobId: jobs[0]!.id, jobs: jobs.length, events: routed.length, aggregates: outcome.aggregates.length },
+    { jobId, requests: requests.length, events: routed.length, aggregates: outcome.aggregates.length },
     'batch applied',
   );
 
-  const results: ScoreJobResult[] = jobs.map((job) => (job.data.wantResults ? { results: [] } : {}));
+  const results: Array<EventResult[] | undefined> = requests.map((r) => (r.wantResults ? [] : undefined));
   const asked = outcome.results
-    .filter((o) => jobs[jobOfOrd(firstOrd, o.ord)]!.data.wantResults)
+    .filter((o) => requests[requestOfOrd(firstOrd, o.ord)]!.wantResults)
     .sort((a, b) => a.ord - b.ord);
   if (asked.length === 0) return results;
   const described = await describeOutcomes(ctx, asked, boards, before);
-  asked.forEach((o, i) => results[jobOfOrd(firstOrd, o.ord)]!.results!.push(described[i]!));
+  asked.forEach((o, i) => results[requestOfOrd(firstOrd, o.ord)]!.push(described[i]!));
   return results;
 }
 
-/** The job whose range of ords holds `ord` (ranges are in order: a binary search). */
-function jobOfOrd(firstOrd: readonly number[], ord: number): number {
+/** The request whose range of ords holds `ord` (ranges are in order: a binary search). */
+function requestOfOrd(firstOrd: readonly number[], ord: number): number {
   let lo = 0;
   let hi = firstOrd.length - 1;
   while (lo < hi) {
@@ -142,7 +234,7 @@ function recordOutcomes(ctx: AppContext, results: readonly EventOutcome[], route
   }
 }
 
-function routeEvent(event: ScoreJob['events'][number], ord: number, board: Board | undefined): RoutedEvent {
+function routeEvent(event: QueuedEvent, ord: number, board: Board | undefined): RoutedEvent {
   const { posted } = event;
   const receivedAt = new Date(event.receivedAt);
   const occurredAt = posted.occurredAt ? new Date(posted.occurredAt) : receivedAt;

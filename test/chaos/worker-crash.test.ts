@@ -56,18 +56,19 @@ describe('a worker process is SIGKILLed in the middle of a batch', () => {
   });
 });
 
-describe('a worker process is SIGKILLed while it holds coalesced jobs', () => {
-  it('after their one commit: every job comes back, every event counts once, each job reports its own events', async () => {
-    await createSumBoard(d, 'crash-coalesced');
+describe('a worker process is SIGKILLed while it holds group jobs', () => {
+  it('after their commit: every job comes back, every event counts once, each request reports its own event', async () => {
+    await createSumBoard(d, 'crash-grouped');
     // No other worker takes jobs meanwhile: the queue fills with one-event requests.
     for (const w of d.workers.splice(0)) await w.stop('SIGTERM');
     // A member each: a member's requests never share a call (they go to later rounds), and the
-    // victim must commit all of its jobs in the one call of each run before it pauses.
-    const events = makeBatches('crash-coalesced', 240, 1, 13).map(([e], i) => ({
+    // victim must commit all of a job in its one call before it pauses.
+    const events = makeBatches('crash-grouped', 240, 1, 13).map(([e], i) => ({
       ...e!,
       member: `c${String(i).padStart(3, '0')}`,
     }));
     // ?wait=true: each answers 202 with its job id once its 5 s are up, nothing having run it.
+    // Posted at once, the requests share a few group jobs (intake's group commit).
     const answers = await Promise.all(
       events.map(async (event) => {
         const res = await fetch(`${d.baseUrl}/v1/events?wait=true`, {
@@ -80,8 +81,11 @@ describe('a worker process is SIGKILLed while it holds coalesced jobs', () => {
       }),
     );
 
-    // The victim takes the waiting jobs in a few coalesced runs, commits each run, and holds them.
-    const victim = await d.startWorker({ LAUREL_FAULT_PAUSE_AFTER_COMMIT_MS: '600000' }, 'coalescing-victim');
+    // The victim takes every group job at once, commits each, and holds them.
+    const victim = await d.startWorker(
+      { LAUREL_FAULT_PAUSE_AFTER_COMMIT_MS: '600000', WORKER_CONCURRENCY: '256' },
+      'group-victim',
+    );
     const redis = new Redis(d.queueRedis.url);
     const queue = new Queue<ScoreJob, ScoreJobResult>(SCORE_EVENTS_QUEUE, {
       connection: redis,
@@ -90,14 +94,15 @@ describe('a worker process is SIGKILLed while it holds coalesced jobs', () => {
     try {
       for (;;) {
         const { rows } = await d.pg.query<{ n: number }>(
-          "SELECT count(*)::int AS n FROM score_events WHERE board_id = 'crash-coalesced'",
+          "SELECT count(*)::int AS n FROM score_events WHERE board_id = 'crash-grouped'",
         );
         if (rows[0]!.n === events.length) break;
         await new Promise((r) => setTimeout(r, 200));
       }
-      const held = await queue.getJobCounts('active', 'waiting');
-      // Four runs at most (WORKER_CONCURRENCY), so most jobs are held beside another.
-      expect(held).toEqual({ active: events.length, waiting: 0 });
+      // Fewer jobs than requests: requests shared groups. The victim holds every one of them.
+      const jobs = new Set(answers.map((a) => a.jobId));
+      expect(jobs.size).toBeLessThan(events.length);
+      expect(await queue.getJobCounts('active', 'waiting')).toEqual({ active: jobs.size, waiting: 0 });
       expect((await victim.waitForLog((l) => l.fault === 'paused-after-commit')).jobId).toBeTruthy();
       await victim.stop('SIGKILL');
       // The period tick may have created this period ahead of the first event, marked complete
@@ -106,14 +111,14 @@ describe('a worker process is SIGKILLed while it holds coalesced jobs', () => {
       // and report ranks below the final ones. Without the mark, they rank from Postgres until
       // a rebuild swaps a complete copy in, so each job's rank is the final one.
       const leaderboard = new Redis(d.leaderboardRedis.url);
-      await leaderboard.del(`${d.env.REDIS_PREFIX!}:lb:{crash-coalesced|all}:ok`);
+      await leaderboard.del(`${d.env.REDIS_PREFIX!}:lb:{crash-grouped|all}:ok`);
       leaderboard.disconnect();
 
-      await d.startWorker({}, 'after-coalesced-crash');
-      expect(await settleAndCheck(d, 'crash-coalesced', [events])).toMatchObject(CONSISTENT);
+      await d.startWorker({}, 'after-group-crash');
+      expect(await settleAndCheck(d, 'crash-grouped', [events])).toMatchObject(CONSISTENT);
 
-      // Each job, run again, reports its own event: already in the ledger (a duplicate), with
-      // the member's score and rank now, as a lone retried job does.
+      // Each request of a job run again gets its own event back: already in the ledger (a
+      // duplicate), with the member's score and rank now, as a lone retried request does.
       const expected = new Map(
         referenceStandings(
           events.map((e, i) => ({ key: e.idempotencyKey, member: e.member, units: e.value, atMs: i })),
@@ -125,7 +130,7 @@ describe('a worker process is SIGKILLed while it holds coalesced jobs', () => {
         'every held job completed again',
         async () =>
           ((await queue.getJobCounts('active', 'waiting', 'delayed')).active === 0 &&
-            ((await queue.getJobCounts('completed')).completed ?? 0) >= events.length) ||
+            ((await queue.getJobCounts('completed')).completed ?? 0) >= jobs.size) ||
           undefined,
         { timeoutMs: 120_000, everyMs: 250 },
       );
@@ -133,14 +138,19 @@ describe('a worker process is SIGKILLed while it holds coalesced jobs', () => {
         const job = await queue.getJob(jobId);
         expect(await job?.getState(), jobId).toBe('completed');
         const mine = expected.get(events[i]!.member)!;
-        expect(job!.returnvalue.results).toEqual([
-          expect.objectContaining({
-            idempotencyKey: events[i]!.idempotencyKey,
-            status: 'duplicate',
-            period: 'all',
-            score: mine.units,
-            rank: mine.rank,
-          }),
+        const own = job!.returnvalue.requests?.filter((r) =>
+          r.results?.some((e) => e.idempotencyKey === events[i]!.idempotencyKey),
+        );
+        expect(own?.map((r) => r.results)).toEqual([
+          [
+            expect.objectContaining({
+              idempotencyKey: events[i]!.idempotencyKey,
+              status: 'duplicate',
+              period: 'all',
+              score: mine.units,
+              rank: mine.rank,
+            }),
+          ],
         ]);
       }
     } finally {

@@ -62,7 +62,7 @@ describe('idempotency', () => {
       const res = await h.api('POST', '/v1/events', event);
       expect(res.status).toBe(202);
       const [queued] = await h.ctx.scoreQueue.getJobs(['waiting']);
-      const out = await processScoreJob(h.ctx, { ...queued!.data, wantResults: true });
+      const out = await processScoreJob(h.ctx, { events: queued!.data.events, wantResults: true });
       await queued!.remove();
       statuses.push(out.results![0]!.status);
     }

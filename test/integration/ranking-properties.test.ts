@@ -292,7 +292,7 @@ let runs = 0;
 beforeAll(async () => {
   // The checker reads every scope at once, from Postgres too: room for all of them (the
   // bound on concurrent fallback reads is tested in rebuild.test.ts).
-  h = await createHarness({ concurrency: 3, env: { FALLBACK_MAX_CONCURRENT: '64' } });
+  h = await createHarness({ concurrency: 3, env: { FALLBACK_MAX_CONCURRENT: '64', INTAKE_GROUP_WINDOW_MS: '25' } });
 });
 afterAll(async () => {
   if (process.env.PROP_DEBUG) console.log(Object.fromEntries([...tallies].sort()));
@@ -300,20 +300,35 @@ afterAll(async () => {
 });
 
 /**
- * Coalescing boundaries: while the score queue is held, posted requests pile up; released,
- * the worker's slots (3) each take a run of them and apply it in one call, so which requests
- * share a call is up to the race. Standings must not depend on it.
+ * Group boundaries: a hold sends its next `posts` requests without waiting for their answers,
+ * each once the one before has joined its group at the intake (so each is received at its own
+ * clock time). Which of them share a group, and so a job and a call, is up to the group window
+ * (INTAKE_GROUP_WINDOW_MS below) and the race with the requests' own round trips. Standings
+ * must not depend on it.
  */
-let heldFor = 0;
-async function hold(posts: number): Promise<void> {
-  if (heldFor === 0) await h.ctx.scoreQueue.pause();
-  heldFor = Math.max(heldFor, posts);
-  tally('coalescing-hold');
+let grouped = 0;
+const answering: Array<Promise<unknown>> = [];
+function hold(posts: number): void {
+  grouped = Math.max(grouped, posts);
+  tally('group-hold');
 }
-async function release(afterPost: boolean): Promise<void> {
-  if (heldFor === 0) return;
-  heldFor = afterPost ? heldFor - 1 : 0;
-  if (heldFor === 0) await h.ctx.scoreQueue.resume();
+/** Posts a batch; within a hold, returns once it has joined a group, its answer checked later. */
+async function post(body: unknown): Promise<void> {
+  if (grouped === 0) {
+    await ok('POST', '/v1/events', body, 202);
+    return;
+  }
+  const joined = new Promise<void>((resolve) => (h.faults.joinedGroup = () => resolve()));
+  const answer = ok('POST', '/v1/events', body, 202);
+  answering.push(answer);
+  await Promise.race([joined, answer]);
+  h.faults.joinedGroup = undefined;
+  grouped -= 1;
+  if (grouped === 0) await answered();
+}
+async function answered(): Promise<void> {
+  grouped = 0;
+  await Promise.all(answering.splice(0));
 }
 
 /**
@@ -321,7 +336,7 @@ async function release(afterPost: boolean): Promise<void> {
  * re-projection 5 s ahead (a no-op when the inline projection worked): not waited for.
  */
 async function settle(): Promise<void> {
-  await release(false);
+  await answered();
   const deadline = Date.now() + 60_000;
   for (;;) {
     const counts = [
@@ -394,7 +409,7 @@ async function runScenario(s: Scenario): Promise<void> {
   };
   for (const step of s.steps) {
     if (step.kind === 'hold') {
-      await hold(step.posts);
+      hold(step.posts);
     } else if (step.kind === 'post') {
       const copies = step.items.map((it) => (it.change ? changed(eventOf(it.event), it.change) : eventOf(it.event)));
       // A different payload under a posted key is decided against whatever that key's first
@@ -414,9 +429,9 @@ async function runScenario(s: Scenario): Promise<void> {
           ...(e.sub === undefined ? {} : { subscore: e.sub / scale }),
         })),
       };
-      await ok('POST', '/v1/events', body, 202);
+      // The model takes the batch as received now; it is applied by the time anything is read.
       model.post(copies, receivedMs);
-      await release(true);
+      await post(body);
       if (conflicting) await settleAll();
     } else if (step.kind === 'void') {
       // A void of an event known applied races the batches in flight (same member, maybe);

@@ -31,6 +31,8 @@ export interface Deployment {
   webs: LaurelProcess[];
   workers: LaurelProcess[];
   startWorker(extraEnv?: Record<string, string>, name?: string): Promise<LaurelProcess>;
+  /** Starts web process `index` again on its port (after it was stopped or killed). */
+  restartWeb(index: number): Promise<LaurelProcess>;
   api(method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: any }>;
   close(): Promise<void>;
 }
@@ -69,12 +71,18 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
   };
   const webs: LaurelProcess[] = [];
   const baseUrls: string[] = [];
-  for (let i = 0; i < (options.allInOne ? 1 : (options.webs ?? 1)); i += 1) {
-    const port = await freePort();
-    const name = options.allInOne ? 'all-in-one' : `web-${i + 1}`;
-    webs.push(startLaurel(options.allInOne ? 'all' : 'web', { ...env, PORT: String(port) }, name));
-    baseUrls.push(`http://127.0.0.1:${port}`);
+  const ports: number[] = [];
+  let restarts = 0;
+  const startWeb = async (i: number) => {
+    const name = options.allInOne ? 'all-in-one' : `web-${i + 1}${restarts > 0 ? `-${restarts}` : ''}`;
+    webs[i] = startLaurel(options.allInOne ? 'all' : 'web', { ...env, PORT: String(ports[i]) }, name);
     await waitForHttp(`${baseUrls[i]}/readyz`);
+    return webs[i];
+  };
+  for (let i = 0; i < (options.allInOne ? 1 : (options.webs ?? 1)); i += 1) {
+    ports.push(await freePort());
+    baseUrls.push(`http://127.0.0.1:${ports[i]}`);
+    await startWeb(i);
   }
   const baseUrl = baseUrls[0]!;
   if (options.allInOne) await webs[0]!.waitForLog((l) => l.msg === 'workers started');
@@ -90,6 +98,11 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
     webs,
     workers,
     startWorker,
+    async restartWeb(i) {
+      await webs[i]!.stop('SIGKILL');
+      restarts += 1;
+      return startWeb(i);
+    },
     async api(method, urlPath, body) {
       const res = await fetch(baseUrl + urlPath, {
         method,

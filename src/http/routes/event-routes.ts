@@ -5,7 +5,7 @@ import { eventStatus } from '../../services/event-status.js';
 import { param } from '../params.js';
 import { principalOf, requireRole } from '../auth.js';
 import { voidEvent } from '../../services/moderation-service.js';
-import { acceptEvents, type ResultListener } from '../../services/intake-service.js';
+import { acceptEvents, type Intake } from '../../services/intake-service.js';
 import { parseOrThrow } from '../../domain/validation.js';
 
 export const intakeQuerySchema = z.object({
@@ -16,13 +16,13 @@ export const intakeQuerySchema = z.object({
 });
 
 /** Intake (registered first: it is the route most requests go to), an event's status, and voids. */
-export function eventRoutes(router: IRouter, ctx: AppContext, listener: ResultListener): void {
+export function eventRoutes(router: IRouter, ctx: AppContext, intake: Intake): void {
   const ingest = requireRole('ingest');
 
   router.post('/v1/events', ingest, async (req, res) => {
     const { wait } = parseOrThrow(intakeQuerySchema, req.query, 'query');
     const body: unknown = req.body;
-    const answer = await acceptEvents(ctx, body, { wait: wait === 'true', listener });
+    const answer = await acceptEvents(ctx, intake, body, { wait: wait === 'true' });
     // A single event has a status resource of its own; a batch has none.
     const single = body as { idempotencyKey?: unknown } | undefined;
     if (answer.status === 202 && typeof single?.idempotencyKey === 'string')
