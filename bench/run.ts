@@ -31,11 +31,14 @@ import {
   round,
   buildLaurel,
   startProcess,
+  startQueueRedis,
   stopProcess,
   waitFor,
 } from './support.js';
+import { measureCpu, perThousand, processTree, type CpuParts } from './cpu.js';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+/** The leaderboard Redis (volatile, as it may be); the queue Redis is the bench's own (startQueueRedis). */
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
 const QUICK = process.env.BENCH_QUICK === '1';
 /**
@@ -58,9 +61,12 @@ const dbUrl = (() => {
 const WEB_PROCESSES = Number(process.env.BENCH_WEB_PROCESSES ?? 1);
 const WEB_PORT = 21000 + (process.pid % 5000);
 const WORKER_METRICS_PORT = WEB_PORT + 1;
+const QUEUE_REDIS_PORT = WEB_PORT + 4;
 const env = {
   DATABASE_URL: dbUrl,
-  REDIS_URL,
+  // Set once the bench's queue Redis is up (main).
+  REDIS_URL: '',
+  LEADERBOARD_REDIS_URL: REDIS_URL,
   ADMIN_API_KEY: ADMIN_KEY,
   REDIS_PREFIX: tag,
   PORT: String(WEB_PORT),
@@ -75,6 +81,8 @@ const env = {
 const base = `http://127.0.0.1:${WEB_PORT}`;
 const admin = new pg.Pool({ connectionString: ADMIN_URL, max: 1 });
 const db = new pg.Pool({ connectionString: dbUrl, max: 8 });
+// The final DROP DATABASE ... WITH (FORCE) ends any connection still open; that is expected.
+db.on('error', () => undefined);
 const redis = new Redis(REDIS_URL);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -93,9 +101,11 @@ async function postEvents(body: unknown) {
   return text ? JSON.parse(text) : null;
 }
 
-const scoreQueue = new Queue('score-events', { connection: redis, prefix: `{${tag}:score-events}` });
+let queueRedis: Awaited<ReturnType<typeof startQueueRedis>> | undefined;
+let queueClient: Redis | undefined;
+let scoreQueue: Queue | undefined;
 async function drained() {
-  const c = await scoreQueue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
+  const c = await scoreQueue!.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
   return (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0) + (c.prioritized ?? 0) === 0;
 }
 
@@ -122,16 +132,18 @@ async function ingest(batch: number, concurrency: number) {
   const requests = Math.ceil(total / batch);
   const started = performance.now();
   let next = 0;
-  await Promise.all(
-    Array.from({ length: 8 }, async () => {
-      while (next < requests) {
-        next += 1;
-        const list = events('ingest', batch, 50_000);
-        await postEvents(batch === 1 ? list[0] : { events: list });
-      }
-    }),
-  );
-  await waitFor(drained, 600_000, 'ingest to drain');
+  const { cpuMs } = await measureCpu(ingestParts(), async () => {
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < requests) {
+          next += 1;
+          const list = events('ingest', batch, 50_000);
+          await postEvents(batch === 1 ? list[0] : { events: list });
+        }
+      }),
+    );
+    await waitFor(drained, 600_000, 'ingest to drain');
+  });
   const seconds = (performance.now() - started) / 1000;
   return {
     batch,
@@ -139,6 +151,20 @@ async function ingest(batch: number, concurrency: number) {
     events: requests * batch,
     seconds: round(seconds),
     eventsPerSec: round((requests * batch) / seconds, 0),
+    cpuMsPerThousand: perThousand(cpuMs, requests * batch),
+  };
+}
+
+/**
+ * What an ingest run costs each process taking part: the web and worker processes, the
+ * Postgres backends of the bench's database, both Redis servers (the load generator, this
+ * process, is left out).
+ */
+function ingestParts(): CpuParts {
+  return {
+    processes: { web: () => processTree(web!.pid!), worker: () => (worker?.pid ? [worker.pid] : []) },
+    postgres: { pool: admin, database: `laurel_${tag}` },
+    redis: { queueRedis: queueClient!, leaderboardRedis: redis },
   };
 }
 
@@ -205,16 +231,19 @@ async function ingestByClients(batch: number, clients: number, concurrency: numb
   await startWorker(concurrency);
   const requests = QUICK ? 2000 : 6000;
   const started = performance.now();
-  const answers = await httpPosts({
-    url: base,
-    path: '/v1/events',
-    headers: { authorization: `Bearer ${ADMIN_KEY}` },
-    connections: clients,
-    amount: requests,
-    body: () =>
-      JSON.stringify(batch === 1 ? events('ingest', 1, 50_000)[0] : { events: events('ingest', batch, 50_000) }),
+  const { result: answers, cpuMs } = await measureCpu(ingestParts(), async () => {
+    const out = await httpPosts({
+      url: base,
+      path: '/v1/events',
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+      connections: clients,
+      amount: requests,
+      body: () =>
+        JSON.stringify(batch === 1 ? events('ingest', 1, 50_000)[0] : { events: events('ingest', batch, 50_000) }),
+    });
+    await waitFor(drained, 600_000, 'ingest to drain');
+    return out;
   });
-  await waitFor(drained, 600_000, 'ingest to drain');
   const seconds = (performance.now() - started) / 1000;
   const accepted = (requests - answers.refused) * batch;
   return {
@@ -226,33 +255,46 @@ async function ingestByClients(batch: number, clients: number, concurrency: numb
     seconds: round(seconds),
     eventsPerSec: round(accepted / seconds, 0),
     requestsPerSec: answers.rps,
+    cpuMsPerThousand: perThousand(cpuMs, accepted),
   };
 }
 
 /** The raw limit: the same writes straight into Postgres (1000 rows a statement) and Redis (1000 a pipeline). */
 async function rawIngest(n: number) {
   await db.query('CREATE TABLE IF NOT EXISTS bench_raw (key text PRIMARY KEY, member text, value bigint)');
-  const list = events('raw', n, 50_000);
   const started = performance.now();
-  for (let i = 0; i < n; i += 1000) {
-    const chunk = list.slice(i, i + 1000);
-    await db.query('INSERT INTO bench_raw SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])', [
-      chunk.map((e) => e.idempotencyKey),
-      chunk.map((e) => e.member),
-      chunk.map((e) => e.value),
-    ]);
-    const p = redis.pipeline();
-    for (const e of chunk) p.zadd(`${tag}:raw`, e.value, e.member);
-    await p.exec();
-  }
+  // The client is this process: its CPU counts, with Postgres' and Redis'.
+  const { cpuMs } = await measureCpu(
+    {
+      processes: {},
+      postgres: { pool: admin, database: `laurel_${tag}` },
+      redis: { leaderboardRedis: redis },
+      self: 'rawClient',
+    },
+    async () => {
+      const list = events('raw', n, 50_000);
+      for (let i = 0; i < n; i += 1000) {
+        const chunk = list.slice(i, i + 1000);
+        await db.query('INSERT INTO bench_raw SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])', [
+          chunk.map((e) => e.idempotencyKey),
+          chunk.map((e) => e.member),
+          chunk.map((e) => e.value),
+        ]);
+        const p = redis.pipeline();
+        for (const e of chunk) p.zadd(`${tag}:raw`, e.value, e.member);
+        await p.exec();
+      }
+    },
+  );
   const seconds = (performance.now() - started) / 1000;
-  return round(n / seconds, 0);
+  return { eventsPerSec: round(n / seconds, 0), cpuMsPerThousand: perThousand(cpuMs, n) };
 }
 
 /** The naive design: one job per event, one INSERT and one ZINCRBY per job. */
 async function naiveIngest(n: number) {
   await db.query('CREATE TABLE IF NOT EXISTS bench_naive (key text PRIMARY KEY, member text, value bigint)');
-  const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  // On the same queue Redis as Laurel's (AOF, appendfsync always): the comparison stays fair.
+  const connection = new Redis(env.REDIS_URL, { maxRetriesPerRequest: null });
   const queue = new Queue('naive', { connection, prefix: `{${tag}:naive}` });
   const w = new Worker(
     'naive',
@@ -522,9 +564,17 @@ async function ingestPart() {
   log(`  lag at 2000 events/s: p50 ${lag.p50Ms} ms, p99 ${lag.p99Ms} ms`);
   const workerPeakRssMiB = peakRssMiB(worker!.pid!);
   const single = await singlePart(bestOf(grid.filter((r) => r.batch === 1)).concurrency);
-  const raw = await rawIngest(30_000);
+  const rawRun = await rawIngest(30_000);
+  const raw = rawRun.eventsPerSec;
   const naive = await naiveIngest(QUICK ? 2000 : 5000);
   log(`  raw limit ${raw} events/s, naive ${naive} events/s`);
+  const cpuMsPerThousand = {
+    single: single.best.cpuMsPerThousand,
+    batch1000: bestOf(grid.filter((r) => r.batch === 1000)).cpuMsPerThousand,
+    raw: rawRun.cpuMsPerThousand,
+  };
+  for (const [name, parts] of Object.entries(cpuMsPerThousand))
+    log(`  CPU ms per 1000 events, ${name}: ${JSON.stringify(parts)}`);
   return {
     grid,
     best,
@@ -534,6 +584,7 @@ async function ingestPart() {
     single,
     raw,
     naive,
+    cpuMsPerThousand,
     workerPeakRssMiB,
   };
 }
@@ -674,6 +725,10 @@ async function main() {
   await admin.query(`CREATE DATABASE "laurel_${tag}"`);
   await migrateDatabase(dbUrl);
   buildLaurel();
+  queueRedis = await startQueueRedis(QUEUE_REDIS_PORT);
+  env.REDIS_URL = queueRedis.url;
+  queueClient = new Redis(queueRedis.url);
+  scoreQueue = new Queue('score-events', { connection: queueClient, prefix: `{${tag}:score-events}` });
   web = startProcess('src/bin/web.ts', env);
   await waitFor(async () => (await fetch(`${base}/readyz`)).ok, 30_000, 'web');
   if (ONLY === 'ingest') return void (await ingestPart());
@@ -731,6 +786,8 @@ async function main() {
         answerP99Ms: single.lag.answerP99Ms,
       },
       rawLimitEventsPerSec: raw,
+      // CPU ms per 1,000 events of each process taking part (/proc and Redis INFO cpu), and their total.
+      cpuMsPerThousand: ing.cpuMsPerThousand,
       naiveEventsPerSec: naive,
       lagP50Ms: lag.p50Ms,
       lagP99Ms: lag.p99Ms,
@@ -796,13 +853,28 @@ async function main() {
   const ratio = (a: number, b: number) => `${round(a / b, 2)}x`;
   const rb = result.rebuild;
   const batch100 = ing.batch100.eventsPerSec;
+  const met = (ok: boolean) => (ok ? 'yes' : 'no');
+  const cpu = ing.cpuMsPerThousand;
+  const parts = [...new Set(Object.values(cpu).flatMap((c) => Object.keys(c)))].filter((p) => p !== 'total');
+  const cpuSplit = [
+    `CPU ms per 1,000 events by process (utime + stime from /proc; Redis from INFO cpu; Postgres: the backends of the bench's database):`,
+    '',
+    `| run | ${parts.join(' | ')} | total |`,
+    `|---|${parts.map(() => '---|').join('')}---|`,
+    ...Object.entries(cpu).map(
+      ([run, c]) =>
+        `| ${run} | ${parts.map((p) => (c as Record<string, number | undefined>)[p] ?? '').join(' | ')} | ${c.total} |`,
+    ),
+  ].join('\n');
   const md = [
-    `| measure | Laurel | limit / naive | ratio | target |`,
-    `|---|---|---|---|---|`,
-    `| 1000-event requests, events/s (best: ${best.concurrency} jobs at once) | ${best.eventsPerSec} | raw ${raw} | ${ratio(best.eventsPerSec, raw)} of raw | >= 0.25x |`,
-    `| 100-event requests, events/s (best) | ${batch100} | raw ${raw} | ${ratio(batch100, raw)} of raw | >= 0.2x |`,
-    `| one-event requests, events/s (best: ${single.best.clients} clients) | ${single.best.eventsPerSec} | naive ${naive} | ${ratio(single.best.eventsPerSec, naive)} of naive | >= 2x |`,
-    `| one-event requests at ${single.lag.rate}/s: event-to-visible lag p50 / p99 ms | ${single.lag.p50Ms} / ${single.lag.p99Ms} | | | p99 <= 100 |`,
+    `| measure | Laurel | limit / naive | ratio | target | met |`,
+    `|---|---|---|---|---|---|`,
+    `| 1000-event requests, events/s (best: ${ing.batch1000.concurrency} jobs at once) | ${ing.batch1000.eventsPerSec} | raw ${raw} | ${ratio(ing.batch1000.eventsPerSec, raw)} of raw | >= 0.25x | ${met(ing.batch1000.eventsPerSec / raw >= 0.25)} |`,
+    `| 100-event requests, events/s (best) | ${batch100} | raw ${raw} | ${ratio(batch100, raw)} of raw | >= 0.2x | ${met(batch100 / raw >= 0.2)} |`,
+    `| one-event requests, events/s (best: ${single.best.clients} clients) | ${single.best.eventsPerSec} | naive ${naive} | ${ratio(single.best.eventsPerSec, naive)} of naive | >= 2x | ${met(single.best.eventsPerSec / naive >= 2)} |`,
+    `| one-event requests at ${single.lag.rate}/s: time to the answer p50 / p99 ms | ${single.lag.answerP50Ms} / ${single.lag.answerP99Ms} | | | p99 <= 50 | ${met(single.lag.answerP99Ms <= 50)} |`,
+    `| one-event requests at ${single.lag.rate}/s: event-to-visible lag p50 / p99 ms | ${single.lag.p50Ms} / ${single.lag.p99Ms} | | | p99 <= 100 | ${met(single.lag.p99Ms <= 100)} |`,
+    `| CPU ms per 1,000 events, all processes: 1000-event requests / one-event requests | ${cpu.batch1000.total} / ${cpu.single.total} | raw ${cpu.raw.total} | ${ratio(cpu.batch1000.total, cpu.raw.total)} / ${ratio(cpu.single.total, cpu.raw.total)} | 1000-event <= 4x | ${met(cpu.batch1000.total / cpu.raw.total <= 4)} |`,
     `| 1000-event requests vs naive (one job per event), events/s | ${best.eventsPerSec} | naive ${naive} | ${ratio(best.eventsPerSec, naive)} | |`,
     `| event-to-visible lag at 2000 events/s in 100-event requests, p50 / p99 ms | ${lag.p50Ms} / ${lag.p99Ms} | | | |`,
     `| member rank, req/s (32 clients, ${WEB_PROCESSES} web process${WEB_PROCESSES > 1 ? 'es' : ''}) | ${q.rank.rps} | bare ZRANK ${q.bareRank.rps} | ${ratio(q.rank.rps, q.bareRank.rps)} | |`,
@@ -829,8 +901,8 @@ async function main() {
   const dir = path.join(ROOT, 'bench/results');
   writeFileSync(path.join(dir, 'latest.json'), `${JSON.stringify(result, null, 2)}\n`);
   const header = `Measured ${result.date}${QUICK ? ' (BENCH_QUICK=1)' : ''} on ${result.machine.cores} cores (${result.machine.cpu}), ${result.machine.memoryGiB} GiB, Node ${process.version}; load average ${result.machine.loadAverageAtStart.join(' ')} at start. ${WEB_PROCESSES} web process${WEB_PROCESSES > 1 ? 'es' : ''}, LOG_LEVEL=${env.LOG_LEVEL}.`;
-  writeFileSync(path.join(dir, 'latest.md'), `${header}\n\n${md}\n`);
-  log(`\n${md}\n\nwritten: bench/results/latest.json, bench/results/latest.md`);
+  writeFileSync(path.join(dir, 'latest.md'), `${header}\n\n${md}\n\n${cpuSplit}\n`);
+  log(`\n${md}\n\n${cpuSplit}\n\nwritten: bench/results/latest.json, bench/results/latest.md`);
 }
 
 try {
@@ -838,7 +910,9 @@ try {
 } finally {
   if (worker) await stopProcess(worker);
   if (web) await stopProcess(web);
-  await scoreQueue.close().catch(() => undefined);
+  await scoreQueue?.close().catch(() => undefined);
+  queueClient?.disconnect();
+  await queueRedis?.stop();
   await unlinkMatching(redis, keysOfPrefix(tag));
   redis.disconnect();
   await db.end();

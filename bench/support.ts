@@ -1,6 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import autocannon from 'autocannon';
 import path from 'node:path';
 
@@ -231,4 +232,46 @@ export async function openLoopHttp(options: {
   agent.destroy();
   if (failures > 0) throw new Error(`open-loop run had ${failures} failed requests`);
   return result;
+}
+
+/**
+ * The bench's own queue Redis, configured as the shipped configs run it: AOF with
+ * `appendfsync always` (a 202 survives a host crash), `noeviction` and a memory limit, so the
+ * figures hold for a durable 202. Returns its URL, its pid and a stop.
+ */
+export async function startQueueRedis(port: number): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'laurel-bench-queue-'));
+  const child = spawn(
+    'redis-server',
+    [
+      ...['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', ''],
+      ...['--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory', '2gb', '--maxmemory-policy', 'noeviction'],
+      ...['--daemonize', 'no', '--logfile', path.join(dir, 'redis.log')],
+    ],
+    { stdio: 'ignore' },
+  );
+  const url = `redis://127.0.0.1:${port}/0`;
+  const { Redis } = await import('ioredis');
+  await waitFor(
+    async () => {
+      const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      probe.on('error', () => undefined);
+      try {
+        await probe.connect();
+        return (await probe.ping()) === 'PONG';
+      } finally {
+        probe.disconnect();
+      }
+    },
+    30_000,
+    'the queue Redis',
+  );
+  return {
+    url,
+    pid: child.pid!,
+    async stop() {
+      await stopProcess(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
