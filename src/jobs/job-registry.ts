@@ -1,6 +1,8 @@
-import { UnrecoverableError, type Job, type Processor } from 'bullmq';
+import { DelayedError, UnrecoverableError, type Job, type Processor } from 'bullmq';
 import type { z } from 'zod';
 import type { AppContext } from '../context.js';
+import { Unavailable } from '../domain/errors.js';
+import { cappedExponentialBackoff } from './backoff.js';
 import { asJobError } from './job-errors.js';
 import { JOB_CONTRACTS, type JobData, type JobName, type QueueName } from '../queue/job-contracts.js';
 
@@ -63,7 +65,7 @@ export function buildJobRegistry(
 export function dispatcher(ctx: AppContext, queue: string, registry: JobRegistry): Processor {
   const entries = registry.get(queue);
   if (!entries) throw new Error(`no queue "${queue}" in the job registry`);
-  return async (job: Job) => {
+  return async (job: Job, token?: string) => {
     const entry = entries.get(job.name);
     if (!entry) throw new UnrecoverableError(`queue "${queue}" has no job "${job.name}"`);
     const parsed = entry.schema.safeParse(job.data);
@@ -71,8 +73,35 @@ export function dispatcher(ctx: AppContext, queue: string, registry: JobRegistry
       const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
       throw new UnrecoverableError(`invalid payload for job "${job.name}" of queue "${queue}": ${issues.join('; ')}`);
     }
-    return entry.handle(ctx, parsed.data, job).catch((err: unknown) => {
+    try {
+      return await entry.handle(ctx, parsed.data, job);
+    } catch (err) {
+      if (token && ctx.failureOf(err) instanceof Unavailable) await waitOutOutage(ctx, queue, job, token, err);
       throw asJobError(err);
-    });
+    }
   };
+}
+
+/**
+ * A job that failed because a dependency is down is put back, delayed, without spending an
+ * attempt: however long Postgres or a Redis is away, no job fails for good for it (attempts
+ * bound only the failures of the job itself). The delay grows with the runs the job has
+ * started (capped at 30 s, jittered). When the queue Redis is the one down the move itself
+ * fails: the job's lock then expires and a worker takes the job over once Redis is back.
+ */
+async function waitOutOutage(ctx: AppContext, queue: string, job: Job, token: string, err: unknown): Promise<never> {
+  try {
+    const delay = await cappedExponentialBackoff(job.attemptsStarted);
+    await job.moveToDelayed(Date.now() + delay, token);
+  } catch {
+    throw err;
+  }
+  const outage = ctx.failureOf(err) as Unavailable;
+  ctx.metrics.jobs.inc({ queue, name: job.name, outcome: 'delayed' });
+  ctx.failures.warn(outage.dependency, outage, 'job put back until the dependency is back', {
+    queue,
+    jobId: job.id,
+    name: job.name,
+  });
+  throw new DelayedError();
 }

@@ -1,4 +1,4 @@
-import { Worker, type Job, type WorkerOptions } from 'bullmq';
+import { Worker, type Job, type Queue, type WorkerOptions } from 'bullmq';
 import type { AppContext } from '../context.js';
 import { Unavailable } from '../domain/errors.js';
 import { createWorkerRedis, onConnectionError, queueTarget } from '../storage/redis/connections.js';
@@ -6,6 +6,7 @@ import { queuePrefix } from '../queue/enqueue.js';
 import { registerSchedulers } from '../queue/periods-queue.js';
 import type { QueueName } from '../queue/job-contracts.js';
 import { cappedExponentialBackoff } from './backoff.js';
+import { SWEEP_INTERVAL_MS, sweepFailedJobs } from './failed-job-sweeper.js';
 import { JOB_HANDLERS } from './job-handlers.js';
 import { buildJobRegistry, dispatcher, type JobHandler } from './job-registry.js';
 
@@ -67,9 +68,18 @@ export function startWorkers(ctx: AppContext, options: WorkerStartOptions = {}):
     );
   }
 
+  // Score jobs hold acknowledged events: one that failed without being at fault is put back.
+  const sweep = setInterval(() => {
+    sweepFailedJobs(ctx, ctx.scoreQueue as unknown as Queue).catch((err: Error) =>
+      ctx.failures.warn('queue-redis', err, 'could not sweep failed score jobs'),
+    );
+  }, SWEEP_INTERVAL_MS);
+  sweep.unref();
+
   return {
     workers,
     async close() {
+      clearInterval(sweep);
       // With the queue Redis unreachable no job can finish or give back its lock anyway (the
       // lock expires and another worker takes the job over): waiting would only run into the
       // shutdown timeout.
