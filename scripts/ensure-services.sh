@@ -234,7 +234,7 @@ MSG
   mkdir -p "$R_DIR"
   redis-server --daemonize yes --bind 127.0.0.1 --port "$R_PORT" --dir "$R_DIR" \
     --pidfile "$R_DIR/redis.pid" \
-    --appendonly yes --appendfsync everysec --maxmemory-policy noeviction \
+    --appendonly yes --appendfsync always --maxmemory 1gb --maxmemory-policy noeviction \
     --logfile "$R_DIR/redis.log" ||
     die "redis: redis-server failed to start; see $R_DIR/redis.log"
   wait_until 15 redis_ready ||

@@ -72,6 +72,12 @@ const envSchema = z.object({
    */
   INTAKE_GROUP_WINDOW_MS: z.coerce.number().int().min(0).max(1000).default(3),
   /**
+   * Load shedding: intake requests a web process holds at once (validating, waiting for their
+   * group's add or for ?wait=true results). Past it a request is answered 503 with Retry-After
+   * at once. 0: no limit.
+   */
+  INTAKE_MAX_IN_FLIGHT: z.coerce.number().int().min(0).default(500),
+  /**
    * How long a worker's hold on a job lasts without renewal. A worker that dies (SIGKILL,
    * OOM, lost host) stops renewing; after this long another worker takes its jobs over.
    */

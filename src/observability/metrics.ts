@@ -22,6 +22,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly intakeShed = new Counter({
+    name: 'laurel_intake_shed_total',
+    help: 'Intake requests refused at once (503) because INTAKE_MAX_IN_FLIGHT requests were in flight',
+    registers: [this.registry],
+  });
+
   readonly httpDuration = new Histogram({
     name: 'laurel_http_request_duration_seconds',
     help: 'HTTP request latency by route',
@@ -53,7 +59,7 @@ export class Metrics {
 
   readonly jobs = new Counter({
     name: 'laurel_jobs_total',
-    help: 'Jobs run by this process, by queue, job name and outcome (completed, retried, failed)',
+    help: 'Jobs run by this process, by queue, job name and outcome (completed, retried, delayed while a dependency is down, failed, requeued after a failure)',
     labelNames: ['queue', 'name', 'outcome'] as const,
     registers: [this.registry],
   });

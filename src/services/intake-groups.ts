@@ -96,19 +96,44 @@ async function addGroup(ctx: AppContext, requests: readonly QueuedRequest[]): Pr
     alongside ?? undefined,
   );
   if (!alongside) await marked;
-  const job = await queueAnswerWithin(enqueue(ctx.scoreQueue, 'apply', data, { jobId }), ENQUEUE_TIMEOUT_MS).catch(
-    (err: Error) => {
-      // Redis refuses a script outright over maxmemory (noeviction): nothing of the job was written.
-      if (ctx.failureOf(err) instanceof OutOfMemory)
-        throw ctx.queueMemory.full(
-          'the event queue is full (queue Redis out of memory); nothing was accepted, retry later',
-        );
-      throw err;
-    },
-  );
+  const adding = enqueue(ctx.scoreQueue, 'apply', data, { jobId });
+  const job = await queueAnswerWithin(adding, ENQUEUE_TIMEOUT_MS).catch(async (err: Error) => {
+    // Redis refuses a script outright over maxmemory (noeviction): nothing of the job was written.
+    if (ctx.failureOf(err) instanceof OutOfMemory)
+      throw ctx.queueMemory.full('the event queue is full (queue Redis out of memory); nothing was accepted, retry later');
+    return (await outcomeOfAdd(ctx, adding, jobId)) ?? Promise.reject(err);
+  });
   await marked;
   ctx.metrics.intakeGroupRequests.observe(requests.length);
   return job;
+}
+
+/** How long intake keeps finding out whether an add that did not answer in time landed after all. */
+export const ADD_OUTCOME_WAIT_MS = 10_000;
+
+/**
+ * An add that timed out or lost its connection may still have landed: a frozen Redis runs
+ * it when it resumes, a lost connection may have delivered it. Before answering 503
+ * ("nothing was accepted") intake finds out: the add's own answer if it comes within
+ * ADD_OUTCOME_WAIT_MS, else a lookup of the job by its id. The job if it landed; undefined
+ * if it surely did not; a 503 saying the outcome is unknown when the queue stays silent (a
+ * retry with the same keys is then deduplicated either way).
+ */
+async function outcomeOfAdd(
+  ctx: AppContext,
+  adding: Promise<ScoreJobHandle>,
+  jobId: string,
+): Promise<ScoreJobHandle | undefined> {
+  const answered = await queueAnswerWithin(adding, ADD_OUTCOME_WAIT_MS).catch(() => undefined);
+  if (answered) return answered;
+  const found = await queueAnswerWithin(ctx.scoreQueue.getJob(jobId), ENQUEUE_TIMEOUT_MS).catch(() => null);
+  if (found === null)
+    throw new Unavailable(
+      'the queue did not answer; whether the events were accepted is unknown: retry with the same idempotency keys (a retry is deduplicated)',
+      undefined,
+      { dependency: 'queue-redis' },
+    );
+  return (found) ?? undefined;
 }
 
 /** The promise, or a 503 (Unavailable of the queue Redis) once `ms` have passed without its answer. */

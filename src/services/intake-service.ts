@@ -13,15 +13,40 @@ import { ENQUEUE_TIMEOUT_MS, IntakeGroups, queueAnswerWithin } from './intake-gr
 export interface Intake {
   groups: IntakeGroups;
   listener: Pick<ScoreJobListener, 'open' | 'close'>;
+  /** Admits one more request in flight, or throws 503 at INTAKE_MAX_IN_FLIGHT; call the returned function when it is answered. */
+  admit(): () => void;
   close(): Promise<void>;
 }
+
+/** Retry-After of a request shed for load: the requests in flight are answered within about that. */
+const SHED_RETRY_AFTER_SECONDS = 1;
 
 export function createIntake(ctx: AppContext): Intake {
   const groups = new IntakeGroups(ctx);
   const listener = new ScoreJobListener(ctx.env, ctx.log);
+  const limit = ctx.env.INTAKE_MAX_IN_FLIGHT;
+  let inFlight = 0;
   return {
     groups,
     listener,
+    // Load shedding: past the limit a request is refused at once, so an overloaded process
+    // answers in milliseconds (503, retry later) instead of queueing every request for seconds.
+    admit() {
+      if (limit > 0 && inFlight >= limit) {
+        ctx.metrics.intakeShed.inc();
+        throw new Unavailable(
+          `intake is at capacity (${limit} requests in flight); nothing was accepted, retry later`,
+          undefined,
+          { retryAfterSeconds: SHED_RETRY_AFTER_SECONDS },
+        );
+      }
+      inFlight += 1;
+      let released = false;
+      return () => {
+        if (!released) inFlight -= 1;
+        released = true;
+      };
+    },
     async close() {
       // Groups first: a request still forming one is added and answered before the process goes.
       await groups.close();
@@ -66,6 +91,20 @@ function eventsOf(body: unknown): { events: unknown[]; batch: boolean } {
  * fails the request (503) before anything is accepted.
  */
 export async function acceptEvents(
+  ctx: AppContext,
+  intake: Intake,
+  body: unknown,
+  options: { wait: boolean },
+): Promise<IntakeAnswer> {
+  const release = intake.admit();
+  try {
+    return await acceptAdmitted(ctx, intake, body, options);
+  } finally {
+    release();
+  }
+}
+
+async function acceptAdmitted(
   ctx: AppContext,
   intake: Intake,
   body: unknown,

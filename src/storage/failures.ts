@@ -20,6 +20,16 @@ function isSocketError(err: Error): boolean {
   return typeof code === 'string' && SOCKET_ERROR_CODES.has(code) && 'syscall' in err;
 }
 
+/**
+ * What ioredis rejects a command with when its connection was lost (or is not writable and
+ * has no offline queue): plain Errors, told apart by their text alone. By the time the error
+ * is read the connection may be ready again, so the text is what marks the outage.
+ */
+const REDIS_CONNECTION_LOST: ReadonlySet<string> = new Set([
+  'Connection is closed.',
+  "Stream isn't writeable and enableOfflineQueue options is false",
+]);
+
 /** Redis' answer to a write over maxmemory under `noeviction`; the error's code is its first word. */
 const REDIS_OUT_OF_MEMORY = 'OOM';
 
@@ -50,7 +60,7 @@ export function storageFailure(err: unknown, redisClients: RedisClients): Laurel
   const notReady = (Object.entries(redisClients) as Array<[Dependency, RedisClient]>).find(
     ([, c]) => c.status !== 'ready',
   )?.[0];
-  const redisDown = !(err instanceof ReplyError) && notReady !== undefined;
+  const redisDown = !(err instanceof ReplyError) && (notReady !== undefined || REDIS_CONNECTION_LOST.has(err.message));
   if (isPostgresOutageCode(err) || isSocketError(err) || err.name === 'MaxRetriesPerRequestError' || redisDown) {
     // A connection SQLSTATE is Postgres'; otherwise the Redis connection that is down, if any.
     const dependency: Dependency | undefined = isPostgresOutageCode(err) ? 'postgres' : notReady;

@@ -12,6 +12,9 @@ export interface PrivateRedis {
   crash(): Promise<void>;
   /** Starts it again on the same port and directory, and waits until it answers. */
   start(): Promise<void>;
+  /** Freezes it (SIGSTOP): connections stay open and nothing answers, until `thaw()` (SIGCONT). */
+  freeze(): void;
+  thaw(): void;
   /** Stops it for good and removes its directory. */
   stop(): Promise<void>;
 }
@@ -85,7 +88,10 @@ export async function startPrivateRedis(
     port,
     crash,
     start,
+    freeze: () => void child?.kill('SIGSTOP'),
+    thaw: () => void child?.kill('SIGCONT'),
     async stop() {
+      child?.kill('SIGCONT');
       await crash();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -11,7 +11,7 @@ import { QueueMemoryGuard } from '../../src/services/intake-backpressure.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
-const COMPOSE_ONLY = ['POSTGRES_PASSWORD', 'REDIS_PASSWORD', 'PUBLISH_ADDRESS'];
+const COMPOSE_ONLY = ['POSTGRES_PASSWORD', 'REDIS_PASSWORD', 'PUBLISH_ADDRESS', 'QUEUE_REDIS_MAXMEMORY'];
 
 /** `node dist/x/y.js` (what the image runs) must come from a source file x/y.ts that the build compiles. */
 function expectBuiltEntry(command: string[]) {
@@ -108,6 +108,17 @@ describe('docker-compose files', () => {
     }
   });
 
+  it('run the queue Redis of the production file durable (appendfsync always) and bounded (maxmemory)', () => {
+    const args: string[] = compose.services.redis.command;
+    const option = (name: string) => args[args.indexOf(name) + 1];
+    expect([option('--appendonly'), option('--appendfsync'), option('--maxmemory-policy')]).toEqual([
+      'yes',
+      'always',
+      'noeviction',
+    ]);
+    expect(option('--maxmemory')).toMatch(/QUEUE_REDIS_MAXMEMORY/);
+  });
+
   it('runs the image: migrate once, then web and worker with node and Laurel variables only', () => {
     expect(compose.services.web.depends_on.migrate.condition).toBe('service_completed_successfully');
     for (const name of ['migrate', 'web', 'worker']) {
@@ -159,8 +170,9 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
     .filter((f) => f.endsWith('.yaml'))
     .flatMap((f) => parseAllDocuments(read(`deploy/k8s/${f}`)).map((d) => d.toJS()));
   const ofKind = (kind: string) => docs.filter((d) => d.kind === kind);
+  const named = (kind: string, name: string) => ofKind(kind).find((d) => d.metadata.name === name);
   const config = ofKind('ConfigMap')[0].data as Record<string, string>;
-  const secret = ofKind('Secret')[0].stringData as Record<string, string>;
+  const secret = named('Secret', 'laurel').stringData as Record<string, string>;
 
   it('has web and worker Deployments, a Service, disruption budgets, a migrate Job, a ConfigMap and a Secret', () => {
     expect(
@@ -168,9 +180,25 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
         .map((d) => d.metadata.name)
         .sort(),
     ).toEqual(['laurel-web', 'laurel-worker']);
-    expect(ofKind('Service')).toHaveLength(1);
+    expect(
+      ofKind('Service')
+        .map((d) => d.metadata.name)
+        .sort(),
+    ).toEqual(['laurel-web', 'redis-queue']);
     expect(ofKind('PodDisruptionBudget')).toHaveLength(2);
     expect(ofKind('Job')).toHaveLength(1);
+  });
+
+  it('runs the queue Redis durable (appendfsync always) and bounded (maxmemory, noeviction)', () => {
+    const args: string[] = named('StatefulSet', 'redis-queue').spec.template.spec.containers[0].args;
+    const option = (name: string) => args[args.indexOf(name) + 1];
+    expect([option('--appendonly'), option('--appendfsync'), option('--maxmemory-policy')]).toEqual([
+      'yes',
+      'always',
+      'noeviction',
+    ]);
+    expect(option('--maxmemory')).toMatch(/^\d+[kmg]b$/);
+    expect(secret.REDIS_URL).toContain('@redis-queue:');
   });
 
   it('configures only variables the code knows, with values its schema accepts', () => {
@@ -212,7 +240,7 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
         ),
       ).toBe(true);
     }
-    const [service] = ofKind('Service');
+    const service = named('Service', 'laurel-web');
     const web = ofKind('Deployment').find((d) => d.metadata.name === 'laurel-web');
     expect(web.spec.template.spec.containers[0].ports.map((p: any) => p.name)).toContain(
       service.spec.ports[0].targetPort,
