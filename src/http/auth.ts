@@ -61,8 +61,9 @@ export function unauthorized(path: string, message: string): HttpError {
  * Resolves the presented key and spends the matching budget; throws the 401 or 429 the
  * request gets. Returns the principal, or undefined for a request without a key.
  *
- * The order bounds what a stranger costs: a key this process has not seen spends a lookup
- * budget of the client's address before Postgres is asked, and a key just found unknown is
+ * The order bounds what a stranger costs: a key this process has not seen valid spends a
+ * lookup budget of the client's address before Postgres is asked (a valid key's renewal
+ * spends none, so an outage that fails renewals never turns them into 429s), and a key just found unknown is
  * refused from memory; every request without a valid key spends the address's budget.
  */
 async function admit(verifier: ApiKeyVerifier, budgets: Budgets, facts: RequestFacts): Promise<Principal | undefined> {
@@ -73,7 +74,7 @@ async function admit(verifier: ApiKeyVerifier, budgets: Budgets, facts: RequestF
   }
   let principal = key === null ? 'refused' : verifier.known(key);
   if (principal === undefined) {
-    await budgets.lookup(facts.ip());
+    if (!verifier.remembers(key!)) await budgets.lookup(facts.ip());
     principal = (await verifier.verify(key!)) ?? 'refused';
   }
   if (principal === 'refused') {

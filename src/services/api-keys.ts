@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { Unavailable } from '../domain/errors.js';
 import type { Db } from '../storage/postgres/database.js';
 import {
   findActiveKeyByHash,
@@ -31,6 +32,8 @@ export function roleAllows(role: Role, required: Role): boolean {
 const MAX_REFUSED_HASHES = 10_000;
 /** ... and for this long: a key cannot be valid before it is created, and is random. */
 const REFUSED_HASH_MS = 10_000;
+/** How long past its expiry a key's principal still admits it while Postgres is down. */
+export const KEY_STALE_WHILE_DOWN_MS = 300_000;
 
 interface PresentedKey {
   hash: string;
@@ -53,6 +56,8 @@ export class ApiKeyVerifier {
   // Bounded like `refused` (keys are at most 512 characters: auth.ts), so a flood of random
   // keys costs at most a few megabytes. Raw keys, as they are in every request's headers.
   private readonly presented = new LRUCache<string, PresentedKey>({ max: MAX_REFUSED_HASHES });
+  /** Lookups in flight: concurrent requests with one key whose entry expired share one query. */
+  private readonly looking = new Map<string, Promise<Principal | null>>();
 
   constructor(
     private readonly db: Db,
@@ -75,6 +80,14 @@ export class ApiKeyVerifier {
    */
   known(presented: string): Principal | 'refused' | undefined {
     return this.knownAs(this.identify(presented));
+  }
+
+  /**
+   * Whether the key was found valid before (its entry may have expired since): its lookup then
+   * renews a known key and spends no address's lookup budget, which is there for strangers.
+   */
+  remembers(presented: string): boolean {
+    return this.cache.has(this.identify(presented).hash);
   }
 
   /** A key's hash, and whether it is the admin key, worked out once per key rather than per request. */
@@ -101,14 +114,37 @@ export class ApiKeyVerifier {
     const known = this.knownAs(identity);
     if (known === 'refused') return null;
     if (known) return known;
-    const record = await findActiveKeyByHash(this.db, hash);
+    let lookup = this.looking.get(hash);
+    if (!lookup) {
+      lookup = this.lookUp(hash).finally(() => this.looking.delete(hash));
+      this.looking.set(hash, lookup);
+    }
+    return lookup;
+  }
+
+  /**
+   * One Postgres lookup. While Postgres is down, a key found valid within
+   * KEY_STALE_WHILE_DOWN_MS past its entry's expiry is still admitted: intake goes on through
+   * an outage of minutes (a key revoked meanwhile through another process works that long).
+   */
+  private async lookUp(hash: string): Promise<Principal | null> {
+    let record: ApiKeyRecord | undefined;
+    try {
+      record = await findActiveKeyByHash(this.db, hash);
+    } catch (err) {
+      const stale = this.cache.get(hash);
+      if (err instanceof Unavailable && stale && Date.now() - stale.until < KEY_STALE_WHILE_DOWN_MS)
+        return stale.principal;
+      throw err;
+    }
     if (!record) {
       this.cache.delete(hash);
       this.refused.set(hash, true);
       return null;
     }
     const principal = { id: record.id, name: record.name, role: record.role };
-    if (this.cacheMs > 0) this.cache.set(hash, { principal, until: Date.now() + this.cacheMs });
+    // Kept (expired) with cacheMs 0 too: it marks the key as known, see `remembers`.
+    this.cache.set(hash, { principal, until: Date.now() + this.cacheMs });
     return principal;
   }
 }

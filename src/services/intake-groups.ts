@@ -100,7 +100,9 @@ async function addGroup(ctx: AppContext, requests: readonly QueuedRequest[]): Pr
   const job = await queueAnswerWithin(adding, ENQUEUE_TIMEOUT_MS).catch(async (err: Error) => {
     // Redis refuses a script outright over maxmemory (noeviction): nothing of the job was written.
     if (ctx.failureOf(err) instanceof OutOfMemory)
-      throw ctx.queueMemory.full('the event queue is full (queue Redis out of memory); nothing was accepted, retry later');
+      throw ctx.queueMemory.full(
+        'the event queue is full (queue Redis out of memory); nothing was accepted, retry later',
+      );
     return (await outcomeOfAdd(ctx, adding, jobId)) ?? Promise.reject(err);
   });
   await marked;
@@ -133,7 +135,7 @@ async function outcomeOfAdd(
       undefined,
       { dependency: 'queue-redis' },
     );
-  return (found) ?? undefined;
+  return found ?? undefined;
 }
 
 /** The promise, or a 503 (Unavailable of the queue Redis) once `ms` have passed without its answer. */

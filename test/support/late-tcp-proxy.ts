@@ -6,6 +6,8 @@ export interface LateProxy {
   /** Starts forwarding: until then nothing listens on `port`, as if the service were down. */
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** Client-to-server writes so far: every statement or round trip a client starts is at least one. */
+  readonly writes: number;
 }
 
 /**
@@ -16,8 +18,12 @@ export async function lateProxy(targetPort: number, targetHost = '127.0.0.1'): P
   const port = await freePort();
   let server: Server | undefined;
   const sockets = new Set<Socket>();
+  let writes = 0;
   return {
     port,
+    get writes() {
+      return writes;
+    },
     start: () =>
       new Promise((resolve, reject) => {
         server = createServer((client) => {
@@ -27,6 +33,7 @@ export async function lateProxy(targetPort: number, targetHost = '127.0.0.1'): P
             s.on('close', () => sockets.delete(s));
             s.on('error', () => (client.destroy(), upstream.destroy()));
           }
+          client.on('data', () => (writes += 1));
           client.pipe(upstream).pipe(client);
         });
         server.once('error', reject);
