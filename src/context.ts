@@ -125,7 +125,9 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
     boards: new BoardCatalog(postgres.db),
     periods: new PeriodCache(postgres.db),
     queueRedis,
-    leaderboard: new LeaderboardCache(leaderboardRedis, keys),
+    leaderboard: new LeaderboardCache(leaderboardRedis, keys, (err) =>
+      failures.warn('leaderboard-redis', err, 'a projection was refused; its periods read from Postgres until rebuilt'),
+    ),
     members: new MemberDirectory(postgres.db, memberChanges),
     fallback: new FallbackReads(fallbackPostgres.db, env.FALLBACK_MAX_CONCURRENT),
     scoreQueue,

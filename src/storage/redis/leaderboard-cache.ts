@@ -43,6 +43,8 @@ export class LeaderboardCache {
   constructor(
     readonly redis: LeaderboardRedis,
     readonly keys: LeaderboardKeys,
+    /** Told of each projection Redis refused (its periods were marked incomplete): logging is the caller's. */
+    private readonly onProjectionFailure: (err: Error) => void = () => undefined,
   ) {}
 
   /**
@@ -53,6 +55,12 @@ export class LeaderboardCache {
    * `createdPeriods` are periods that did not exist before this batch: Redis holds all of
    * them by construction. `extraWrite` rides along in the same round trip (its slot's, on a
    * cluster). Returns the categories whose Redis copy is not known to be complete: they need a rebuild.
+   *
+   * The cache is right or it is not used: when Redis refuses a period's script (out of
+   * memory under noeviction, or any error reply), nothing of it was written (a script is
+   * atomic), so the period is no longer marked complete and any rebuild of it is called off
+   * (its swap would miss this write); reads of it go to Postgres until the rebuild asked for
+   * here refills it. Only a Redis that cannot be reached at all fails the call.
    */
   async project(
     aggregates: readonly AggregateState[],
@@ -94,14 +102,30 @@ export class LeaderboardCache {
     for (const [, g] of groups) if (g.args.length > 0) commands.push(this.noticeCommand(g.board, g.period, notice));
     const results = await execBySlot(this.redis, commands);
     const incomplete: PeriodCategory[] = [];
-    groups.forEach(([, g], i) => {
+    const refused: Array<{ board: Board; period: string; base: string }> = [];
+    groups.forEach(([base, g], i) => {
       const [err, missing] = results[i]!;
-      if (err) throw err;
-      for (const category of missing as string[]) incomplete.push({ board: g.board, period: g.period, category });
+      if (err) refused.push({ board: boards.get(g.board)!, period: g.period, base });
+      else for (const category of missing as string[]) incomplete.push({ board: g.board, period: g.period, category });
     });
+    if (refused.length > 0) {
+      await this.forgetCompleteness(refused.map((r) => r.base));
+      for (const { board, period } of refused)
+        for (const category of ['all', ...board.categories]) incomplete.push({ board: board.id, period, category });
+      this.onProjectionFailure(results.find(([err]) => err)![0]!);
+    }
+    // The other commands (pending marks, notices) are best effort: a failed one is not the projection's.
+    return incomplete;
+  }
+
+  /** Drops the periods' completeness marks and calls off their rebuilds (deletions: allowed over maxmemory). */
+  private async forgetCompleteness(bases: readonly string[]): Promise<void> {
+    const results = await execBySlot(
+      this.redis,
+      bases.map((base) => ({ key: base, add: (pipeline) => pipeline.del(`${base}:ok`, `${base}:rb`) })),
+    );
     const failed = results.find(([err]) => err)?.[0];
     if (failed) throw failed;
-    return incomplete;
   }
 
   /**
