@@ -2,8 +2,7 @@ import type { Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadEnvOrExit } from '../config/env.js';
 import { faultHooksFromEnvironment } from '../config/fault-injection.js';
-import { clockFromEnvironment } from '../config/warped-clock.js';
-import { systemClock } from '../clock.js';
+import { localTimeFromEnvironment } from '../config/warped-clock.js';
 import { createContext, type AppContext } from '../context.js';
 import { createWebApp } from '../http/app.js';
 import { createHttpServer } from '../http/server.js';
@@ -13,6 +12,7 @@ import { joinClusterMetrics } from '../observability/cluster-metrics.js';
 import { startWorkers } from '../jobs/start-workers.js';
 import { registerSchedulers } from '../queue/periods-queue.js';
 import { rebuildIfLeaderboardLost } from '../services/rebuild-service.js';
+import { SharedClock } from '../services/shared-clock.js';
 
 const RETRY_EVERY_MS = 2000;
 
@@ -27,13 +27,15 @@ const RETRY_EVERY_MS = 2000;
  */
 export async function run(parts: { web: boolean; worker: boolean }): Promise<void> {
   const env = loadEnvOrExit();
-  const clock = clockFromEnvironment(process.env);
+  const local = localTimeFromEnvironment(process.env);
+  const clock = new SharedClock(local);
   const ctx: AppContext = createContext(env, {
     clock,
     name: parts.web && parts.worker ? 'laurel' : parts.web ? 'laurel-web' : 'laurel-worker',
   });
-  if (clock !== systemClock)
+  if (local.warped)
     ctx.log.warn({ speed: process.env.LAUREL_CLOCK_SPEED }, 'warped clock on (soak): time runs faster than real time');
+  clock.start(ctx.db, ctx.log, env.CLOCK_SKEW_WARN_MS, (skewMs) => ctx.metrics.clockSkew.set(skewMs / 1000));
   Object.assign(ctx.faults, faultHooksFromEnvironment(process.env, ctx.log));
   const readiness = laurelReadiness(ctx, parts.web ? 'web' : 'worker');
 
@@ -53,6 +55,7 @@ export async function run(parts: { web: boolean; worker: boolean }): Promise<voi
     }, env.SHUTDOWN_TIMEOUT_MS);
     for (const close of closers)
       await close().catch((err: Error) => ctx.log.error({ err: err.message }, 'close failed'));
+    clock.stop();
     await ctx.close();
     clearTimeout(timer);
     ctx.log.info('stopped');

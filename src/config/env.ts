@@ -77,6 +77,10 @@ const envSchema = z.object({
    * at once. 0: no limit.
    */
   INTAKE_MAX_IN_FLIGHT: z.coerce.number().int().min(0).default(500),
+  /** A process whose clock is further than this from Postgres' logs a warning (Laurel corrects it either way). */
+  CLOCK_SKEW_WARN_MS: z.coerce.number().int().min(0).default(1000),
+  /** ... and further than this, it closes no period: its correction is not trusted that far. */
+  CLOCK_SKEW_REFUSE_MS: z.coerce.number().int().min(0).default(60_000),
   /**
    * How long a worker's hold on a job lasts without renewal. A worker that dies (SIGKILL,
    * OOM, lost host) stops renewing; after this long another worker takes its jobs over.

@@ -22,6 +22,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly clockSkew = new Gauge({
+    name: 'laurel_clock_skew_seconds',
+    help: "This process's host clock minus Postgres' clock, as last measured (Laurel corrects it)",
+    registers: [this.registry],
+  });
+
   readonly intakeShed = new Counter({
     name: 'laurel_intake_shed_total',
     help: 'Intake requests refused at once (503) because INTAKE_MAX_IN_FLIGHT requests were in flight',

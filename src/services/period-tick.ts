@@ -24,6 +24,17 @@ export async function runTick(ctx: AppContext): Promise<{ created: number; close
   await ensureLedgerPartitions(ctx, now).catch((err: Error) =>
     ctx.log.warn({ err: err.message }, 'ledger partition upkeep failed; retried next tick'),
   );
+  const refusal = closingRefusal(ctx);
+  if (refusal) {
+    const skewMs = ctx.clock.skewMs?.();
+    // Not measured yet is the first moments of a process: the next tick closes. Too far off
+    // needs a person: the tick fails (retried, likely by another worker; counted and alerted).
+    if (skewMs === undefined) {
+      ctx.log.info(refusal);
+      return { created, closed: [], evicted: [] };
+    }
+    throw new Error(`${refusal}: skew ${skewMs} ms, CLOCK_SKEW_REFUSE_MS ${ctx.env.CLOCK_SKEW_REFUSE_MS}`);
+  }
   const byId = new Map(boards.map((b) => [b.id, b]));
   // Empty periods (most of them on boards with short periods) close in bulk; the rest one by one.
   const closed = await closeDueEmptyPeriods(ctx, byId, now);
@@ -53,6 +64,20 @@ export async function runTick(ctx: AppContext): Promise<{ created: number; close
   }
   if (failures.length > 0) throw new Error(`could not close ${failures.join('; ')}`);
   return { created, closed, evicted };
+}
+
+/**
+ * Why this process must not close periods now, or undefined: its clock is not measured
+ * against Postgres' yet, or is further off than CLOCK_SKEW_REFUSE_MS (another process, or
+ * this one once its host's clock is fixed, closes them; closing is idempotent).
+ */
+function closingRefusal(ctx: AppContext): string | undefined {
+  if (!ctx.clock.skewMs) return undefined;
+  const skew = ctx.clock.skewMs();
+  if (skew === undefined) return "no period closed: this process's clock is not measured against Postgres' yet";
+  if (Math.abs(skew) > ctx.env.CLOCK_SKEW_REFUSE_MS)
+    return "no period closed: this host's clock is too far from Postgres' (CLOCK_SKEW_REFUSE_MS)";
+  return undefined;
 }
 
 async function createUpcomingPeriods(ctx: AppContext, boards: readonly Board[], now: Date): Promise<number> {

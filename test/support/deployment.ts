@@ -42,6 +42,8 @@ export interface DeploymentOptions {
   workers?: number;
   /** One process doing both (the development mode) instead of separate webs and workers. */
   allInOne?: boolean;
+  /** Variables of the web processes' own (on top of the deployment's). */
+  webEnv?: Record<string, string>;
 }
 
 export async function startDeployment(options: DeploymentOptions = {}): Promise<Deployment> {
@@ -75,7 +77,11 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
   let restarts = 0;
   const startWeb = async (i: number) => {
     const name = options.allInOne ? 'all-in-one' : `web-${i + 1}${restarts > 0 ? `-${restarts}` : ''}`;
-    webs[i] = startLaurel(options.allInOne ? 'all' : 'web', { ...env, PORT: String(ports[i]) }, name);
+    webs[i] = startLaurel(
+      options.allInOne ? 'all' : 'web',
+      { ...env, ...options.webEnv, PORT: String(ports[i]) },
+      name,
+    );
     await waitForHttp(`${baseUrls[i]}/readyz`);
     return webs[i];
   };
