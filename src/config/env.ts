@@ -77,6 +77,12 @@ const envSchema = z.object({
    * at once. 0: no limit.
    */
   INTAKE_MAX_IN_FLIGHT: z.coerce.number().int().min(0).default(500),
+  /**
+   * Load shedding by queue lag: when the oldest score job still waiting was queued longer ago
+   * than this (ms), intake answers 503 with Retry-After at once. 0: off (a backlog is let grow,
+   * bounded by the queue Redis' maxmemory).
+   */
+  INTAKE_MAX_QUEUE_LAG_MS: z.coerce.number().int().min(0).default(0),
   /** A process whose clock is further than this from Postgres' logs a warning (Laurel corrects it either way). */
   CLOCK_SKEW_WARN_MS: z.coerce.number().int().min(0).default(1000),
   /** ... and further than this, it closes no period: its correction is not trusted that far. */

@@ -109,3 +109,45 @@ export class QueueMemoryGuard {
     });
   }
 }
+
+/** Retry-After of a refusal for queue lag: a backlog takes a while to drain. */
+const LAG_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Load shedding by queue lag (INTAKE_MAX_QUEUE_LAG_MS; 0: off): when the oldest score job
+ * still waiting was queued longer ago than that, the workers are far behind, and intake
+ * answers 503 with Retry-After at once rather than adding to a backlog whose events would
+ * become visible minutes late. The oldest job is read at most once a second, in the
+ * background of the requests (only the very first request waits for it).
+ */
+export class QueueLagGuard {
+  private oldestQueuedAt: number | undefined;
+  private readAt = 0;
+  private reading: Promise<void> | null = null;
+
+  constructor(
+    private readonly oldestWaiting: () => Promise<number | undefined>,
+    private readonly maxLagMs: number,
+    private readonly log: Logger,
+  ) {}
+
+  async assertFresh(): Promise<void> {
+    if (this.maxLagMs === 0) return;
+    if (Date.now() - this.readAt >= READ_INTERVAL_MS && !this.reading) {
+      const first = this.readAt === 0;
+      this.readAt = Date.now();
+      this.reading = this.oldestWaiting()
+        .then((at) => void (this.oldestQueuedAt = at))
+        .catch((err: Error) => this.log.debug({ err: err.message }, 'queue lag not read'))
+        .finally(() => (this.reading = null));
+      if (first) await this.reading;
+    }
+    const lag = this.oldestQueuedAt === undefined ? 0 : Date.now() - this.oldestQueuedAt;
+    if (lag > this.maxLagMs)
+      throw new Unavailable(
+        `the event queue is ${Math.round(lag / 1000)} s behind (INTAKE_MAX_QUEUE_LAG_MS); nothing was accepted, retry later`,
+        undefined,
+        { retryAfterSeconds: LAG_RETRY_AFTER_SECONDS },
+      );
+  }
+}

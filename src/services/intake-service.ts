@@ -4,6 +4,7 @@ import { requestResults, type EventResult } from '../queue/score-events-queue.js
 import { ScoreJobListener } from '../queue/queue-events.js';
 import { InvalidInput, Unavailable, type ErrorDetail } from '../domain/errors.js';
 import { zodDetails } from '../domain/validation.js';
+import { QueueLagGuard } from './intake-backpressure.js';
 import { ENQUEUE_TIMEOUT_MS, IntakeGroups, queueAnswerWithin } from './intake-groups.js';
 
 /**
@@ -15,6 +16,8 @@ export interface Intake {
   listener: Pick<ScoreJobListener, 'open' | 'close'>;
   /** Admits one more request in flight, or throws 503 at INTAKE_MAX_IN_FLIGHT; call the returned function when it is answered. */
   admit(): () => void;
+  /** Shedding by queue lag (INTAKE_MAX_QUEUE_LAG_MS). */
+  lag: QueueLagGuard;
   close(): Promise<void>;
 }
 
@@ -26,9 +29,15 @@ export function createIntake(ctx: AppContext): Intake {
   const listener = new ScoreJobListener(ctx.env, ctx.log);
   const limit = ctx.env.INTAKE_MAX_IN_FLIGHT;
   let inFlight = 0;
+  const lag = new QueueLagGuard(
+    async () => (await ctx.scoreQueue.getJobs(['wait'], 0, 0, true))[0]?.timestamp,
+    ctx.env.INTAKE_MAX_QUEUE_LAG_MS,
+    ctx.log,
+  );
   return {
     groups,
     listener,
+    lag,
     // Load shedding: past the limit a request is refused at once, so an overloaded process
     // answers in milliseconds (503, retry later) instead of queueing every request for seconds.
     admit() {
@@ -138,6 +147,7 @@ async function acceptAdmitted(
   const receivedAt = now.toISOString();
   const events = parsed.map((posted) => ({ posted, receivedAt, payloadHash: payloadHash(posted) }));
   // The events' share of their job is most of what it costs the queue Redis.
+  await intake.lag.assertFresh();
   await ctx.queueMemory.assertRoom(JSON.stringify(events).length);
   const { job, request } = await intake.groups.join({ events, wantResults: options.wait });
 

@@ -47,3 +47,25 @@ describe('intake load shedding', () => {
     expect((await h.api('POST', '/v1/events', event('shed-3'))).status).toBe(202);
   });
 });
+
+describe('intake load shedding by queue lag', () => {
+  it('answers 503 with Retry-After while the oldest waiting job is older than INTAKE_MAX_QUEUE_LAG_MS', async () => {
+    // No workers: what is queued stays waiting.
+    const lagged = await createHarness({ workers: false, env: { INTAKE_MAX_QUEUE_LAG_MS: '800' } });
+    try {
+      expect((await lagged.api('PUT', '/v1/boards/lag', { aggregation: 'sum', period: 'all' })).status).toBe(201);
+      const lagEvent = (key: string) => ({ board: 'lag', member: 'ann', value: 1, idempotencyKey: key });
+      expect((await lagged.api('POST', '/v1/events', lagEvent('lag-1'))).status).toBe(202);
+      await new Promise((r) => setTimeout(r, 2200)); // past the bound and past a reading's age
+      await lagged.api('POST', '/v1/events', lagEvent('lag-probe')); // refreshes the reading in the background
+      await new Promise((r) => setTimeout(r, 200));
+      const refused = await lagged.api('POST', '/v1/events', lagEvent('lag-2'));
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('5');
+      expect(refused.body.message).toMatch(/behind.*nothing was accepted/);
+      expect(await lagged.ctx.scoreQueue.getWaitingCount()).toBeLessThanOrEqual(2);
+    } finally {
+      await lagged.close();
+    }
+  });
+});
