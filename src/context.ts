@@ -12,6 +12,7 @@ import {
   queueTarget,
   type RedisClient,
 } from './storage/redis/connections.js';
+import { KeyLayoutRecord } from './storage/redis/key-layout.js';
 import { LeaderboardKeys } from './storage/redis/leaderboard-keys.js';
 import { LeaderboardCache } from './storage/redis/leaderboard-cache.js';
 import { withLeaderboardScripts } from './storage/redis/scripts.js';
@@ -125,8 +126,19 @@ export function createContext(env: Env, options: ContextOptions = {}): AppContex
     boards: new BoardCatalog(postgres.db),
     periods: new PeriodCache(postgres.db),
     queueRedis,
-    leaderboard: new LeaderboardCache(leaderboardRedis, keys, (err) =>
-      failures.warn('leaderboard-redis', err, 'a projection was refused; its periods read from Postgres until rebuilt'),
+    leaderboard: new LeaderboardCache(
+      leaderboardRedis,
+      keys,
+      (err) =>
+        failures.warn(
+          'leaderboard-redis',
+          err,
+          'a projection was refused; its periods read from Postgres until rebuilt',
+        ),
+      () =>
+        void new KeyLayoutRecord(leaderboardRedis, env.REDIS_PREFIX)
+          .noteEarlierWrites(env.LAYOUT_QUIET_MS)
+          .catch((err: Error) => failures.warn('leaderboard-redis', err, 'could not record a 0.2.0 write')),
     ),
     members: new MemberDirectory(postgres.db, memberChanges),
     fallback: new FallbackReads(fallbackPostgres.db, env.FALLBACK_MAX_CONCURRENT),

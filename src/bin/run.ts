@@ -9,10 +9,11 @@ import { createHttpServer } from '../http/server.js';
 import { laurelReadiness } from '../health/laurel-checks.js';
 import { probeHandler } from '../health/probe-server.js';
 import { joinClusterMetrics } from '../observability/cluster-metrics.js';
-import { startWorkers } from '../jobs/start-workers.js';
+import { startWorkers, type RunningWorkers } from '../jobs/start-workers.js';
 import { registerSchedulers } from '../queue/periods-queue.js';
 import { rebuildIfLeaderboardLost } from '../services/rebuild-service.js';
 import { SharedClock } from '../services/shared-clock.js';
+import { watchKeyLayout } from '../services/key-layout-watch.js';
 
 const RETRY_EVERY_MS = 2000;
 
@@ -37,7 +38,14 @@ export async function run(parts: { web: boolean; worker: boolean }): Promise<voi
     ctx.log.warn({ speed: process.env.LAUREL_CLOCK_SPEED }, 'warped clock on (soak): time runs faster than real time');
   clock.start(ctx.db, ctx.log, env.CLOCK_SKEW_WARN_MS, (skewMs) => ctx.metrics.clockSkew.set(skewMs / 1000));
   Object.assign(ctx.faults, faultHooksFromEnvironment(process.env, ctx.log));
-  const readiness = laurelReadiness(ctx, parts.web ? 'web' : 'worker');
+  let jobs: RunningWorkers | undefined;
+  const layout = watchKeyLayout(ctx, {
+    role: parts.worker ? 'worker' : 'web',
+    everyMs: env.LAYOUT_CHECK_MS,
+    quietMs: env.LAYOUT_QUIET_MS,
+    jobs: () => jobs?.workers ?? [],
+  });
+  const readiness = laurelReadiness(ctx, parts.web ? 'web' : 'worker', () => layout.probe());
 
   // Closers are added as parts start; signals are handled from the first moment, so a
   // SIGTERM during start-up still shuts down in order instead of killing the process.
@@ -56,6 +64,7 @@ export async function run(parts: { web: boolean; worker: boolean }): Promise<voi
     for (const close of closers)
       await close().catch((err: Error) => ctx.log.error({ err: err.message }, 'close failed'));
     clock.stop();
+    layout.stop();
     await ctx.close();
     clearTimeout(timer);
     ctx.log.info('stopped');
@@ -99,7 +108,7 @@ export async function run(parts: { web: boolean; worker: boolean }): Promise<voi
     closers.push(() => new Promise<void>((resolve) => probes.close(() => resolve())));
   }
   if (parts.worker) {
-    const workers = startWorkers(ctx, { schedulers: false });
+    const workers = (jobs = startWorkers(ctx, { schedulers: false }));
     // After the web side has stopped taking requests; before the probes of a worker-only process.
     if (parts.web) closers.push(() => workers.close());
     else closers.unshift(() => workers.close());

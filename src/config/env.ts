@@ -91,6 +91,10 @@ const envSchema = z.object({
    * How long a worker's hold on a job lasts without renewal. A worker that dies (SIGKILL,
    * OOM, lost host) stops renewing; after this long another worker takes its jobs over.
    */
+  // How often each process reads the leaderboard Redis' key layout record, and how long no
+  // write of 0.2.0's layout must be seen before the handover rebuilds (key-layout-watch.ts).
+  LAYOUT_CHECK_MS: z.coerce.number().int().min(100).max(600_000).default(5000),
+  LAYOUT_QUIET_MS: z.coerce.number().int().min(500).max(3_600_000).default(30_000),
   JOB_LOCK_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   /** A worker running without the web side serves its own /metrics on this port. */
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),

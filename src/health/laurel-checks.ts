@@ -9,12 +9,19 @@ import { lastAnswerWhileUnreachable, onceConfirmed, Readiness, type ReadinessChe
  * What each kind of process needs to be ready. A web process takes intake with the queue
  * Redis alone (events wait in the queue) and needs the schema its code expects; Postgres or
  * the leaderboard Redis down only degrades some reads. A worker can apply nothing without
- * all three. Migrations are checked until current, then never again;
+ * all three, nor in a leaderboard key layout it does not know. Migrations are checked until current, then never again;
  * stored functions (which another release may replace) on each evaluation.
  */
-export function laurelReadiness(ctx: AppContext, role: 'web' | 'worker'): Readiness {
+export function laurelReadiness(
+  ctx: AppContext,
+  role: 'web' | 'worker',
+  /** Fails while the leaderboard Redis is in a key layout this release does not know (key-layout-watch.ts). */
+  keyLayout: () => Promise<void> = async () => undefined,
+): Readiness {
   const worker = role === 'worker';
   const checks: ReadinessCheck[] = [
+    // A web process still answers from Postgres; a worker cannot project, so it takes no job.
+    { name: 'leaderboard-layout', required: worker, probe: keyLayout },
     { name: 'redis', required: true, probe: () => pingAll(ctx.queueRedis) },
     { name: 'leaderboard-redis', required: worker, probe: () => pingAll(ctx.leaderboard.redis) },
     { name: 'postgres', required: worker, probe: () => pingPostgres(ctx.db) },

@@ -19,9 +19,10 @@ import {
 import { enqueue, enqueueFlow } from '../queue/enqueue.js';
 import {
   claimInstanceMarkers,
-  forgetEarlierLayout,
+  takeEarlierLayoutMarkers,
   releaseInstanceMarkers,
 } from '../storage/redis/instance-markers.js';
+import { KeyLayoutRecord } from '../storage/redis/key-layout.js';
 import { NotFound, Conflict, InvalidInput } from '../domain/errors.js';
 import { parseOrThrow } from '../domain/validation.js';
 
@@ -182,13 +183,18 @@ export async function rebuildStatus(ctx: AppContext, rebuildId: string) {
 /**
  * At worker start-up: a leaderboard Redis without Laurel's marker is new or lost its data,
  * so every open period is rebuilt (current periods first). A cluster keeps one marker per
- * master, so a master that came back empty is noticed too. Returns the rebuild id, if any.
+ * master, so a master that came back empty is noticed too. A Redis last used by 0.2.0 is
+ * not rebuilt here: its reads go to Postgres, and the key layout handover rebuilds once no
+ * 0.2.0 process writes any more. Returns the rebuild id, if any.
  */
 export async function rebuildIfLeaderboardLost(ctx: AppContext): Promise<string | null> {
   const now = ctx.clock.now().toISOString();
-  if (await forgetEarlierLayout(ctx.leaderboard, ctx.env.REDIS_PREFIX))
-    ctx.log.info('leaderboard Redis held the 0.2.0 key layout: its state hashes and completeness marks removed');
-  if (!(await claimInstanceMarkers(ctx.leaderboard, ctx.env.REDIS_PREFIX, now))) return null;
+  const earlier = await takeEarlierLayoutMarkers(ctx.leaderboard, ctx.env.REDIS_PREFIX, async () => {
+    ctx.leaderboard.access.reads = false;
+    await new KeyLayoutRecord(ctx.leaderboard.redis, ctx.env.REDIS_PREFIX).noteEarlierWrites(ctx.env.LAYOUT_QUIET_MS);
+  });
+  if (earlier) ctx.log.info('leaderboard Redis was used by 0.2.0: reads from Postgres until the key layout handover');
+  if (!(await claimInstanceMarkers(ctx.leaderboard, ctx.env.REDIS_PREFIX, now)) || earlier) return null;
   // A marker left behind by a failed request would stop the next attempt from rebuilding.
   const { rebuildId, scopes } = await requestRebuild(ctx, {}, 'startup').catch(async (err: unknown) => {
     await releaseInstanceMarkers(ctx.leaderboard, ctx.env.REDIS_PREFIX).catch(() => undefined);

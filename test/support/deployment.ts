@@ -44,6 +44,8 @@ export interface DeploymentOptions {
   allInOne?: boolean;
   /** Variables of the web processes' own (on top of the deployment's). */
   webEnv?: Record<string, string>;
+  /** Variables of every process (on top of the deployment's defaults). */
+  env?: Record<string, string>;
 }
 
 export async function startDeployment(options: DeploymentOptions = {}): Promise<Deployment> {
@@ -62,6 +64,7 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
     WORKER_CONCURRENCY: '4',
     // A dead worker's jobs are taken over after this long (30 s in production).
     JOB_LOCK_MS: '2000',
+    ...options.env,
   };
   const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: 2 });
   const workers: LaurelProcess[] = [];

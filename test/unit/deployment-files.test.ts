@@ -189,6 +189,14 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
     expect(ofKind('Job')).toHaveLength(1);
   });
 
+  it('replaces workers all at once (two key layouts never written at once) and rolls web pods one by one', () => {
+    expect(named('Deployment', 'laurel-worker').spec.strategy).toEqual({ type: 'Recreate' });
+    expect(named('Deployment', 'laurel-web').spec.strategy).toEqual({
+      type: 'RollingUpdate',
+      rollingUpdate: { maxSurge: 1, maxUnavailable: 0 },
+    });
+  });
+
   it('runs the queue Redis durable (appendfsync always) and bounded (maxmemory, noeviction)', () => {
     const args: string[] = named('StatefulSet', 'redis-queue').spec.template.spec.containers[0].args;
     const option = (name: string) => args[args.indexOf(name) + 1];

@@ -1,7 +1,6 @@
 import { isCluster, type RedisClient } from './connections.js';
 import type { LeaderboardCache } from './leaderboard-cache.js';
 import { slotOf } from './slots.js';
-import { unlinkMatching } from './maintenance.js';
 
 /**
  * The markers' name carries the key layout: a leaderboard Redis written by an earlier layout
@@ -11,19 +10,22 @@ import { unlinkMatching } from './maintenance.js';
 const markerBase = (prefix: string) => `${prefix}:lb:layout2`;
 
 /**
- * A leaderboard Redis last used by 0.2.0 or earlier (its workers' markers are there) holds
- * state hashes (`:s:<category>`) the current scripts do not read, under completeness marks
- * that would make them trust an empty member state. Both go, then those markers: a crash
- * before the end repeats the whole cleanup at the next start. Reads then come from Postgres
- * until the start-up rebuild (the current marker is missing too) swaps each scope in.
- * Returns whether there was anything to forget.
+ * Removes 0.2.0's "Laurel was here" markers and says whether there were any: the leaderboard
+ * Redis was last used by 0.2.0 or earlier, and may still be (a rolling upgrade). Its state
+ * hashes (`:s:<category>`) and completeness marks are left to the key layout handover
+ * (services/key-layout-watch.ts), which waits until no 0.2.0 process writes any more.
  */
-export async function forgetEarlierLayout(cache: LeaderboardCache, prefix: string): Promise<boolean> {
+export async function takeEarlierLayoutMarkers(
+  cache: LeaderboardCache,
+  prefix: string,
+  /** Runs between finding and removing them: a failure keeps them for the next attempt. */
+  found: () => Promise<void>,
+): Promise<boolean> {
   const markers = markerKeys(cache.redis, `${prefix}:lb:instance`);
   // One EXISTS per key: on a cluster they live in different slots.
-  const found = await Promise.all(markers.map((marker) => cache.redis.exists(marker)));
-  if (!found.some((n) => n > 0)) return false;
-  await unlinkMatching(cache.redis, [`${prefix}:lb:{*}:s:*`, `${prefix}:lb:{*}:ok`]);
+  const present = await Promise.all(markers.map((marker) => cache.redis.exists(marker)));
+  if (!present.some((n) => n > 0)) return false;
+  await found();
   await Promise.all(markers.map((marker) => cache.redis.del(marker)));
   return true;
 }

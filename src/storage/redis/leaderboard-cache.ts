@@ -35,16 +35,33 @@ export function isMiss(value: unknown): value is Miss {
 const miss = (reply: readonly unknown[]): Miss => ({ miss: true, rebuilding: reply[1] === 1 });
 
 /**
+ * What this process may do with the cache; the key layout watch decides
+ * (services/key-layout-watch.ts). Reads off: every read is a miss that asks for no rebuild, so
+ * it is answered from Postgres. Writes off: projections are skipped (the Redis is written in
+ * a layout this release does not know; the release that owns it rebuilds).
+ */
+export interface CacheAccess {
+  reads: boolean;
+  writes: boolean;
+}
+
+const SHUT: Miss = { miss: true, rebuilding: true };
+
+/**
  * The derived sorted sets: writes (projection of Postgres aggregates, rebuild fills and
  * swaps) and reads (slices, placements, neighbours, picks), each one round trip. Reads
  * answer null when the category is not complete in Redis, and the caller asks Postgres.
  */
 export class LeaderboardCache {
+  readonly access: CacheAccess = { reads: true, writes: true };
+
   constructor(
     readonly redis: LeaderboardRedis,
     readonly keys: LeaderboardKeys,
     /** Told of each projection Redis refused (its periods were marked incomplete): logging is the caller's. */
     private readonly onProjectionFailure: (err: Error) => void = () => undefined,
+    /** Told when a projection found state written by 0.2.0's layout (reads are off from then on). */
+    private readonly onEarlierLayout: () => void = () => undefined,
   ) {}
 
   /**
@@ -67,6 +84,7 @@ export class LeaderboardCache {
     boards: ReadonlyMap<string, Board>,
     options: { createdPeriods?: ReadonlyArray<{ board: string; period: string }>; extraWrite?: KeyedCommand } = {},
   ): Promise<PeriodCategory[]> {
+    if (!this.access.writes) return [];
     const byPeriod = new Map<string, { board: string; period: string; complete: string; args: string[] }>();
     const group = (board: string, period: string) => {
       const base = this.keys.period(board, period);
@@ -103,11 +121,20 @@ export class LeaderboardCache {
     const results = await execBySlot(this.redis, commands);
     const incomplete: PeriodCategory[] = [];
     const refused: Array<{ board: Board; period: string; base: string }> = [];
+    let earlierLayout = false;
     groups.forEach(([base, g], i) => {
-      const [err, missing] = results[i]!;
+      const [err, reply] = results[i]!;
       if (err) refused.push({ board: boards.get(g.board)!, period: g.period, base });
-      else for (const category of missing as string[]) incomplete.push({ board: g.board, period: g.period, category });
+      else {
+        const [earlier, ...missing] = reply as [number, ...string[]];
+        if (earlier === 1) earlierLayout = true;
+        for (const category of missing) incomplete.push({ board: g.board, period: g.period, category });
+      }
     });
+    if (earlierLayout) {
+      this.access.reads = false;
+      this.onEarlierLayout();
+    }
     if (refused.length > 0) {
       await this.forgetCompleteness(refused.map((r) => r.base));
       for (const { board, period } of refused)
@@ -137,6 +164,7 @@ export class LeaderboardCache {
     periods: ReadonlyArray<{ board: Board; period: string; closed?: boolean }>,
     member: string,
   ): Promise<void> {
+    if (!this.access.writes) return;
     const notice = changedNotice(Date.now());
     const commands: KeyedCommand[] = periods.flatMap(({ board, period, closed }) => {
       const base = this.keys.period(board.id, period);
@@ -185,6 +213,7 @@ export class LeaderboardCache {
    * the top `topN` entries and each given member's placement.
    */
   async watch(s: Scope, members: readonly string[], topN: number): Promise<Watched | Miss> {
+    if (!this.access.reads) return SHUT;
     const [scope, state, ok, category] = this.readKeys(s);
     const reply = await this.redis.laurelWatch(scope, state, ok, category, sharedFlag(s.board), topN, ...members);
     if (reply[0] === 0) return miss(reply);
@@ -217,6 +246,7 @@ export class LeaderboardCache {
   }
 
   async slice(s: Scope, offset: number, limit: number): Promise<Slice | Miss> {
+    if (!this.access.reads) return SHUT;
     return sliceFrom(
       await this.redis.laurelSlice(...this.readKeys(s), offset, limit, sharedFlag(s.board)),
       s.board,
@@ -226,6 +256,7 @@ export class LeaderboardCache {
 
   /** The member and up to `radius` neighbours on each side; no entries when the member is unranked. */
   async around(s: Scope, member: string, radius: number): Promise<Slice | Miss> {
+    if (!this.access.reads) return SHUT;
     const reply = await this.redis.laurelAround(...this.readKeys(s), member, radius, sharedFlag(s.board));
     if (reply[0] === 0) return miss(reply);
     const [, total, from, first, items] = reply;
@@ -238,6 +269,7 @@ export class LeaderboardCache {
    * round trip (HMGET + ZMSCORE), O(k log N) for k members whatever their ranks.
    */
   async pick(s: Scope, members: readonly string[]): Promise<{ picked: PickedEntry[] } | Miss> {
+    if (!this.access.reads) return SHUT;
     const reply = await this.redis.laurelPick(...this.readKeys(s), ...members);
     if (reply[0] === 0) return miss(reply);
     const flat = reply[1];
@@ -263,6 +295,7 @@ export class LeaderboardCache {
    * so `me` agrees with the entries beside it.
    */
   async sliceAndPlace(s: Scope, offset: number, limit: number, member: string): Promise<SliceAndPlace | Miss> {
+    if (!this.access.reads) return SHUT;
     const keys = this.readKeys(s);
     const tx = this.redis.multi() as unknown as ScriptPipeline & {
       laurelSlice(...args: unknown[]): void;
@@ -281,12 +314,14 @@ export class LeaderboardCache {
 
   /** One member's placement: one script call, no pipeline around it. */
   async place(s: Scope, member: string): Promise<Placed | Miss> {
+    if (!this.access.reads) return SHUT;
     return placedFrom(await this.redis.laurelPlace(...this.readKeys(s), member, sharedFlag(s.board)), s.board);
   }
 
   /** Placements of many members, possibly on many boards, in one round trip (one per slot on a cluster). */
   async placeMany(queries: readonly MemberInScope[]): Promise<Array<Placed | Miss>> {
     if (queries.length === 0) return [];
+    if (!this.access.reads) return queries.map(() => SHUT);
     const replies = await execBySlot(
       this.redis,
       queries.map((q) => {

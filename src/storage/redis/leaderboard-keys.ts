@@ -14,8 +14,9 @@ import { WORLD } from '../../domain/ids.js';
  *   <prefix>:lb:{board|period}:t:<token>:pd:<category> live writes waiting for its replay
  *   <prefix>:lb:{board|period}:changes                 pub/sub channel of change notices (sharded on a cluster)
  *
- * Outside any period, each in a slot of its own: <prefix>:pending (see pending()) and the
- * "Laurel was here" markers <prefix>:lb:layout2 (one per master on a cluster; the name carries the key layout).
+ * Outside any period, each in a slot of its own: <prefix>:pending (see pending()), the
+ * "Laurel was here" markers <prefix>:lb:layout2 (one per master on a cluster), and the key
+ * layout record <prefix>:lb:{layout}:* (key-layout.ts): any change to this layout raises KEY_LAYOUT.
  *
  * The member state remembers, per member, the aggregate version last projected and the
  * sorted-set entry it wrote, so a stale write is dropped and an old entry can be removed.
