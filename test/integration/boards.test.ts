@@ -118,7 +118,7 @@ describe('board definitions', () => {
 });
 
 describe('health', () => {
-  it('reports liveness and readiness of Postgres, Redis, migrations and stored functions', async () => {
+  it('reports liveness and readiness of Postgres, Redis, its key layout, migrations and stored functions', async () => {
     expect((await h.api('GET', '/healthz', undefined, null)).body).toEqual({ status: 'ok' });
     const ready = await h.api('GET', '/readyz', undefined, null);
     expect(ready.status).toBe(200);
@@ -126,6 +126,7 @@ describe('health', () => {
       postgres: 'ok',
       redis: 'ok',
       'leaderboard-redis': 'ok',
+      'leaderboard-layout': 'ok',
       migrations: 'ok',
       functions: 'ok',
     });
