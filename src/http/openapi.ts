@@ -25,7 +25,7 @@ import {
   standingsQuerySchema,
 } from '../services/standings-service.js';
 import { createKeySchema } from './routes/admin-key-routes.js';
-import { intakeQuerySchema } from './routes/event-routes.js';
+import { eventKeyQuerySchema, intakeQuerySchema } from './routes/event-routes.js';
 import * as answers from './schemas/responses.js';
 
 // The project's package.json is two folders up from the sources (src/http/) and three from
@@ -177,16 +177,18 @@ const OPERATIONS: Record<string, Operation> = {
   'get /v1/events/{idempotencyKey}': {
     operationId: 'getEvent',
     tag: 'events',
-    summary: 'Status of an event: pending, applied, voided or rejected',
+    summary: "Status of a board's event: pending, applied, voided or rejected",
     access: 'ingest',
+    query: eventKeyQuerySchema,
     ok: { 200: json(answers.eventStatusSchema, 'the event') },
-    errors: [404],
+    errors: [400, 404, 409],
   },
   'post /v1/events/{idempotencyKey}/void': {
     operationId: 'voidEvent',
     tag: 'events',
     summary: "Void an event: its member's aggregates are recomputed from the rest",
     access: 'admin',
+    query: eventKeyQuerySchema,
     body: 'Reason',
     ok: { 200: json(answers.voidedEventSchema, 'voided') },
     errors: [400, 404, 409, 413, 415],

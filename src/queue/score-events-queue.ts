@@ -69,6 +69,8 @@ export function jobOf(requests: readonly QueuedRequest[]): ScoreJob {
 
 export interface EventResult {
   idempotencyKey: string;
+  /** The event's board (an event is (board, key)); absent from results of a worker of release 0.2. */
+  board?: string;
   status: 'applied' | 'duplicate' | 'rejected';
   reason?: string;
   period: string;

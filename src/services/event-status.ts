@@ -10,12 +10,14 @@ import {
   findLatestRejection,
 } from '../storage/postgres/events-repository.js';
 import { NotFound } from '../domain/errors.js';
+import { boardOfKey } from './event-lookup.js';
 
 /** What only admins see of an event: why it was voided, and what a refused one carried. */
 const ADMIN_ONLY = ['voidReason', 'payload'] as const;
 
 /**
- * GET /v1/events/{key}: the ledger answers applied / voided, the rejections table answers
+ * GET /v1/events/{key}?board=: the event of that board (boardOfKey picks it when no board is
+ * named). The ledger answers applied / voided, the rejections table answers
  * rejected, and a queued job answers pending. The pending mark is read first, so an event
  * applied in between is still found in the ledger. Any ingest key may ask about any event,
  * so moderation notes and refused payloads (another studio server's data) are for admins.
@@ -23,18 +25,20 @@ const ADMIN_ONLY = ['voidReason', 'payload'] as const;
 export async function eventStatus(
   ctx: AppContext,
   key: string,
-  options: { admin: boolean },
+  options: { admin: boolean; board?: string },
 ): Promise<Record<string, unknown>> {
-  const status = await fullEventStatus(ctx, key);
+  if (!IDEMPOTENCY_KEY.test(key)) throw new NotFound(`no event with idempotency key "${key}"`);
+  const board = await boardOfKey(ctx, key, options.board);
+  const status = await fullEventStatus(ctx, board, key);
   if (options.admin) return status;
   for (const field of ADMIN_ONLY) delete status[field];
   return status;
 }
 
-async function fullEventStatus(ctx: AppContext, key: string): Promise<Record<string, unknown>> {
-  if (!IDEMPOTENCY_KEY.test(key)) throw new NotFound(`no event with idempotency key "${key}"`);
-  const pendingJobId = await pendingJobOf(ctx.leaderboard, key);
-  const stored = await findEvent(ctx.db, key);
+async function fullEventStatus(ctx: AppContext, boardId: string, key: string): Promise<Record<string, unknown>> {
+  const missing = () => new NotFound(`no event with idempotency key "${key}" on board "${boardId}"`);
+  const pendingJobId = await pendingJobOf(ctx.leaderboard, { board: boardId, key });
+  const stored = await findEvent(ctx.db, boardId, key);
   if (stored) {
     const board = await ctx.boards.get(stored.board);
     const aggregate = await currentAggregate(ctx.db, stored);
@@ -60,7 +64,7 @@ async function fullEventStatus(ctx: AppContext, key: string): Promise<Record<str
     };
   }
   const job = pendingJobId ? await ctx.scoreQueue.getJob(pendingJobId) : undefined;
-  const queued = job?.data.events.find((e) => e.posted.idempotencyKey === key);
+  const queued = job?.data.events.find((e) => e.posted.idempotencyKey === key && e.posted.board === boardId);
   if (queued) {
     // Not applied yet: the period it will count in, and the member's score there so far.
     const board = await ctx.boards.get(queued.posted.board);
@@ -80,7 +84,7 @@ async function fullEventStatus(ctx: AppContext, key: string): Promise<Record<str
       score: aggregate === null || !board ? null : unscale(aggregate, board.decimals),
     };
   }
-  const rejection = await findLatestRejection(ctx.db, key);
+  const rejection = await findLatestRejection(ctx.db, boardId, key);
   if (rejection) {
     const board = await ctx.boards.get(rejection.board);
     const aggregate = rejection.period
@@ -100,8 +104,10 @@ async function fullEventStatus(ctx: AppContext, key: string): Promise<Record<str
       payload: rejection.payload,
     };
   }
-  const archived = await archivedMonthOf(ctx.db, key);
+  const archived = await archivedMonthOf(ctx.db, boardId, key);
   if (archived)
-    throw new NotFound(`the event with idempotency key "${key}" was archived with the ledger of ${archived}`);
-  throw new NotFound(`no event with idempotency key "${key}"`);
+    throw new NotFound(
+      `the event with idempotency key "${key}" on board "${boardId}" was archived with the ledger of ${archived}`,
+    );
+  throw missing();
 }

@@ -5,7 +5,7 @@ import { OutOfMemory, Unavailable } from '../domain/errors.js';
 import { enqueue } from '../queue/enqueue.js';
 import { jobOf, type QueuedRequest, type ScoreJobHandle } from '../queue/score-events-queue.js';
 import type { RedisClient } from '../storage/redis/connections.js';
-import { markPending, markRidesWithJobAdd } from '../storage/redis/pending-events.js';
+import { markPending, markRidesWithJobAdd, type EventIdentity } from '../storage/redis/pending-events.js';
 
 /** An add slower than this is answered 503; a client retry is then deduplicated by key. */
 export const ENQUEUE_TIMEOUT_MS = 3000;
@@ -92,7 +92,7 @@ async function addGroup(ctx: AppContext, requests: readonly QueuedRequest[]): Pr
   const marked = markPendingKeys(
     ctx,
     jobId,
-    data.events.map((e) => e.posted.idempotencyKey),
+    data.events.map((e) => ({ board: e.posted.board, key: e.posted.idempotencyKey })),
     alongside ?? undefined,
   );
   if (!alongside) await marked;
@@ -162,11 +162,11 @@ export function queueAnswerWithin<T>(promise: Promise<T>, ms: number): Promise<T
 async function markPendingKeys(
   ctx: AppContext,
   jobId: string,
-  keys: readonly string[],
+  events: readonly EventIdentity[],
   connection?: RedisClient,
 ): Promise<void> {
   try {
-    await markPending(ctx.leaderboard, jobId, keys, connection);
+    await markPending(ctx.leaderboard, jobId, events, connection);
   } catch (err) {
     ctx.log.warn({ jobId, err: (err as Error).message }, 'could not record pending keys');
   }

@@ -66,7 +66,7 @@ export function createIntake(ctx: AppContext): Intake {
 
 export const WAIT_TIMEOUT_MS = 5000;
 
-type CompleteResult = Required<Pick<EventResult, 'previousScore' | 'previousRank'>> & EventResult;
+type CompleteResult = Required<Pick<EventResult, 'board' | 'previousScore' | 'previousRank'>> & EventResult;
 
 export type IntakeAnswer =
   | { status: 202; body: { accepted: number; jobId?: string; pending?: boolean } }
@@ -158,12 +158,14 @@ async function acceptAdmitted(
     const listening = await queueAnswerWithin(intake.listener.open(), Math.min(ENQUEUE_TIMEOUT_MS, WAIT_TIMEOUT_MS));
     const results = requestResults(await job.waitUntilFinished(listening, Math.max(1, deadline - Date.now())), request);
     if (!results) throw new Error("the job finished without this request's results");
-    // A worker of release 0.2 (rolling deploy) leaves out the previous placement.
+    // A worker of release 0.2 (rolling deploy) leaves out the board and the previous
+    // placement; results are in the request's order, so its events name the boards.
     return {
       status: 200,
       body: {
-        results: results.map((r) => ({
+        results: results.map((r, i) => ({
           ...r,
+          board: r.board ?? events[i]!.posted.board,
           previousScore: r.previousScore ?? null,
           previousRank: r.previousRank ?? null,
         })),

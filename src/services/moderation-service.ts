@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
+import { boardOfKey } from './event-lookup.js';
 import { IDEMPOTENCY_KEY, isSafeText, UNSAFE_TEXT_MESSAGE } from '../domain/ids.js';
 import {
   bumpAllAggregates,
@@ -73,12 +74,19 @@ async function setExcluded(
  * Voids an event: it stays in the ledger with its reason, and its member's aggregates of
  * that period are recomputed from the remaining events (best and last included).
  */
-export async function voidEvent(ctx: AppContext, key: string, body: unknown, by: string) {
+export async function voidEvent(
+  ctx: AppContext,
+  key: string,
+  body: unknown,
+  by: string,
+  options: { board?: string } = {},
+) {
   const { reason } = parseOrThrow(reasonSchema, body, 'void');
   if (!IDEMPOTENCY_KEY.test(key)) throw new NotFound(`no applied event with idempotency key "${key}"`);
+  const boardId = await boardOfKey(ctx, key, options.board);
   const outcome = await ctx.db.transaction().execute(async (trx) => {
-    const event = await lockEvent(trx, key);
-    if (!event) throw new NotFound(`no applied event with idempotency key "${key}"`);
+    const event = await lockEvent(trx, boardId, key);
+    if (!event) throw new NotFound(`no applied event with idempotency key "${key}" on board "${boardId}"`);
     // FOR SHARE: closing and fromEvents recomputations wait for this void, and it for them.
     const period = await lockPeriodShared(trx, event.board_id, event.period_key);
     if (period?.state !== 'open') {
@@ -96,5 +104,5 @@ export async function voidEvent(ctx: AppContext, key: string, body: unknown, by:
     return { member: event.member_id, reason };
   });
   await project(ctx, await memberProjection(ctx.db, outcome.member, { openOnly: true }));
-  return { idempotencyKey: key, status: 'voided', reason: outcome.reason };
+  return { idempotencyKey: key, board: boardId, status: 'voided', reason: outcome.reason };
 }

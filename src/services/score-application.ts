@@ -77,7 +77,7 @@ export async function processScoreJob(ctx: AppContext, job: ScoreJob, jobId?: st
 }
 
 /**
- * Requests sharing an idempotency key, or a member of a board, are applied one after the
+ * Requests sharing an event (a board's idempotency key), or a member of a board, are applied one after the
  * other, in arrival order, never in one call: inside a call a repeated key follows its first
  * copy and a member's events are judged together (a sum's range, the placement before the
  * batch that `previousRank` reports), while across requests each must be judged as if it had
@@ -98,7 +98,7 @@ async function roundsOf(ctx: AppContext, requests: readonly QueuedRequest[]): Pr
   const rounds: number[][] = [];
   requests.forEach((request, index) => {
     const keys = request.events.flatMap((e) => [
-      `key\n${e.posted.idempotencyKey}`,
+      `key\n${e.posted.board}\n${e.posted.idempotencyKey}`,
       `member\n${e.posted.board}\n${e.posted.member}`,
       ...(arrivalOrdered(e.posted.board) ? [`board\n${e.posted.board}`] : []),
     ]);
@@ -185,7 +185,7 @@ async function publishRequests(
   }
 
   await ctx.faults.afterCommit?.(jobId);
-  const pendingKeys = routed.map((e) => e.key);
+  const pendingKeys = routed.map((e) => ({ board: e.boardId, key: e.key }));
   const incomplete = await ctx.leaderboard.project(outcome.aggregates, boards, {
     createdPeriods: outcome.createdPeriods,
     extraWrite: clearPendingCommand(ctx.leaderboard, pendingKeys),
@@ -321,6 +321,7 @@ async function describeOutcomes(
     const rejected = o.outcome !== 'applied' && o.outcome !== 'duplicate';
     return {
       idempotencyKey: o.key,
+      board: o.board,
       status: rejected ? 'rejected' : (o.outcome as 'applied' | 'duplicate'),
       ...(rejected ? { reason: o.outcome } : {}),
       period: o.period,

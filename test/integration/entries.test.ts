@@ -232,6 +232,7 @@ describe('?wait=true with the placement before the batch', () => {
           const previous = placing(beforeBatch, e.member);
           return {
             idempotencyKey: e.key,
+            board,
             status: i < events.length ? 'applied' : 'duplicate',
             period: '2026-12',
             score: now.score,

@@ -100,18 +100,21 @@ describe('idempotency', () => {
 });
 
 describe('keys repeated inside a batch', () => {
-  it('share the fate of their first copy, even when the key is stored on another board', async () => {
+  it('share the fate of their first copy on their board; the same key on another board is another event', async () => {
     await processScoreJob(h.ctx, job([{ board: 'bests', member: 'rep', value: 1, idempotencyKey: 'rep-1' }]));
-    // The same key for another board, twice: both copies conflict with the ledger row.
+    // The same key for another board, twice, then once more with another payload.
     const other = { board: 'sums', member: 'rep', value: 9, idempotencyKey: 'rep-1' };
+    const changed = { ...other, value: 8 };
     const fresh = { board: 'sums', member: 'rep', value: 2, idempotencyKey: 'rep-2' };
-    const out = await processScoreJob(h.ctx, { ...job([other, other, fresh]), wantResults: true });
-    expect(out.results!.map((r) => [r.status, r.reason])).toEqual([
-      ['rejected', 'conflict'],
-      ['rejected', 'conflict'],
-      ['applied', undefined],
+    const out = await processScoreJob(h.ctx, { ...job([other, other, changed, fresh]), wantResults: true });
+    expect(out.results!.map((r) => [r.board, r.status, r.reason])).toEqual([
+      ['sums', 'applied', undefined],
+      ['sums', 'duplicate', undefined],
+      ['sums', 'rejected', 'conflict'],
+      ['sums', 'applied', undefined],
     ]);
-    expect(await cached('sums', 'rep')).toMatchObject({ score: 2 });
+    expect(await cached('sums', 'rep')).toMatchObject({ score: 11 });
+    expect(await cached('bests', 'rep')).toMatchObject({ score: 1 });
   });
 
   it('a repeat of a refused event is refused for the same reason, and creates no period', async () => {

@@ -61,7 +61,7 @@ describe('HTTP manners', () => {
     const created = await h.api('PUT', '/v1/boards/placed', { aggregation: 'best' });
     expect([created.status, created.headers.get('location')]).toEqual([201, '/v1/boards/placed']);
     const single = await h.api('POST', '/v1/events', { board: 'placed', member: 'p', value: 1, idempotencyKey: 'k:1' });
-    expect([single.status, single.headers.get('location')]).toEqual([202, '/v1/events/k%3A1']);
+    expect([single.status, single.headers.get('location')]).toEqual([202, '/v1/events/k%3A1?board=placed']);
     const rebuild = await h.api('POST', '/v1/admin/rebuilds', { board: 'placed' });
     expect([rebuild.status, rebuild.headers.get('location')]).toEqual([
       202,

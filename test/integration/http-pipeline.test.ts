@@ -139,7 +139,7 @@ describe('one HTTP pipeline for every route', () => {
       expect(raw.headers['cache-control']).toBe('no-store');
       expect(raw.headers['cross-origin-resource-policy']).toBe('same-origin');
     }
-    expect(answers[0]!.headers.location).toBe('/v1/events/pipe-w1');
+    expect(answers[0]!.headers.location).toBe('/v1/events/pipe-w1?board=pipe');
   });
 
   const failures: Array<[string, string, string, string | null, number, string]> = [

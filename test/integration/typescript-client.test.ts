@@ -95,6 +95,7 @@ describe('the client against a running Laurel', () => {
       results: [
         {
           idempotencyKey: 'duel-1',
+          board: 'duel',
           status: 'applied',
           period: 'all',
           score: 7,
@@ -104,6 +105,7 @@ describe('the client against a running Laurel', () => {
         },
         {
           idempotencyKey: 'duel-2',
+          board: 'duel',
           status: 'applied',
           period: 'all',
           score: 3,

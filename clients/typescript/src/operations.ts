@@ -19,7 +19,7 @@ export function operations(http: Client<paths>, send: Send) {
     /** Post one event or a batch of 1-1000; the whole batch is validated first */
     postEvents: (init: Init<'/v1/events', 'post'>) =>
       send<Ok<paths['/v1/events']['post']>>(http.POST('/v1/events', init as never)),
-    /** Status of an event: pending, applied, voided or rejected */
+    /** Status of a board's event: pending, applied, voided or rejected */
     getEvent: (init: Init<'/v1/events/{idempotencyKey}', 'get'>) =>
       send<Ok<paths['/v1/events/{idempotencyKey}']['get']>>(http.GET('/v1/events/{idempotencyKey}', init as never)),
     /** Void an event: its member's aggregates are recomputed from the rest */

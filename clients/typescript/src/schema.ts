@@ -492,7 +492,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Status of an event: pending, applied, voided or rejected
+         * Status of a board's event: pending, applied, voided or rejected
          * @description Role: ingest.
          */
         get: operations["getEvent"];
@@ -944,6 +944,8 @@ export interface components {
         };
         EventResults: {
             results: {
+                /** @description the event's board: an event is (board, idempotencyKey) */
+                board: string;
                 idempotencyKey: string;
                 period: string;
                 /** @description the member's (all, world) rank before the batch */
@@ -1330,6 +1332,7 @@ export interface components {
             period: components["schemas"]["Period"];
         };
         VoidedEvent: {
+            board: string;
             idempotencyKey: string;
             reason: string | null;
             /** @constant */
@@ -2224,7 +2227,9 @@ export interface operations {
     };
     getEvent: {
         parameters: {
-            query?: never;
+            query?: {
+                board?: string;
+            };
             header?: never;
             path: {
                 idempotencyKey: string;
@@ -2242,16 +2247,20 @@ export interface operations {
                     "application/json": components["schemas"]["EventStatus"];
                 };
             };
+            400: components["responses"]["E400"];
             401: components["responses"]["E401"];
             403: components["responses"]["E403"];
             404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
             429: components["responses"]["E429"];
             503: components["responses"]["E503"];
         };
     };
     voidEvent: {
         parameters: {
-            query?: never;
+            query?: {
+                board?: string;
+            };
             header?: never;
             path: {
                 idempotencyKey: string;

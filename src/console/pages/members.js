@@ -111,7 +111,7 @@ export function memberPage({ params, signal }) {
         e.value === null ? null : String(e.value),
         time(e.occurredAt),
         e.reason,
-        e.status === 'applied' ? voidForm(e.idempotencyKey, refreshAll) : null,
+        e.status === 'applied' ? voidForm(e.idempotencyKey, e.board, refreshAll) : null,
       ]);
     // Newest first, a page at a time: `nextCursor` pages on (docs/api.md).
     const more = async (cursor) => {
@@ -264,13 +264,14 @@ function reloadable(title, load) {
   return el;
 }
 
-function voidForm(key, done) {
+/** An event is (board, key): the board is named, so a key used on two boards voids the right one. */
+function voidForm(key, board, done) {
   return form(
     { 'aria-label': `Void ${key}`, class: 'inline' },
     [field('Reason', input('reason', { size: 16 }))],
     'Void',
     async ({ reason }) => {
-      await api('POST', `/v1/events/${seg(key)}/void`, { body: { reason } });
+      await api('POST', `/v1/events/${seg(key)}/void?board=${encodeURIComponent(board)}`, { body: { reason } });
       done();
     },
   );
@@ -291,7 +292,7 @@ function eventCard(e, done) {
       ['Occurred', time(e.occurredAt)],
       ['Reason', e.reason ?? e.voidReason ?? null],
     ]),
-    e.status === 'applied' ? voidForm(e.idempotencyKey, done) : null,
+    e.status === 'applied' ? voidForm(e.idempotencyKey, e.board, done) : null,
   );
 }
 

@@ -95,6 +95,7 @@ export const eventResultsSchema = z
     results: z.array(
       z.strictObject({
         idempotencyKey: z.string(),
+        board: z.string().meta({ description: "the event's board: an event is (board, idempotencyKey)" }),
         status: z.enum(['applied', 'duplicate', 'rejected']),
         reason: z.string().optional(),
         period: z.string(),
@@ -157,7 +158,12 @@ const rejectedEvent = z.strictObject({
 export const eventStatusSchema = z.union([storedEvent, pendingEvent, rejectedEvent]).meta({ id: 'EventStatus' });
 
 export const voidedEventSchema = z
-  .strictObject({ idempotencyKey: z.string(), status: z.literal('voided'), reason: z.string().nullable() })
+  .strictObject({
+    idempotencyKey: z.string(),
+    board: z.string(),
+    status: z.literal('voided'),
+    reason: z.string().nullable(),
+  })
   .meta({ id: 'VoidedEvent' });
 
 const scopeHeader = {

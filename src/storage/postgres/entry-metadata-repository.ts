@@ -18,8 +18,8 @@ export async function producingMetadata(
   const { rows } = await sql<{ member_id: string; metadata: unknown }>`
     SELECT a.member_id, e.metadata
       FROM member_aggregates a
-      JOIN score_event_keys k ON k.idempotency_key = ${sql.raw(hashedKeySql('a.last_key'))}
-      JOIN score_events e ON e.idempotency_key = a.last_key AND e.occurred_at = k.occurred_at
+      JOIN score_event_keys k ON k.idempotency_key = ${sql.raw(hashedKeySql('a.last_key'))} AND k.board_id = a.board_id
+      JOIN score_events e ON e.idempotency_key = a.last_key AND e.board_id = a.board_id AND e.occurred_at = k.occurred_at
      WHERE a.board_id = ${scope.board} AND a.period_key = ${scope.period} AND a.category = ${scope.category}
        AND a.member_id = ANY(${[...new Set(members)]}::text[])`.execute(db);
   return new Map(rows.map((r) => [r.member_id, r.metadata]));

@@ -90,7 +90,8 @@ export async function eraseMemberRows(db: Db, erasureId: string, member: string,
     await sql`UPDATE league_placements SET member_id = ${pseudonym} WHERE member_id = ${member}`.execute(trx);
     await sql`
       UPDATE score_event_keys k SET member_id = ${pseudonym}
-       WHERE k.idempotency_key IN (SELECT ${sql.raw(hashedKeySql('e.idempotency_key'))} FROM score_events e WHERE e.member_id = ${member})
+       WHERE (k.idempotency_key, k.board_id) IN (
+               SELECT ${sql.raw(hashedKeySql('e.idempotency_key'))}, e.board_id FROM score_events e WHERE e.member_id = ${member})
          AND k.member_id = ${member}`.execute(trx);
     for (const statement of [
       sql`DELETE FROM score_events WHERE member_id = ${member}`,

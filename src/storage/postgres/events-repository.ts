@@ -121,13 +121,19 @@ export interface StoredEvent {
   voidedAt: Date | null;
 }
 
-export async function findEvent(db: Db, key: string): Promise<StoredEvent | undefined> {
+/** A board's event (an event is (board, key)); the key table gives its partition. */
+export async function findEvent(db: Db, board: string, key: string): Promise<StoredEvent | undefined> {
   const row = await db
     .selectFrom('score_events')
     .selectAll()
     .where('idempotency_key', '=', key)
+    .where('board_id', '=', board)
     .where('occurred_at', '=', (eb) =>
-      eb.selectFrom('score_event_keys').select('occurred_at').where('idempotency_key', '=', hashedKey(key)),
+      eb
+        .selectFrom('score_event_keys')
+        .select('occurred_at')
+        .where('idempotency_key', '=', hashedKey(key))
+        .where('board_id', '=', board),
     )
     .executeTakeFirst();
   if (!row) return undefined;
@@ -148,8 +154,21 @@ export async function findEvent(db: Db, key: string): Promise<StoredEvent | unde
   };
 }
 
-/** The UTC month whose archived ledger holds the key's event, if it was archived. */
-export async function archivedMonthOf(db: Db, key: string): Promise<string | undefined> {
+/**
+ * The boards that hold an event or a rejection under the key, in id order: the key table
+ * (archived months included) and the rejections, both by the key's index prefix.
+ */
+export async function boardsHoldingKey(db: Db, key: string): Promise<string[]> {
+  const { rows } = await sql<{ board_id: string }>`
+    SELECT k.board_id FROM score_event_keys k WHERE k.idempotency_key = ${hashedKey(key)}
+    UNION
+    SELECT r.board_id FROM rejections r WHERE r.idempotency_key = ${key}
+    ORDER BY 1`.execute(db);
+  return rows.map((r) => r.board_id);
+}
+
+/** The UTC month whose archived ledger holds the board's event, if it was archived. */
+export async function archivedMonthOf(db: Db, board: string, key: string): Promise<string | undefined> {
   const row = await db
     .selectFrom('score_event_keys as k')
     .innerJoin('ledger_archives as a', (j) =>
@@ -157,6 +176,7 @@ export async function archivedMonthOf(db: Db, key: string): Promise<string | und
     )
     .select(sql<string>`to_char(a.month, 'YYYY-MM')`.as('month'))
     .where('k.idempotency_key', '=', hashedKey(key))
+    .where('k.board_id', '=', board)
     .executeTakeFirst();
   return row?.month;
 }
@@ -173,12 +193,13 @@ export interface StoredRejection {
   rejectedAt: Date;
 }
 
-/** The latest rejection recorded under a key. */
-export async function findLatestRejection(db: Db, key: string): Promise<StoredRejection | undefined> {
+/** The latest rejection recorded under a board's key. */
+export async function findLatestRejection(db: Db, board: string, key: string): Promise<StoredRejection | undefined> {
   const row = await db
     .selectFrom('rejections')
     .selectAll()
     .where('idempotency_key', '=', key)
+    .where('board_id', '=', board)
     .orderBy('id', 'desc')
     .limit(1)
     .executeTakeFirst();

@@ -146,8 +146,13 @@ export async function voidEventAndRecompute(
     .updateTable('score_events')
     .set({ status: 'voided', void_reason: reason, voided_at: at })
     .where('idempotency_key', '=', event.key)
+    .where('board_id', '=', event.board)
     .where('occurred_at', '=', (eb) =>
-      eb.selectFrom('score_event_keys').select('occurred_at').where('idempotency_key', '=', hashedKey(event.key)),
+      eb
+        .selectFrom('score_event_keys')
+        .select('occurred_at')
+        .where('idempotency_key', '=', hashedKey(event.key))
+        .where('board_id', '=', event.board),
     )
     .execute();
   await db
@@ -181,15 +186,20 @@ export async function recomputeAggregates(
   return rows[0]!.n;
 }
 
-/** Locks one ledger event for a state change. */
-export async function lockEvent(db: Db, key: string) {
+/** Locks one ledger event, a board's key, for a state change. */
+export async function lockEvent(db: Db, board: string, key: string) {
   // The key table knows the event's occurred_at: the lookup prunes to its one partition.
   return db
     .selectFrom('score_events')
     .selectAll()
     .where('idempotency_key', '=', key)
+    .where('board_id', '=', board)
     .where('occurred_at', '=', (eb) =>
-      eb.selectFrom('score_event_keys').select('occurred_at').where('idempotency_key', '=', hashedKey(key)),
+      eb
+        .selectFrom('score_event_keys')
+        .select('occurred_at')
+        .where('idempotency_key', '=', hashedKey(key))
+        .where('board_id', '=', board),
     )
     .forUpdate()
     .executeTakeFirst();

@@ -4,19 +4,26 @@ import { leaderboardTarget, queueTarget } from './connections.js';
 import type { LeaderboardCache } from './leaderboard-cache.js';
 import type { KeyedCommand } from './slots.js';
 
+/** An event's identity as a pending mark's field: `<board>|<key>` (board ids never hold '|'). */
+export interface EventIdentity {
+  board: string;
+  key: string;
+}
+const field = (e: EventIdentity) => `${e.board}|${e.key}`;
+
 /**
- * Idempotency keys accepted by intake and not yet applied, each naming its job, in one hash
- * of the leaderboard Redis (GET /v1/events/{key} answers "pending" from it). Sent through
- * `connection` (the leaderboard's own by default).
+ * Events accepted by intake and not yet applied, each naming its job, in one hash of the
+ * leaderboard Redis (GET /v1/events/{key} answers "pending" from it), one field per
+ * (board, key). Sent through `connection` (the leaderboard's own by default).
  */
 export async function markPending(
   cache: LeaderboardCache,
   jobId: string,
-  idempotencyKeys: readonly string[],
+  events: readonly EventIdentity[],
   connection: RedisClient = cache.redis,
 ): Promise<void> {
   const fields: string[] = [];
-  for (const key of idempotencyKeys) fields.push(key, jobId);
+  for (const e of events) fields.push(field(e), jobId);
   await connection.hset(cache.keys.pending(), ...fields);
 }
 
@@ -33,13 +40,24 @@ export function markRidesWithJobAdd(env: Env, queueRedis: RedisClient): RedisCli
   return same ? queueRedis : null;
 }
 
-/** The job a key was queued in, if intake marked it. */
-export async function pendingJobOf(cache: LeaderboardCache, idempotencyKey: string): Promise<string | null> {
-  return cache.redis.hget(cache.keys.pending(), idempotencyKey);
+/** The job an event was queued in, if intake marked it. */
+export async function pendingJobOf(cache: LeaderboardCache, event: EventIdentity): Promise<string | null> {
+  return cache.redis.hget(cache.keys.pending(), field(event));
+}
+
+/** Which of the boards hold a pending mark of the key: one HMGET. */
+export async function boardsPendingWith(
+  cache: LeaderboardCache,
+  key: string,
+  boards: readonly string[],
+): Promise<string[]> {
+  if (boards.length === 0) return [];
+  const jobs = await cache.redis.hmget(cache.keys.pending(), ...boards.map((board) => field({ board, key })));
+  return boards.filter((_, i) => jobs[i] !== null);
 }
 
 /** Clears the marks of an applied batch; rides along in the projection's round trip. */
-export function clearPendingCommand(cache: LeaderboardCache, idempotencyKeys: readonly string[]): KeyedCommand {
+export function clearPendingCommand(cache: LeaderboardCache, events: readonly EventIdentity[]): KeyedCommand {
   const key = cache.keys.pending();
-  return { key, add: (pipeline) => pipeline.hdel(key, ...idempotencyKeys) };
+  return { key, add: (pipeline) => pipeline.hdel(key, ...events.map(field)) };
 }

@@ -20,8 +20,8 @@ import type { StoredFunction } from './stored-function.js';
  *   Estimated at a few rows, such joins were planned as nested loops; the range check's
  *   compared every pair, a quadratic cost once the batch's members all had aggregate rows.
  * - The key table holds keys hashed only (functions/key-hash.ts), erased members' as any
- *   other: each key is hashed once, in the first pass (v_key_hash, parallel to v_ev), and
- *   found with one probe.
+ *   other, beside their board (an event is (board, key)): each key is hashed once, in the
+ *   first pass (v_key_hash, parallel to v_ev), and found with one probe of (hash, board).
  * - Keys this batch claimed are looked up in the claimed-keys object (a binary search), not
  *   in a jsonb array of inserted keys (a linear one), and the key table is read again only
  *   for events this batch did not store itself.
@@ -41,6 +41,11 @@ const classified = (alias: string) =>
 /** The same beside their keys' hashed forms h (the form score_event_keys holds). */
 const hashed = (alias: string) =>
   `unnest(v_ev, v_verdict, v_key_hash) WITH ORDINALITY AS ${alias}(${EVENT_COLUMNS}, verdict, h, i)`;
+/**
+ * An event's identity, `(board, idempotencyKey)`, as one text: board ids never hold '|'.
+ * The key objects (claimed, exhausted) are keyed by it.
+ */
+const identity = (alias: string, key = 'key') => `(${alias}.board_id || '|' || ${alias}.${key})`;
 /** The batch's events beside their outcomes. */
 const decided = (alias: string) =>
   `unnest(v_ev, v_out) AS ${alias}(${EVENT_COLUMNS}, outcome, stored_board, stored_period, stored_member, stored_category)`;
@@ -112,11 +117,11 @@ BEGIN
    ORDER BY m.id
      FOR SHARE;
 
-  -- Classification, first pass: a key repeated inside the batch is decided by its first
-  -- copy (see the final pass); a key already in the ledger is a duplicate or a conflict;
-  -- what is left is a candidate, pending its period.
+  -- Classification, first pass: an event's identity is (board, key). One repeated inside the
+  -- batch is decided by its first copy (see the final pass); one already in the key table is
+  -- a duplicate or a conflict; what is left is a candidate, pending its period.
   WITH ev AS (
-    SELECT e.*, e.ordinality AS i, min(e.ord) OVER (PARTITION BY e.key) AS first_ord, ${hashedKeySql('e.key')} AS h
+    SELECT e.*, e.ordinality AS i, min(e.ord) OVER (PARTITION BY e.board_id, e.key) AS first_ord, ${hashedKeySql('e.key')} AS h
       FROM unnest(v_ev) WITH ORDINALITY AS e
   )
   SELECT array_agg(
@@ -134,7 +139,8 @@ BEGIN
     LEFT JOIN boards b ON b.id = ev.board_id
     -- One probe of the key's index per event. As a plain join, knowing the batch's size,
     -- the planner merged the whole index with the sorted batch (hashes spread over all of it).
-    LEFT JOIN LATERAL (SELECT k.payload_hash FROM score_event_keys k WHERE k.idempotency_key = ev.h) se ON true;
+    LEFT JOIN LATERAL (SELECT k.payload_hash FROM score_event_keys k
+                        WHERE k.idempotency_key = ev.h AND k.board_id = ev.board_id) se ON true;
 
   -- A period is created only by an event that can still count in it: never by a late,
   -- duplicate or refused one. The caller learns which periods it created: Redis holds all
@@ -261,24 +267,25 @@ BEGIN
     END IF;
   END IF;
 
-  -- The key table is the one global arbiter of idempotency: a key is claimed here (a
-  -- concurrent batch holding it makes this wait, then skip it), and only claimed keys enter
-  -- the ledger, whichever monthly partition their occurred_at routes them to.
+  -- The key table is the one arbiter of idempotency, per board: a (board, key) is claimed
+  -- here (a concurrent batch holding it makes this wait, then skip it), and only claimed
+  -- events enter the ledger, whichever monthly partition their occurred_at routes them to.
   WITH claimed AS (
     INSERT INTO score_event_keys (idempotency_key, payload_hash, board_id, period_key, member_id, category, occurred_at)
     SELECT c.h, c.payload_hash, c.board_id, c.period_key, c.member_id, c.category, c.occurred_at
       FROM ${hashed('c')}
      WHERE c.verdict = 'fresh'
-     ORDER BY c.h COLLATE "C"
-    ON CONFLICT (idempotency_key) DO NOTHING
-    RETURNING idempotency_key
+     ORDER BY c.h COLLATE "C", c.board_id COLLATE "C"
+    ON CONFLICT (idempotency_key, board_id) DO NOTHING
+    RETURNING idempotency_key, board_id
   )
   -- Objects, not joins: their lookups stay logarithmic whatever the planner guesses of the
   -- sizes. The claimed hashes' object is a scalar subquery, so it is built once (beside the
   -- events, as a guessed one-row join, it was built again for each event).
-  SELECT coalesce(jsonb_object_agg(c.key, true), '{}'::jsonb) INTO v_claimed
+  SELECT coalesce(jsonb_object_agg(${identity('c')}, true), '{}'::jsonb) INTO v_claimed
     FROM ${hashed('c')}
-   WHERE c.verdict = 'fresh' AND (SELECT jsonb_object_agg(k.idempotency_key, true) FROM claimed k) ? c.h;
+   WHERE c.verdict = 'fresh'
+     AND (SELECT jsonb_object_agg(${identity('k', 'idempotency_key')}, true) FROM claimed k) ? ${identity('c', 'h')};
 
   -- Attempts: the member's events of the period, stored and claimed here, ranked by
   -- (occurredAt, key); the first max_attempts count. A claimed event beyond them is stored
@@ -289,7 +296,7 @@ BEGIN
       SELECT c.key, c.board_id, c.period_key, c.member_id, c.occurred_at, c.starts_at, c.ends_at, b.max_attempts
         FROM ${classified('c')}
         JOIN boards b ON b.id = c.board_id AND b.max_attempts IS NOT NULL
-       WHERE c.verdict = 'fresh' AND v_claimed ? c.key
+       WHERE c.verdict = 'fresh' AND v_claimed ? ${identity('c')}
     ),
     grp AS (SELECT DISTINCT board_id, period_key, member_id, starts_at, ends_at, max_attempts FROM cand),
     pool AS (
@@ -304,7 +311,7 @@ BEGIN
       SELECT p.*, row_number() OVER (PARTITION BY p.board_id, p.period_key, p.member_id ORDER BY p.occurred_at, p.key COLLATE "C") AS rn
         FROM pool p
     )
-    SELECT coalesce(jsonb_object_agg(r.key, true) FILTER (WHERE r.new AND r.rn > r.max_attempts), '{}'::jsonb),
+    SELECT coalesce(jsonb_object_agg(${identity('r')}, true) FILTER (WHERE r.new AND r.rn > r.max_attempts), '{}'::jsonb),
            coalesce(jsonb_agg(jsonb_build_object('key', r.key, 'board', r.board_id, 'period', r.period_key, 'member', r.member_id, 'at', r.occurred_at))
                       FILTER (WHERE NOT r.new AND r.rn > r.max_attempts AND r.status = 'applied'), '[]'::jsonb)
       INTO v_exhausted, v_displaced
@@ -322,9 +329,9 @@ BEGIN
                               received_at, applied_at, source, payload_hash, metadata, status, subscore)
     SELECT f.key, f.board_id, f.period_key, f.member_id, f.category, f.value, f.occurred_at,
            f.received_at, p_now, f.source, f.payload_hash, f.metadata,
-           CASE WHEN v_exhausted ? f.key THEN 'exhausted' ELSE 'applied' END, f.subscore
+           CASE WHEN v_exhausted ? ${identity('f')} THEN 'exhausted' ELSE 'applied' END, f.subscore
       FROM fresh f
-     WHERE v_claimed ? f.key
+     WHERE v_claimed ? ${identity('f')}
     RETURNING idempotency_key, board_id, period_key, member_id, category, value, occurred_at, status, subscore
   ),
   expanded AS (
@@ -357,7 +364,7 @@ BEGIN
       FROM (SELECT DISTINCT ON (c.board_id, c.period_key, c.member_id) c.board_id, c.period_key, c.member_id, c.occurred_at, c.key
               FROM ${classified('c')}
               JOIN boards b ON b.id = c.board_id AND b.max_members IS NOT NULL
-             WHERE c.verdict = 'fresh' AND v_claimed ? c.key
+             WHERE c.verdict = 'fresh' AND v_claimed ? ${identity('c')}
              ORDER BY c.board_id, c.period_key, c.member_id, c.occurred_at, c.key COLLATE "C") n
      WHERE NOT EXISTS (SELECT 1 FROM board_entrants e
                         WHERE e.board_id = n.board_id AND e.period_key = n.period_key AND e.member_id = n.member_id);
@@ -368,7 +375,7 @@ BEGIN
                                 c.board_id, c.period_key, c.member_id, c.occurred_at, c.key, c.starts_at
                            FROM ${classified('c')}
                            JOIN boards b ON b.id = c.board_id AND b.league IS NOT NULL
-                          WHERE c.verdict = 'fresh' AND v_claimed ? c.key
+                          WHERE c.verdict = 'fresh' AND v_claimed ? ${identity('c')}
                           ORDER BY c.board_id, c.period_key, c.member_id, c.occurred_at, c.key COLLATE "C") w
          WHERE NOT ${placementWaitsSql('w.board_id', 'w.starts_at')})`,
       'p_now',
@@ -377,8 +384,8 @@ BEGIN
 
   IF jsonb_array_length(v_displaced) > 0 THEN
     UPDATE score_events e SET status = 'exhausted'
-      FROM jsonb_to_recordset(v_displaced) AS d(key text, at timestamptz)
-     WHERE e.idempotency_key = d.key AND e.occurred_at = d.at AND e.status = 'applied';
+      FROM jsonb_to_recordset(v_displaced) AS d(key text, board text, at timestamptz)
+     WHERE e.idempotency_key = d.key AND e.board_id = d.board AND e.occurred_at = d.at AND e.status = 'applied';
     -- A counted event left the first n: the member's aggregates are recounted from the
     -- events that still count, as a void does (rare: only an earlier event arriving late).
     PERFORM laurel_recompute_aggregates(d.board, d.period, d.member, NULL, p_now)
@@ -389,18 +396,18 @@ BEGIN
 
   -- Final pass. An event classified fresh may still have lost a race with a concurrent
   -- batch holding the same key: it is then a duplicate or a conflict of the row that won.
-  -- A key repeated in the batch shares its first copy's fate (a duplicate of it when that
+  -- A (board, key) repeated in the batch shares its first copy's fate (a duplicate of it when that
   -- copy counts), or is a conflict when its payload differs. An event stored by this batch
   -- counts where it says; any other is looked up in the key table.
   WITH c AS (
-    SELECT x.*, x.verdict = 'fresh' AND v_claimed ? x.key AS stored_here FROM ${hashed('x')}
+    SELECT x.*, x.verdict = 'fresh' AND v_claimed ? ${identity('x')} AS stored_here FROM ${hashed('x')}
   ),
   decided AS (
-    SELECT c.i, c.key, c.ord, c.verdict, c.payload_hash,
+    SELECT c.i, c.key, c.board_id, c.ord, c.verdict, c.payload_hash,
            CASE
              WHEN c.verdict IS NULL OR c.verdict = 'repeat' THEN NULL
              WHEN c.verdict <> 'fresh' THEN c.verdict
-             WHEN c.stored_here THEN CASE WHEN v_exhausted ? c.key THEN 'attempts_exhausted' ELSE 'applied' END
+             WHEN c.stored_here THEN CASE WHEN v_exhausted ? ${identity('c')} THEN 'attempts_exhausted' ELSE 'applied' END
              WHEN se.payload_hash = c.payload_hash THEN 'duplicate'
              ELSE 'conflict'
            END AS outcome,
@@ -412,17 +419,18 @@ BEGIN
       -- the subquery whole, so the event's own conditions gate the probe; merged into the
       -- join, they were checked after probing, for every event.
       FROM c LEFT JOIN LATERAL (SELECT k.* FROM score_event_keys k
-                                 WHERE k.idempotency_key = c.h AND NOT c.stored_here AND c.verdict <> 'repeat'
+                                 WHERE k.idempotency_key = c.h AND k.board_id = c.board_id
+                                   AND NOT c.stored_here AND c.verdict <> 'repeat'
                                 OFFSET 0) se ON true
   ),
-  -- Beside each event, its key's first copy (the one not a repeat).
+  -- Beside each event, its (board, key)'s first copy (the one not a repeat).
   paired AS (
     SELECT d.i, d.verdict, d.payload_hash, d.outcome,
            first_value(d.outcome) OVER k AS f_outcome, first_value(d.payload_hash) OVER k AS f_hash,
            first_value(d.s_board) OVER k AS s_board, first_value(d.s_period) OVER k AS s_period,
            first_value(d.s_member) OVER k AS s_member, first_value(d.s_category) OVER k AS s_category
       FROM decided d
-    WINDOW k AS (PARTITION BY d.key ORDER BY d.ord)
+    WINDOW k AS (PARTITION BY d.board_id, d.key ORDER BY d.ord)
   ),
   everything AS (
     SELECT p.i,
