@@ -114,6 +114,10 @@ export async function run(parts: { web: boolean; worker: boolean }): Promise<voi
     else closers.unshift(() => workers.close());
     ctx.log.info({ concurrency: env.WORKER_CONCURRENCY }, 'workers started');
     void untilDone('queue-redis', 'registering job schedulers', () => registerSchedulers(ctx.periodsQueue));
-    void untilDone('leaderboard-redis', 'start-up rebuild check', () => rebuildIfLeaderboardLost(ctx));
+    // After the first look at the key layout record: no rebuild into a layout this release does not know.
+    void untilDone('leaderboard-redis', 'start-up rebuild check', async () => {
+      await layout.firstLook;
+      if (!layout.foreign()) await rebuildIfLeaderboardLost(ctx);
+    });
   }
 }

@@ -7,9 +7,12 @@ import { rebuildStatus, requestRebuild } from './rebuild-service.js';
 import { verifyLeaderboards } from './verify-service.js';
 
 /** How long a handover may take (rebuilding every open period) before another worker may try. */
-const HANDOVER_LOCK_MS = 60 * 60_000;
+const HANDOVER_LOCK_MS = 15 * 60_000;
 
 export interface KeyLayoutWatch {
+  /** Settles once the record was read (the start-up rebuild check waits for it). */
+  firstLook: Promise<void>;
+  foreign(): boolean;
   /** Readiness: fails while the leaderboard Redis is written in a layout this release does not know. */
   probe(): Promise<void>;
   stop(): void;
@@ -60,7 +63,13 @@ export function watchKeyLayout(ctx: AppContext, options: KeyLayoutWatchOptions):
           { found: view.layout, known: KEY_LAYOUT },
           'leaderboard Redis is written in a key layout this release does not know: not using it (reads from Postgres)',
         );
-      else if (seen) ctx.log.info({ layout: KEY_LAYOUT }, 'leaderboard Redis is in this release key layout again');
+      else if (seen) {
+        // What another layout wrote, and what this one skipped meanwhile, is not to be
+        // trusted: the handover removes the marks and rebuilds, as after 0.2.0.
+        await record.noteEarlierWrites(options.quietMs);
+        view = { ...view, mixed: true, handoverOwed: true };
+        ctx.log.info({ layout: KEY_LAYOUT }, 'leaderboard Redis is in this release key layout again; handing over');
+      }
     }
     if (view.mixed !== (seen?.mixed ?? false))
       ctx.log.warn(
@@ -71,10 +80,15 @@ export function watchKeyLayout(ctx: AppContext, options: KeyLayoutWatchOptions):
       );
     seen = view;
     ctx.leaderboard.access.writes = !foreign;
-    ctx.leaderboard.access.reads = !foreign && !view.mixed;
-    // Enforced on every look, so consumers started after the first one follow too.
+    // Until the handover is done, 0.2.0's marks may still stand.
+    ctx.leaderboard.access.reads = !foreign && !view.mixed && !view.handoverOwed;
+    // Enforced on every look, so consumers started after the first one follow too. Active
+    // jobs finish: their projections are turned into rebuild requests
+    // (LeaderboardCache.project with writes off), which a worker of the owning layout runs.
     for (const worker of options.jobs?.() ?? []) {
-      if (foreign && !worker.isPaused()) await worker.pause();
+      // Not awaited: the pause waits for the active jobs, and the looks go on meanwhile.
+      if (foreign && !worker.isPaused())
+        void worker.pause().catch((err: Error) => ctx.log.warn({ err: err.message }, 'could not pause a job consumer'));
       else if (!foreign && worker.isPaused()) worker.resume();
     }
     if (options.role === 'worker' && !foreign && view.handoverOwed && !view.mixed && !handingOver) {
@@ -85,9 +99,12 @@ export function watchKeyLayout(ctx: AppContext, options: KeyLayoutWatchOptions):
     }
   };
 
+  let looked!: () => void;
+  const firstLook = new Promise<void>((resolve) => (looked = resolve));
   const tick = async () => {
     try {
       await apply(await record.look({ writerAliveMs: options.everyMs * 3 }));
+      looked();
     } catch (err) {
       // An unreachable Redis is the connection check's to report; the last view stands.
       ctx.failures.warn('leaderboard-redis', err as Error, 'could not read the key layout record');
@@ -102,6 +119,8 @@ export function watchKeyLayout(ctx: AppContext, options: KeyLayoutWatchOptions):
   void loop();
 
   return {
+    firstLook,
+    foreign: () => seen !== undefined && seen.layout !== KEY_LAYOUT,
     async probe() {
       if (seen && seen.layout !== KEY_LAYOUT)
         throw new Error(`leaderboard Redis key layout ${seen.layout} unknown (this release: ${KEY_LAYOUT})`);
@@ -113,7 +132,8 @@ export function watchKeyLayout(ctx: AppContext, options: KeyLayoutWatchOptions):
 }
 
 async function handOver(ctx: AppContext, record: KeyLayoutRecord): Promise<void> {
-  if (!(await record.lockHandover(randomUUID(), HANDOVER_LOCK_MS))) return;
+  const owner = randomUUID();
+  if (!(await record.lockHandover(owner, HANDOVER_LOCK_MS))) return;
   try {
     const prefix = ctx.env.REDIS_PREFIX;
     // Without its mark a category is read from Postgres until its rebuild swaps in.
@@ -121,14 +141,17 @@ async function handOver(ctx: AppContext, record: KeyLayoutRecord): Promise<void>
     const { rebuildId, scopes } = await requestRebuild(ctx, {}, 'layout-handover');
     ctx.log.info({ rebuildId, scopes }, 'no 0.2.0 writer left: rebuilding every open period');
     let state = 'waiting';
-    while (state !== 'completed' && state !== 'failed') {
+    const deadline = Date.now() + HANDOVER_LOCK_MS;
+    while (state !== 'completed') {
       await sleep(1000);
       state = (await rebuildStatus(ctx, rebuildId)).state;
+      // Failed, or gone: the flag stays, and the next look hands over again.
+      if (state === 'failed' || state === 'unknown' || Date.now() > deadline)
+        throw new Error(`the handover rebuild ${rebuildId} ended ${state}`);
     }
     const { scopes: compared, differences } = await verifyLeaderboards(ctx);
-    const summary = { rebuildId, rebuild: state, scopes: compared, differences: differences.length };
-    if (state === 'completed' && differences.length === 0)
-      ctx.log.info(summary, 'key layout handover done: Redis verified against Postgres');
+    const summary = { rebuildId, scopes: compared, differences: differences.length };
+    if (differences.length === 0) ctx.log.info(summary, 'key layout handover done: Redis verified against Postgres');
     else
       ctx.log.warn(
         { ...summary, sample: differences.slice(0, 5) },
@@ -136,7 +159,7 @@ async function handOver(ctx: AppContext, record: KeyLayoutRecord): Promise<void>
       );
     await record.finishHandover();
   } catch (err) {
-    await record.releaseHandover().catch(() => undefined);
+    await record.releaseHandover(owner).catch(() => undefined);
     throw err;
   }
 }

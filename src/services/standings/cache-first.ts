@@ -22,7 +22,7 @@ export function cacheFirst(database: DatabaseReads, { rebuildOnMiss }: { rebuild
   async function read<T extends object>(
     ctx: AppContext,
     s: Scope,
-    cached: Promise<T | Miss>,
+    cached: () => Promise<T | Miss>,
     fromDatabase: () => Promise<T>,
   ): Promise<Sourced<T>> {
     const got = await reachable(ctx, cached);
@@ -32,20 +32,50 @@ export function cacheFirst(database: DatabaseReads, { rebuildOnMiss }: { rebuild
   }
   return {
     slice: (ctx, s, offset, limit) =>
-      read(ctx, s, ctx.leaderboard.slice(s, offset, limit), () => database.slice(ctx, s, offset, limit)),
-    sliceAndPlace: (ctx, s, offset, limit, member) =>
-      read(ctx, s, ctx.leaderboard.sliceAndPlace(s, offset, limit, member), () =>
-        database.sliceAndPlace(ctx, s, offset, limit, member),
+      read(
+        ctx,
+        s,
+        () => ctx.leaderboard.slice(s, offset, limit),
+        () => database.slice(ctx, s, offset, limit),
       ),
-    place: (ctx, s, member) => read(ctx, s, ctx.leaderboard.place(s, member), () => database.place(ctx, s, member)),
+    sliceAndPlace: (ctx, s, offset, limit, member) =>
+      read(
+        ctx,
+        s,
+        () => ctx.leaderboard.sliceAndPlace(s, offset, limit, member),
+        () => database.sliceAndPlace(ctx, s, offset, limit, member),
+      ),
+    place: (ctx, s, member) =>
+      read(
+        ctx,
+        s,
+        () => ctx.leaderboard.place(s, member),
+        () => database.place(ctx, s, member),
+      ),
     around: (ctx, s, member, radius) =>
-      read(ctx, s, ctx.leaderboard.around(s, member, radius), () => database.around(ctx, s, member, radius)),
-    pick: (ctx, s, members) => read(ctx, s, ctx.leaderboard.pick(s, members), () => database.pick(ctx, s, members)),
+      read(
+        ctx,
+        s,
+        () => ctx.leaderboard.around(s, member, radius),
+        () => database.around(ctx, s, member, radius),
+      ),
+    pick: (ctx, s, members) =>
+      read(
+        ctx,
+        s,
+        () => ctx.leaderboard.pick(s, members),
+        () => database.pick(ctx, s, members),
+      ),
     watch: (ctx, s, members, topN) =>
-      read(ctx, s, ctx.leaderboard.watch(s, members, topN), () => database.watch(ctx, s, members, topN)),
+      read(
+        ctx,
+        s,
+        () => ctx.leaderboard.watch(s, members, topN),
+        () => database.watch(ctx, s, members, topN),
+      ),
     // One pipeline for all placements; Postgres only for the scopes Redis lacks, in one call.
     async placeMany(ctx, queries, options = {}) {
-      const got = await reachable(ctx, ctx.leaderboard.placeMany(queries));
+      const got = await reachable(ctx, () => ctx.leaderboard.placeMany(queries));
       const cached = (i: number): Placed | Miss => (isMiss(got) ? got : got[i]!);
       const missed: Array<[MemberInScope, Miss]> = [];
       queries.forEach((q, i) => {
@@ -70,10 +100,15 @@ export function cacheFirst(database: DatabaseReads, { rebuildOnMiss }: { rebuild
 /** What a cache read answers when the leaderboard Redis cannot be reached: `rebuilding`, so no rebuild is asked for. */
 const UNREACHABLE: Miss = { miss: true, rebuilding: true };
 
-/** The cache's answer, or UNREACHABLE when the leaderboard Redis is down; any other failure is thrown. */
-async function reachable<T>(ctx: AppContext, cached: Promise<T>): Promise<T | Miss> {
+/**
+ * The cache's answer, or UNREACHABLE when the leaderboard Redis is down or this process may
+ * not read it (`access.reads`: a key layout it does not know, or one not handed over yet;
+ * services/key-layout-watch.ts); any other failure is thrown.
+ */
+async function reachable<T>(ctx: AppContext, cached: () => Promise<T>): Promise<T | Miss> {
+  if (!ctx.leaderboard.access.reads) return UNREACHABLE;
   try {
-    return await cached;
+    return await cached();
   } catch (err) {
     const known = ctx.failureOf(err);
     // With one Redis for queue and leaderboards, both connections drop together and the

@@ -91,7 +91,13 @@ export class KeyLayoutRecord {
     );
   }
 
-  async releaseHandover(): Promise<void> {
-    await this.redis.del(`${this.base}:lock`);
+  /** Releases the lock if `owner` still holds it. */
+  async releaseHandover(owner: string): Promise<void> {
+    await this.redis.eval(
+      `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end return 1`,
+      1,
+      `${this.base}:lock`,
+      owner,
+    );
   }
 }

@@ -15,6 +15,7 @@ import type { LeaderboardKeys } from './leaderboard-keys.js';
 import type { LeaderboardRedis } from './scripts.js';
 import { execBySlot, type KeyedCommand, type Pipeline, type Reply } from './slots.js';
 import { closedNotice, changedNotice } from './change-notices.js';
+import { Unavailable } from '../../domain/errors.js';
 
 type ScriptPipeline = Pipeline & {
   laurelProject(base: string, complete: string, ...args: string[]): void;
@@ -36,16 +37,14 @@ const miss = (reply: readonly unknown[]): Miss => ({ miss: true, rebuilding: rep
 
 /**
  * What this process may do with the cache; the key layout watch decides
- * (services/key-layout-watch.ts). Reads off: every read is a miss that asks for no rebuild, so
- * it is answered from Postgres. Writes off: projections are skipped (the Redis is written in
- * a layout this release does not know; the release that owns it rebuilds).
+ * (services/key-layout-watch.ts). Reads off: the standings reader (standings/cache-first.ts)
+ * answers from Postgres and asks for no rebuild; `laurel verify` still reads. Writes off:
+ * projections are skipped (the Redis is written in a layout this release does not know).
  */
 export interface CacheAccess {
   reads: boolean;
   writes: boolean;
 }
-
-const SHUT: Miss = { miss: true, rebuilding: true };
 
 /**
  * The derived sorted sets: writes (projection of Postgres aggregates, rebuild fills and
@@ -84,7 +83,7 @@ export class LeaderboardCache {
     boards: ReadonlyMap<string, Board>,
     options: { createdPeriods?: ReadonlyArray<{ board: string; period: string }>; extraWrite?: KeyedCommand } = {},
   ): Promise<PeriodCategory[]> {
-    if (!this.access.writes) return [];
+    if (!this.access.writes) return this.skipProjection(aggregates, boards, options.extraWrite);
     const byPeriod = new Map<string, { board: string; period: string; complete: string; args: string[] }>();
     const group = (board: string, period: string) => {
       const base = this.keys.period(board, period);
@@ -145,6 +144,24 @@ export class LeaderboardCache {
     return incomplete;
   }
 
+  /**
+   * Writes off (a key layout this release does not know): nothing is projected, and every
+   * category touched is reported incomplete, so its rebuild is requested, to be run by a
+   * worker of the layout that owns the Redis. The ride-along write (pending marks) still goes.
+   */
+  private async skipProjection(
+    aggregates: readonly AggregateState[],
+    boards: ReadonlyMap<string, Board>,
+    extraWrite: KeyedCommand | undefined,
+  ): Promise<PeriodCategory[]> {
+    if (extraWrite) await execBySlot(this.redis, [extraWrite]);
+    const touched = new Map<string, PeriodCategory>();
+    for (const a of aggregates)
+      for (const category of ['all', ...(boards.get(a.board)?.categories ?? [])])
+        touched.set(`${a.board}|${a.period}|${category}`, { board: a.board, period: a.period, category });
+    return [...touched.values()];
+  }
+
   /** Drops the periods' completeness marks and calls off their rebuilds (deletions: allowed over maxmemory). */
   private async forgetCompleteness(bases: readonly string[]): Promise<void> {
     const results = await execBySlot(
@@ -164,7 +181,12 @@ export class LeaderboardCache {
     periods: ReadonlyArray<{ board: Board; period: string; closed?: boolean }>,
     member: string,
   ): Promise<void> {
-    if (!this.access.writes) return;
+    // Retried later (the erasure job waits out an Unavailable): never recorded done with the member still here.
+    if (!this.access.writes)
+      throw new Unavailable('leaderboard Redis is in a key layout this release does not know', undefined, {
+        dependency: 'leaderboard-redis',
+        retryAfterSeconds: 5,
+      });
     const notice = changedNotice(Date.now());
     const commands: KeyedCommand[] = periods.flatMap(({ board, period, closed }) => {
       const base = this.keys.period(board.id, period);
@@ -213,7 +235,6 @@ export class LeaderboardCache {
    * the top `topN` entries and each given member's placement.
    */
   async watch(s: Scope, members: readonly string[], topN: number): Promise<Watched | Miss> {
-    if (!this.access.reads) return SHUT;
     const [scope, state, ok, category] = this.readKeys(s);
     const reply = await this.redis.laurelWatch(scope, state, ok, category, sharedFlag(s.board), topN, ...members);
     if (reply[0] === 0) return miss(reply);
@@ -246,7 +267,6 @@ export class LeaderboardCache {
   }
 
   async slice(s: Scope, offset: number, limit: number): Promise<Slice | Miss> {
-    if (!this.access.reads) return SHUT;
     return sliceFrom(
       await this.redis.laurelSlice(...this.readKeys(s), offset, limit, sharedFlag(s.board)),
       s.board,
@@ -256,7 +276,6 @@ export class LeaderboardCache {
 
   /** The member and up to `radius` neighbours on each side; no entries when the member is unranked. */
   async around(s: Scope, member: string, radius: number): Promise<Slice | Miss> {
-    if (!this.access.reads) return SHUT;
     const reply = await this.redis.laurelAround(...this.readKeys(s), member, radius, sharedFlag(s.board));
     if (reply[0] === 0) return miss(reply);
     const [, total, from, first, items] = reply;
@@ -269,7 +288,6 @@ export class LeaderboardCache {
    * round trip (HMGET + ZMSCORE), O(k log N) for k members whatever their ranks.
    */
   async pick(s: Scope, members: readonly string[]): Promise<{ picked: PickedEntry[] } | Miss> {
-    if (!this.access.reads) return SHUT;
     const reply = await this.redis.laurelPick(...this.readKeys(s), ...members);
     if (reply[0] === 0) return miss(reply);
     const flat = reply[1];
@@ -295,7 +313,6 @@ export class LeaderboardCache {
    * so `me` agrees with the entries beside it.
    */
   async sliceAndPlace(s: Scope, offset: number, limit: number, member: string): Promise<SliceAndPlace | Miss> {
-    if (!this.access.reads) return SHUT;
     const keys = this.readKeys(s);
     const tx = this.redis.multi() as unknown as ScriptPipeline & {
       laurelSlice(...args: unknown[]): void;
@@ -314,14 +331,12 @@ export class LeaderboardCache {
 
   /** One member's placement: one script call, no pipeline around it. */
   async place(s: Scope, member: string): Promise<Placed | Miss> {
-    if (!this.access.reads) return SHUT;
     return placedFrom(await this.redis.laurelPlace(...this.readKeys(s), member, sharedFlag(s.board)), s.board);
   }
 
   /** Placements of many members, possibly on many boards, in one round trip (one per slot on a cluster). */
   async placeMany(queries: readonly MemberInScope[]): Promise<Array<Placed | Miss>> {
     if (queries.length === 0) return [];
-    if (!this.access.reads) return queries.map(() => SHUT);
     const replies = await execBySlot(
       this.redis,
       queries.map((q) => {

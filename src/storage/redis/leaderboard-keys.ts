@@ -53,7 +53,7 @@ export class LeaderboardKeys {
     return `${this.period(board, period)}:changes`;
   }
 
-  /** Keys of events accepted by intake and not yet applied: idempotency key -> job id. */
+  /** Events accepted by intake and not yet applied: `<board>|<idempotency key>` -> job id. */
   pending(): string {
     return `${this.prefix}:pending`;
   }

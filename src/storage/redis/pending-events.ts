@@ -40,9 +40,14 @@ export function markRidesWithJobAdd(env: Env, queueRedis: RedisClient): RedisCli
   return same ? queueRedis : null;
 }
 
-/** The job an event was queued in, if intake marked it. */
+/**
+ * The job an event was queued in, if intake marked it. A web process of release 0.2 marks
+ * the plain key (until the rolling deploy ends): that field is the fallback, and the caller
+ * checks the queued event's board.
+ */
 export async function pendingJobOf(cache: LeaderboardCache, event: EventIdentity): Promise<string | null> {
-  return cache.redis.hget(cache.keys.pending(), field(event));
+  const [mine, plain] = await cache.redis.hmget(cache.keys.pending(), field(event), event.key);
+  return mine ?? plain ?? null;
 }
 
 /** Which of the boards hold a pending mark of the key: one HMGET. */
@@ -59,5 +64,6 @@ export async function boardsPendingWith(
 /** Clears the marks of an applied batch; rides along in the projection's round trip. */
 export function clearPendingCommand(cache: LeaderboardCache, events: readonly EventIdentity[]): KeyedCommand {
   const key = cache.keys.pending();
-  return { key, add: (pipeline) => pipeline.hdel(key, ...events.map(field)) };
+  // The plain key too: the mark of a web process of release 0.2, which would otherwise stay.
+  return { key, add: (pipeline) => pipeline.hdel(key, ...events.flatMap((e) => [field(e), e.key])) };
 }
