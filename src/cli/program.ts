@@ -5,7 +5,7 @@ import { createContext, type AppContext } from '../context.js';
 import { createLogger } from '../logger.js';
 import { describeMigration, migrateDatabase } from '../storage/postgres/migrator.js';
 import { waitUntilReady } from '../storage/redis/connections.js';
-import { rebuildStatus, requestRebuild } from '../services/rebuild-service.js';
+import { rebuildStatus, requestRebuild, requestScopeRebuild } from '../services/rebuild-service.js';
 import { verifyLeaderboards } from '../services/verify-service.js';
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
@@ -102,18 +102,32 @@ export function buildProgram(configure?: (root: Command) => void): Command {
 
   program
     .command('verify')
-    .description('compare every scope in Redis with Postgres; print each difference; exit 1 if any')
+    .description(
+      'compare every scope in Redis with Postgres; print each difference (exit 1 if any) and, apart, scopes Redis does not hold',
+    )
     .option('--board <id>', 'only this board')
     .option('--period <key>', 'only this period (default: every open period)')
-    .action(async (opts: { board?: string; period?: string }) => {
+    .option('--rebuild-missing', 'queue a rebuild of each category Redis does not hold')
+    .action(async (opts: { board?: string; period?: string; rebuildMissing?: boolean }) => {
       await withContext(async (ctx) => {
-        const { scopes, differences } = await verifyLeaderboards(ctx, opts);
+        const { scopes, differences, missing } = await verifyLeaderboards(ctx, opts);
         for (const d of differences) console.log(`${d.board} ${d.period} ${d.category}/${d.region}: ${d.problem}`);
+        for (const m of missing)
+          console.log(
+            `${m.board} ${m.period} ${m.category}/${m.region}: not in Redis (read from Postgres, rebuilt on first read)`,
+          );
         console.log(
           differences.length
             ? `${differences.length} difference(s) in ${scopes} scope(s)`
             : `no difference in ${scopes} scope(s)`,
         );
+        if (missing.length > 0) console.log(`${missing.length} scope(s) not in Redis: no difference`);
+        if (opts.rebuildMissing) {
+          const categories = new Map(missing.map((m) => [`${m.board}|${m.period}|${m.category}`, m]));
+          for (const m of categories.values())
+            await requestScopeRebuild(ctx, { board: m.board, period: m.period, category: m.category }, 'cli');
+          console.log(`${categories.size} rebuild(s) queued`);
+        }
         if (differences.length) process.exitCode = 1;
       });
     });

@@ -149,8 +149,8 @@ async function handOver(ctx: AppContext, record: KeyLayoutRecord): Promise<void>
       if (state === 'failed' || state === 'unknown' || Date.now() > deadline)
         throw new Error(`the handover rebuild ${rebuildId} ended ${state}`);
     }
-    const { scopes: compared, differences } = await verifyLeaderboards(ctx);
-    const summary = { rebuildId, scopes: compared, differences: differences.length };
+    const { scopes: compared, differences, missing } = await verifyLeaderboards(ctx);
+    const summary = { rebuildId, scopes: compared, differences: differences.length, missing: missing.length };
     if (differences.length === 0) ctx.log.info(summary, 'key layout handover done: Redis verified against Postgres');
     else
       ctx.log.warn(

@@ -23,20 +23,31 @@ const PAGE = 5000;
 /** Enough to show any real divergence; a scope wholly different would otherwise print millions of lines. */
 const MAX_DIFFERENCES = 100_000;
 
+/** An open period's category that Redis does not hold whole: its reads come from Postgres and rebuild it. */
+export interface MissingScope {
+  board: string;
+  period: string;
+  category: string;
+  region: string;
+}
+
 /**
  * Compares every scope of the chosen periods in Redis with Postgres, entry by entry
  * (rank, member, score) and in total. Open periods of every board by default; a closed
- * period named is compared with its final results, a retired one must hold no key.
+ * period named is compared with its final results, a retired one must hold no key. A scope
+ * of an open period that Redis does not hold (not marked complete) is no difference: its
+ * reads are answered from Postgres and ask for its rebuild. It is listed apart, in `missing`.
  */
 export async function verifyLeaderboards(
   ctx: AppContext,
   options: { board?: string; period?: string } = {},
-): Promise<{ scopes: number; differences: Difference[] }> {
+): Promise<{ scopes: number; differences: Difference[]; missing: MissingScope[] }> {
   const boards = options.board
     ? [await ctx.boards.get(options.board)].filter((b): b is Board => !!b)
     : await listBoards(ctx.db);
   if (options.board && boards.length === 0) throw new NotFound(`board "${options.board}" not found`);
   const differences: Difference[] = [];
+  const missing: MissingScope[] = [];
   let scopes = 0;
   for (const board of boards) {
     const periods = options.period ? [options.period] : (await listOpenPeriods(ctx.db, board.id)).map((p) => p.key);
@@ -50,13 +61,14 @@ export async function verifyLeaderboards(
       for (const category of [ALL_CATEGORIES, ...board.categories]) {
         for (const region of await regionsOf(ctx, board, period, category)) {
           scopes += 1;
-          await compareScope(ctx, board, { period, category, region }, closed, differences);
-          if (differences.length >= MAX_DIFFERENCES) return { scopes, differences };
+          const held = await compareScope(ctx, board, { period, category, region }, closed, differences);
+          if (!held && !closed) missing.push({ board: board.id, period, category, region });
+          if (differences.length >= MAX_DIFFERENCES) return { scopes, differences, missing };
         }
       }
     }
   }
-  return { scopes, differences };
+  return { scopes, differences, missing };
 }
 
 /**
@@ -99,6 +111,7 @@ async function regionsOf(ctx: AppContext, board: Board, period: string, category
 /**
  * An open period's scope against its aggregates; a closed one's against its final results,
  * which its reads answer when Redis lacks the scope (so a missing scope is no difference).
+ * Returns whether Redis holds the scope.
  */
 async function compareScope(
   ctx: AppContext,
@@ -106,7 +119,7 @@ async function compareScope(
   scope: { period: string; category: string; region: string },
   closed: boolean,
   out: Difference[],
-): Promise<void> {
+): Promise<boolean> {
   const where = { board: board.id, ...scope };
   const ref = { board, ...scope };
   const show = (e: { rank: number; member: string; scaled: number; subscore?: number } | undefined) =>
@@ -128,10 +141,7 @@ async function compareScope(
     }
   };
   const first = await nextCachePage();
-  if (first === null) {
-    if (!closed) out.push({ ...where, problem: 'missing from Redis (category not complete)' });
-    return;
-  }
+  if (first === null) return false;
   pending = first;
   let dbTotal = 0;
   for await (const rows of closed
@@ -141,7 +151,7 @@ async function compareScope(
     for (const d of rows) {
       if (pending.length === 0) pending = (await nextCachePage()) ?? [];
       compare(d, pending.shift());
-      if (out.length >= MAX_DIFFERENCES) return;
+      if (out.length >= MAX_DIFFERENCES) return true;
     }
   }
   // Whatever Redis has beyond the end of Postgres is extra.
@@ -149,7 +159,8 @@ async function compareScope(
     if (pending.length === 0) pending = (await nextCachePage()) ?? [];
     if (pending.length === 0) break;
     compare(undefined, pending.shift());
-    if (out.length >= MAX_DIFFERENCES) return;
+    if (out.length >= MAX_DIFFERENCES) return true;
   }
   if (cacheTotal !== dbTotal) out.push({ ...where, problem: `total: Postgres ${dbTotal}, Redis ${cacheTotal}` });
+  return true;
 }

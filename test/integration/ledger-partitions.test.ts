@@ -285,6 +285,7 @@ describe('the partitioned ledger in service', () => {
     expect(await verifyLeaderboards(h.ctx, { board: 'monthly', period: '2026-09' })).toEqual({
       scopes: 1,
       differences: [],
+      missing: [],
     });
     const rebuild = await sql<{ value: number; n: number }>`
       SELECT max(value)::int AS value, count(*)::int AS n FROM member_aggregates WHERE board_id = 'monthly' AND period_key = '2026-09' AND category = 'all'`.execute(

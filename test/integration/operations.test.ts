@@ -9,6 +9,7 @@ import { ADMIN_KEY, createHarness, envForChild, type Harness } from '../support/
 import { startLaurel, waitForHttp } from '../support/laurel-process.js';
 import { freePort } from '../support/free-port.js';
 import { buildProgram } from '../../src/cli/program.js';
+import { scanMatching } from '../../src/storage/redis/maintenance.js';
 import { launchBrowser } from '../support/browser.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -164,6 +165,33 @@ describe('the laurel CLI', () => {
     }
     return printed.join('\n');
   }
+
+  it('verify lists scopes Redis does not hold apart from differences, exits 0 for them, and can rebuild them', async () => {
+    expect((await h.api('PUT', '/v1/boards/vfy', { aggregation: 'sum', period: 'all' })).status).toBe(201);
+    await h.postEvents([
+      { board: 'vfy', member: 'a', value: 3, idempotencyKey: 'vfy-1' },
+      { board: 'vfy', member: 'b', value: 1, idempotencyKey: 'vfy-2' },
+    ]);
+    // The period's keys lost (as after a flush); nobody has read it since.
+    const base = h.ctx.leaderboard.keys.period('vfy', 'all');
+    const keys = await scanMatching(h.ctx.leaderboard.redis, [`${base.replace(/[{}|]/g, (c) => `\\${c}`)}*`]);
+    expect(keys.length).toBeGreaterThan(0);
+    await h.ctx.leaderboard.redis.unlink(...keys);
+    const verify = (...args: string[]) =>
+      run(TSX, ['src/cli/laurel.ts', 'verify', '--board', 'vfy', ...args], { cwd: ROOT, env: env() });
+    const missing = await verify();
+    expect(missing.stdout).toContain('vfy all all/world: not in Redis (read from Postgres, rebuilt on first read)');
+    expect(missing.stdout).toContain('no difference in 1 scope(s)');
+    const refilled = await verify('--rebuild-missing');
+    expect(refilled.stdout).toContain('1 rebuild(s) queued');
+    await h.drain();
+    const after = await verify();
+    expect(after.stdout).not.toContain('not in Redis');
+    expect(after.stdout).toContain('no difference in 1 scope(s)');
+    // A real difference still fails.
+    await h.ctx.leaderboard.redis.zadd(h.ctx.leaderboard.keys.scope('vfy', 'all', 'all'), '-99', 'b');
+    await expect(verify()).rejects.toMatchObject({ code: 1 });
+  });
 
   it('has --help on every command', async () => {
     for (const args of [

@@ -59,6 +59,7 @@ async function waitForRebuild(rebuildId: string) {
 async function expectNoDifference(board?: string) {
   const report = await verifyLeaderboards(h.ctx, board ? { board } : {});
   expect(report.differences).toEqual([]);
+  expect(report.missing).toEqual([]);
   expect(report.scopes).toBeGreaterThan(0);
 }
 

@@ -203,7 +203,11 @@ export async function postSteadily(
   return { retries, statuses };
 }
 
-/** Runs `laurel verify` (the real CLI) against the deployment: Redis compared with Postgres (every board by default). */
+/**
+ * Runs `laurel verify` (the real CLI) against the deployment: Redis compared with Postgres
+ * (every board by default). `ok` only when nothing differs and Redis holds every scope: a
+ * scope still missing (verify's exit 0) means the rebuild a test waits for has not happened.
+ */
 export async function verifyCli(d: Deployment, board?: string): Promise<{ ok: boolean; output: string }> {
   try {
     const { stdout } = await run(
@@ -214,7 +218,7 @@ export async function verifyCli(d: Deployment, board?: string): Promise<{ ok: bo
         env: { ...process.env, ...d.env, LOG_LEVEL: 'silent' },
       },
     );
-    return { ok: true, output: stdout };
+    return { ok: !stdout.includes('not in Redis'), output: stdout };
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string };
     return { ok: false, output: `${e.stdout ?? ''}${e.stderr ?? ''}` };
