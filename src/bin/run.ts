@@ -5,7 +5,7 @@ import { faultHooksFromEnvironment } from '../config/fault-injection.js';
 import { localTimeFromEnvironment } from '../config/warped-clock.js';
 import { createContext, type AppContext } from '../context.js';
 import { createWebApp } from '../http/app.js';
-import { createHttpServer } from '../http/server.js';
+import { closeGracefully, createHttpServer } from '../http/server.js';
 import { laurelReadiness } from '../health/laurel-checks.js';
 import { probeHandler } from '../health/probe-server.js';
 import { joinClusterMetrics } from '../observability/cluster-metrics.js';
@@ -94,7 +94,7 @@ export async function run(parts: { web: boolean; worker: boolean }): Promise<voi
     );
     closers.push(async () => {
       web.closeStreams();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closeGracefully(server);
       await web.close();
     });
   } else {
@@ -105,7 +105,7 @@ export async function run(parts: { web: boolean; worker: boolean }): Promise<voi
     );
     probes.listen(env.METRICS_PORT, () => ctx.log.info({ port: env.METRICS_PORT }, 'probes listening'));
     // Last: the probes answer (draining) while the workers finish their jobs.
-    closers.push(() => new Promise<void>((resolve) => probes.close(() => resolve())));
+    closers.push(() => closeGracefully(probes));
   }
   if (parts.worker) {
     const workers = (jobs = startWorkers(ctx, { schedulers: false }));

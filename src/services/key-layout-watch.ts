@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AppContext } from '../context.js';
+import { connected } from '../storage/redis/connections.js';
 import { KEY_LAYOUT, KeyLayoutRecord, type LayoutView } from '../storage/redis/key-layout.js';
 import { unlinkMatching } from '../storage/redis/maintenance.js';
 import { rebuildStatus, requestRebuild } from './rebuild-service.js';
@@ -111,6 +112,7 @@ export function watchKeyLayout(ctx: AppContext, options: KeyLayoutWatchOptions):
     }
   };
   const loop = async () => {
+    await connected(ctx.leaderboard.redis, options.everyMs);
     while (!stopped) {
       await tick();
       await sleep(options.everyMs, undefined, { ref: false });

@@ -28,6 +28,7 @@ export function parseNotice(message: string): Notice | null {
 export class NoticeSubscriber {
   private readonly redis: Redis | Cluster;
   private up = false;
+  private closing = false;
 
   constructor(
     target: RedisTarget,
@@ -51,7 +52,8 @@ export class NoticeSubscriber {
     this.redis.on('close', () => {
       if (!this.up) return;
       this.up = false;
-      handlers.onDown();
+      // Our own close is no loss of notices.
+      if (!this.closing) handlers.onDown();
     });
   }
 
@@ -68,6 +70,7 @@ export class NoticeSubscriber {
   }
 
   close(): void {
+    this.closing = true;
     this.redis.disconnect();
   }
 }

@@ -72,6 +72,25 @@ export function createFailFastRedis(target: RedisTarget, name: string, { pipelin
   return clusterOf(target, options, { enableOfflineQueue: false, enableAutoPipelining: pipelined });
 }
 
+/**
+ * Resolves once the client is connected, or after `withinMs` whatever its state: for a
+ * first command at start-up, which a fail-fast connection would otherwise refuse while
+ * it is still connecting (a warning at every start).
+ */
+export function connected(client: RedisClient, withinMs: number): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      client.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, withinMs);
+    timer.unref();
+    client.once('ready', done);
+  });
+}
+
 /** BullMQ workers block on Redis and must never give up a command (maxRetriesPerRequest: null). */
 export function createWorkerRedis(target: RedisTarget, name: string): RedisClient {
   const options = { connectionName: name, maxRetriesPerRequest: null, retryStrategy } satisfies RedisOptions;
