@@ -1,16 +1,18 @@
 import { DateTime } from 'luxon';
-import type { PeriodSpec } from './period.js';
+import type { Board } from './board.js';
 
 /**
  * How a period is named to players: "December 2026", "Week 49, 2026", "2 December 2026";
  * a scheduled period by its start in the board's timezone: "Week of 4 Dec 18:00",
- * "Day of 4 Dec 18:00", or "4 Dec 17:00 – 18:00" for any other length.
+ * "Day of 4 Dec 18:00", or "4 Dec 17:00 – 18:00" for any other length. An `all` board has
+ * one period, which only a window or an operator ends (a tournament): it is the board
+ * itself, named by its display name ("Winter Cup").
  */
 export function periodLabel(
-  spec: PeriodSpec,
+  board: Pick<Board, 'period' | 'timezone' | 'displayName'>,
   period: { startsAt: Date; endsAt: Date | null },
-  timezone: string,
 ): string {
+  const { period: spec, timezone } = board;
   const start = DateTime.fromJSDate(period.startsAt, { zone: timezone }).setLocale('en');
   if (typeof spec !== 'string')
     return scheduledLabel(
@@ -25,7 +27,7 @@ export function periodLabel(
     case 'day':
       return start.toFormat('d LLLL yyyy');
     case 'all':
-      return 'All time';
+      return board.displayName;
   }
 }
 

@@ -80,13 +80,37 @@ export function isValidTimezone(zone: string): boolean {
  */
 const lastWindow = new Map<string, { key: string; starts: number; ends: number }>();
 
+/**
+ * The board's current period: the one containing `now`, or null outside the board's window
+ * (before a tournament starts and once it has ended, nothing is current).
+ */
+export function currentPeriodOf(rules: PeriodRules, now: Date): PeriodWindow | null {
+  return outsideWindow(rules.window, now) ? null : periodContaining(rules, now);
+}
+
+/**
+ * The period a member registering at `now` enters: the current one, or before the window
+ * opens its first period (players register before their first run). Null once it has ended.
+ */
+export function registrationPeriodOf(rules: PeriodRules, now: Date): PeriodWindow | null {
+  const startsAt = rules.window?.startsAt;
+  if (startsAt !== undefined && now.getTime() < Date.parse(startsAt))
+    return periodContaining(rules, new Date(startsAt));
+  return currentPeriodOf(rules, now);
+}
+
 /** The board's period that contains `at`, with boundaries computed in its timezone. */
 export function periodContaining(rules: PeriodRules, at: Date): PeriodWindow {
   const { period, timezone } = rules;
   if (period === 'all') {
-    // A one-off event: the `all` period ends with the window, so it closes like any other.
-    const endsAt = rules.window?.endsAt;
-    return { key: 'all', startsAt: ALL_STARTS_AT, endsAt: endsAt ? new Date(endsAt) : null };
+    // A one-off event: the `all` period is the window (when there is one), so it starts with
+    // it and closes at its end like any other period.
+    const { startsAt, endsAt } = rules.window ?? {};
+    return {
+      key: 'all',
+      startsAt: startsAt ? new Date(startsAt) : ALL_STARTS_AT,
+      endsAt: endsAt ? new Date(endsAt) : null,
+    };
   }
   const ms = at.getTime();
   const memoKey = `${specId(period)}|${timezone}`;

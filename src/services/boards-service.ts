@@ -17,7 +17,8 @@ import { parseOrThrow } from '../domain/validation.js';
 export type BoardView = Omit<Board, 'revision' | 'createdAt' | 'updatedAt'> & {
   createdAt: string;
   updatedAt: string;
-  currentPeriod: PeriodView;
+  /** Null outside the board's window: before a tournament starts and after it ends. */
+  currentPeriod: PeriodView | null;
 };
 
 async function views(ctx: AppContext, boards: readonly Board[]): Promise<BoardView[]> {
@@ -44,7 +45,7 @@ async function views(ctx: AppContext, boards: readonly Board[]): Promise<BoardVi
     awards: board.awards,
     createdAt: board.createdAt.toISOString(),
     updatedAt: board.updatedAt.toISOString(),
-    currentPeriod: current.get(board.id)!,
+    currentPeriod: current.get(board.id) ?? null,
   }));
 }
 

@@ -3,12 +3,12 @@ import type { AppContext } from '../context.js';
 import type { Board } from '../domain/board.js';
 import { Conflict, InvalidInput, NotFound } from '../domain/errors.js';
 import { isValidBoardId } from '../domain/board.js';
-import { outsideWindow, periodContaining } from '../domain/period.js';
+import { registrationPeriodOf } from '../domain/period.js';
 import { parseOrThrow } from '../domain/validation.js';
 import { countEntrants, enterMember, listEntrants } from '../storage/postgres/entrants-repository.js';
 import { createPeriods } from '../storage/postgres/periods-repository.js';
 import { assertMemberId } from './member-id.js';
-import { resolvePeriod } from './period-resolution.js';
+import { noPeriod, resolvePeriod } from './period-resolution.js';
 
 export const entrantsQuerySchema = z.object({
   period: z.string().max(32).default('current'),
@@ -34,15 +34,19 @@ async function cappedBoard(ctx: AppContext, boardId: string): Promise<Board & { 
 
 /**
  * POST /v1/boards/{id}/entrants/{memberId}: enters a member into the current period without a
- * score (docs/design/leagues.md). Idempotent: a member already entered answers their entry again.
+ * score (docs/design/leagues.md), or before a board's window opens into its first period:
+ * registration runs from the board's creation until its window ends. Idempotent: a member
+ * already entered answers their entry again.
  */
 export async function enterEntrant(ctx: AppContext, boardId: string, memberId: string) {
   assertMemberId(memberId);
   const board = await cappedBoard(ctx, boardId);
   const now = ctx.clock.now();
-  if (outsideWindow(board.window, now))
-    throw new Conflict(`board "${board.id}" is outside its window`, undefined, { code: 'outside_window' });
-  const period = periodContaining(board, now);
+  const period = registrationPeriodOf(board, now);
+  if (!period)
+    throw new Conflict(`board "${board.id}" is past its window (ended ${board.window?.endsAt})`, undefined, {
+      code: 'outside_window',
+    });
   const closed = () =>
     new Conflict(`period "${period.key}" of board "${board.id}" is closed`, undefined, { code: 'period_closed' });
   if (period.endsAt && now.getTime() > period.endsAt.getTime() + board.graceSeconds * 1000) throw closed();
@@ -77,7 +81,7 @@ export async function entrantsPage(ctx: AppContext, boardId: string, query: Reco
   const after = q.cursor === undefined ? 0 : decodeCursor(q.cursor);
   const board = await cappedBoard(ctx, boardId);
   const resolved = await resolvePeriod(ctx, board, q.period);
-  if (!resolved) throw new NotFound(`period "${q.period}" of board "${board.id}" not found`);
+  if (!resolved) throw noPeriod(board, q.period);
   const [total, rows] = resolved.stored
     ? await Promise.all([
         countEntrants(ctx.db, board.id, resolved.view.key),

@@ -34,7 +34,7 @@ export async function closePeriod(ctx: AppContext, board: Board, key: string): P
   await ctx.faults.midClose?.(board.id, key);
   const stored = await findPeriod(ctx.db, board.id, key);
   if (!stored) return false;
-  const label = periodLabel(board.period, stored, board.timezone);
+  const label = periodLabel(board, stored);
   const webhooks = Boolean(ctx.env.WEBHOOK_URL);
   // One snapshot for every scope: an exclusion committing mid-close cannot split them.
   const finished = await ctx.db

@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.js';
 import type { Board } from '../domain/board.js';
-import { periodContaining, periodForKey, type PeriodWindow } from '../domain/period.js';
+import { NotFound } from '../domain/errors.js';
+import { currentPeriodOf, periodForKey, type PeriodWindow } from '../domain/period.js';
 import { isRetired } from '../domain/retention.js';
 import type { PeriodState, StoredPeriod } from '../storage/postgres/periods-repository.js';
 
@@ -21,7 +22,8 @@ export interface ResolvedPeriod {
 
 /**
  * Resolves `current` or a period key without creating anything (docs/design/periods.md). The current
- * period is always known; any other key must name a period that exists.
+ * period is known whenever the board is inside its window; any other key must name a period
+ * that exists.
  */
 export async function resolvePeriod(ctx: AppContext, board: Board, requested: string): Promise<ResolvedPeriod | null> {
   const [resolved] = await resolvePeriods(ctx, [board], requested);
@@ -39,7 +41,7 @@ export async function resolvePeriods(
 ): Promise<Array<ResolvedPeriod & { board: Board }>> {
   const now = ctx.clock.now();
   const windows = boards.flatMap((board) => {
-    const window = requested === 'current' ? periodContaining(board, now) : periodForKey(board, requested);
+    const window = requested === 'current' ? currentPeriodOf(board, now) : periodForKey(board, requested);
     return window ? [{ board, boardId: board.id, ...window }] : [];
   });
   const stored = await ctx.periods.getMany(windows);
@@ -52,7 +54,19 @@ export async function resolvePeriods(
   });
 }
 
-/** The current period of each board, with one query for all of them. */
+/** The 404 of a period that resolves to nothing: `current` outside the window says so. */
+export function noPeriod(board: Board, requested: string): NotFound {
+  if (requested !== 'current') return new NotFound(`period "${requested}" not found on board "${board.id}"`);
+  const { startsAt, endsAt } = board.window ?? {};
+  return new NotFound(
+    `board "${board.id}" has no current period: it is outside its window` +
+      (startsAt ? ` (opens ${startsAt}` : ' (') +
+      (endsAt ? `${startsAt ? ', ' : ''}ends ${endsAt})` : ')') +
+      '; name a period by its key',
+  );
+}
+
+/** The current period of each board inside its window, with one query for all of them. */
 export async function currentPeriods(ctx: AppContext, boards: readonly Board[]): Promise<Map<string, PeriodView>> {
   const resolved = await resolvePeriods(ctx, boards, 'current');
   return new Map(resolved.map((r) => [r.board.id, r.view]));

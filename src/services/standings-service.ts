@@ -5,7 +5,7 @@ import { unscale } from '../domain/decimal.js';
 import { ALL_CATEGORIES, MEMBER_ID, REGION_CODE, WORLD } from '../domain/ids.js';
 import { placement } from '../domain/ranking.js';
 import { MAX_FOLLOWING } from './following-service.js';
-import { resolvePeriod, resolvePeriods, type PeriodView } from './period-resolution.js';
+import { noPeriod, resolvePeriod, resolvePeriods, type PeriodView } from './period-resolution.js';
 import { readerOf, type Source, type Sourced, type StandingsReader } from './standings/reader.js';
 import type { Scope } from '../domain/scope.js';
 import type { SliceEntry } from '../storage/redis/leaderboard-cache.js';
@@ -89,7 +89,7 @@ async function resolveParsedScope(
   const board = await ctx.boards.get(boardId);
   if (!board) throw new NotFound(`board "${boardId}" not found`);
   const period = await resolvePeriod(ctx, board, q.period);
-  if (!period) throw new NotFound(`period "${q.period}" not found on board "${boardId}"`);
+  if (!period) throw noPeriod(board, q.period);
   if (q.category !== ALL_CATEGORIES && !board.categories.includes(q.category)) {
     throw new NotFound(`category "${q.category}" not found on board "${boardId}"`);
   }

@@ -118,6 +118,65 @@ describe('board windows', () => {
     ]);
   });
 
+  it('before its window opens: no current period, registration into the first period, a report named after the board', async () => {
+    h.clock.set('2026-12-11T10:00:00Z');
+    const window = { startsAt: '2026-12-12T17:00:00Z', endsAt: '2026-12-13T21:00:00Z' };
+    const cup = {
+      aggregation: 'best',
+      period: 'all',
+      window,
+      maxMembers: 2,
+      graceSeconds: 600,
+      displayName: 'Snow Cup',
+    };
+    expect((await h.api('PUT', '/v1/boards/snow-cup', cup)).body.currentPeriod).toBeNull();
+    const early = await h.api('GET', '/v1/boards/snow-cup/standings');
+    expect(early.status).toBe(404);
+    expect(early.body.message).toContain('outside its window (opens 2026-12-12T17:00:00.000Z');
+    // Players register before their first run, into the one period the tournament has.
+    expect(await h.api('POST', '/v1/boards/snow-cup/entrants/p42')).toMatchObject({
+      status: 201,
+      body: { board: 'snow-cup', period: 'all', member: 'p42' },
+    });
+    // A weekly league opening on Monday 14 December: its first week, 2026-W51.
+    await h.api('PUT', '/v1/boards/snow-league', {
+      aggregation: 'sum',
+      period: 'week',
+      window: { startsAt: '2026-12-14T00:00:00Z' },
+      maxMembers: 10,
+    });
+    expect(await h.api('POST', '/v1/boards/snow-league/entrants/p42')).toMatchObject({
+      status: 201,
+      body: { period: '2026-W51' },
+    });
+    expect((await h.api('GET', '/v1/boards/snow-league/entrants?period=2026-W51')).body.total).toBe(1);
+
+    h.clock.set('2026-12-12T17:00:00Z');
+    expect((await h.api('GET', '/v1/boards/snow-cup')).body.currentPeriod).toMatchObject({
+      key: 'all',
+      startsAt: '2026-12-12T17:00:00.000Z',
+      endsAt: '2026-12-13T21:00:00.000Z',
+      state: 'open',
+    });
+    const runs = await post([
+      { board: 'snow-cup', member: 'p42', value: 30, idempotencyKey: 'snow-1' },
+      { board: 'snow-cup', member: 'p43', value: 20, idempotencyKey: 'snow-2' },
+      { board: 'snow-cup', member: 'p44', value: 50, idempotencyKey: 'snow-3' },
+    ]);
+    // p42 entered first, so p44 finds the board full.
+    expect(runs.map((r) => r.reason ?? r.status)).toEqual(['applied', 'applied', 'board_full']);
+    h.clock.set('2026-12-13T21:10:00Z');
+    expect((await runTick(h.ctx)).closed).toContain('snow-cup/all');
+    // After the end, nothing is current and registration is refused.
+    expect((await h.api('GET', '/v1/boards/snow-cup')).body.currentPeriod).toBeNull();
+    expect(await h.api('POST', '/v1/boards/snow-cup/entrants/p45')).toMatchObject({
+      status: 409,
+      body: { error: 'outside_window' },
+    });
+    const report = (await h.api('GET', '/v1/members/p42/notifications')).body.notifications[0];
+    expect(report).toMatchObject({ title: 'Snow Cup finished', body: 'You finished 1st' });
+  });
+
   it('answers 400 naming the window field for a bad window', async () => {
     const cases: Array<[unknown, string]> = [
       [{ startsAt: '2026-12-10T08:00:00Z', endsAt: '2026-12-10T08:00:00Z' }, 'window.endsAt'],

@@ -116,8 +116,12 @@ describe('leagues', () => {
       'eve:league_promoted',
       'eve:league_top1',
     ]);
-    const report = (await h.api('GET', '/v1/members/bob/notifications')).body.notifications[0];
-    expect(report.body).toContain('next tier: silver');
+    const report = async (member: string) =>
+      (await h.api('GET', `/v1/members/${member}/notifications`)).body.notifications[0].body;
+    expect(await report('bob')).toBe('You finished 1st in bronze-1; next tier: silver');
+    // Third in the world, first of bronze-2: the report names the bucket place, as the awards do.
+    expect(await report('dan')).toBe('You finished 1st in bronze-2; next tier: silver');
+    expect(await report('cat')).toBe('You finished 2nd in bronze-2; next tier: bronze');
     expect((await h.api('GET', '/v1/members/bob/leagues')).body).toEqual({
       member: 'bob',
       leagues: [{ board: 'ladder', tier: 'silver' }],

@@ -732,7 +732,8 @@ export interface components {
             categories: string[];
             /** Format: date-time */
             createdAt: string;
-            currentPeriod: components["schemas"]["Period"];
+            /** @description null outside the board window: before it opens and once it has ended */
+            currentPeriod: components["schemas"]["Period"] | null;
             decimals: number;
             displayName: string;
             graceSeconds: number;

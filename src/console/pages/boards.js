@@ -19,8 +19,8 @@ export async function boardsPage({ query }) {
         b.aggregation,
         b.order,
         periodText(b.period),
-        b.currentPeriod.key,
-        b.currentPeriod.state,
+        b.currentPeriod ? b.currentPeriod.key : 'none',
+        b.currentPeriod ? b.currentPeriod.state : 'outside window',
         h(
           'span',
           { class: 'row-actions' },
@@ -172,7 +172,12 @@ export async function boardFormPage({ navigate }, boardId) {
     h('h1', {}, board ? `Edit board ${board.id}` : 'New board'),
     board
       ? facts([
-          ['Current period', `${board.currentPeriod.key} (${board.currentPeriod.state})`],
+          [
+            'Current period',
+            board.currentPeriod
+              ? `${board.currentPeriod.key} (${board.currentPeriod.state})`
+              : 'none: the board is outside its window',
+          ],
           ['Created', board.createdAt],
         ])
       : null,

@@ -73,7 +73,9 @@ export const boardViewSchema = z
     awards: awardsSettingsSchema,
     createdAt: instant,
     updatedAt: instant,
-    currentPeriod: periodViewSchema,
+    currentPeriod: periodViewSchema.nullable().meta({
+      description: 'null outside the board window: before it opens and once it has ended',
+    }),
   })
   .meta({ id: 'Board' });
 

@@ -178,11 +178,14 @@ export async function writeReports(db: Db, board: Board, key: string, label: str
     INSERT INTO notifications (member_id, kind, board_id, period_key, rank, title, body, award, created_at)
     SELECT r.member_id, 'period_report', r.board_id, r.period_key, r.rank,
            ${label} || ' finished',
-           'You finished ' || r.rank ||
-             CASE WHEN r.rank % 100 BETWEEN 11 AND 13 THEN 'th'
-                  WHEN r.rank % 10 = 1 THEN 'st' WHEN r.rank % 10 = 2 THEN 'nd' WHEN r.rank % 10 = 3 THEN 'rd'
+           -- On a league board a member plays in a bucket: the report names the place there,
+           -- as its awards do (league_top1 is rank 1 of the bucket), and the tier they play
+           -- in next (docs/design/leagues.md).
+           'You finished ' || o.place ||
+             CASE WHEN o.place % 100 BETWEEN 11 AND 13 THEN 'th'
+                  WHEN o.place % 10 = 1 THEN 'st' WHEN o.place % 10 = 2 THEN 'nd' WHEN o.place % 10 = 3 THEN 'rd'
                   ELSE 'th' END
-             -- A league board names the tier the member plays in next (docs/design/leagues.md).
+             || coalesce(' in ' || lp.bucket, '')
              || coalesce('; next tier: ' || lp.next_tier, ''),
            (SELECT w.award FROM awards w
              WHERE w.board_id = r.board_id AND w.period_key = r.period_key AND w.member_id = r.member_id
@@ -193,6 +196,7 @@ export async function writeReports(db: Db, board: Board, key: string, label: str
            ${now}
       FROM period_results r
       LEFT JOIN league_placements lp ON lp.board_id = r.board_id AND lp.period_key = r.period_key AND lp.member_id = r.member_id
+      CROSS JOIN LATERAL (SELECT coalesce(lp.bucket_rank, r.rank) AS place) o
      WHERE r.board_id = ${board.id} AND r.period_key = ${key} AND r.category = 'all' AND r.region = 'world'
      ORDER BY r.position
     ON CONFLICT DO NOTHING`.execute(db);
