@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# `npm test`'s pretest hook: dependencies installed, Postgres and Redis up, test database present.
+# `npm test`'s pretest hook: dependencies installed, Postgres and Redis up, test database
+# present, and two Debian packages the tests drive: chromium (the browser tests) and
+# prometheus (promtool checks the alert rules). Run as root with apt-get, it installs what is
+# missing and says so; otherwise it names what to install and stops.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 . scripts/lib.sh
@@ -33,6 +36,7 @@ if ! command -v promtool >/dev/null 2>&1; then
     apt-get -o DPkg::Lock::Timeout=600 update -qq
     DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends prometheus >/dev/null
   else
-    echo "promtool: not found; the alert rules test is skipped (install it: apt-get install prometheus)" >&2
+    echo "promtool: not found; install it (apt-get install prometheus) for the alert rules test" >&2
+    exit 1
   fi
 fi

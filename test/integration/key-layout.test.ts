@@ -58,7 +58,7 @@ beforeAll(async () => {
   d = await startDeployment({ webs: 1, workers: 1, env: { LAYOUT_CHECK_MS: '200', LAYOUT_QUIET_MS: '3000' } });
   redis = new Redis(d.leaderboardRedis.url);
   await createSumBoard(d, 'roll');
-}, 120_000);
+});
 afterAll(async () => {
   redis?.disconnect();
   await d?.close();

@@ -15,7 +15,7 @@ const open: SseClient[] = [];
 
 beforeAll(async () => {
   d = await startDeployment({ webs: 2, workers: 1 });
-}, 120_000);
+});
 
 afterAll(async () => {
   for (const c of open) c.close();

@@ -2,27 +2,24 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { Redis } from 'ioredis';
 import { createHarness, type Harness } from '../support/harness.js';
-import { TEST_REDIS_CLUSTER, TEST_REDIS_URL, testRedis } from '../support/databases.js';
+import { TEST_REDIS_CLUSTER, testRedis } from '../support/databases.js';
+import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
 import { prng, referenceStandings, shuffle, type RefEvent, wireEvent } from '../support/reference.js';
 import { verifyLeaderboards } from '../../src/services/verify-service.js';
 import { rebuildIfLeaderboardLost } from '../../src/services/rebuild-service.js';
 import { leaderboardKeysOfPrefix, unlinkMatching } from '../../src/storage/redis/maintenance.js';
 import type { RedisClient } from '../../src/storage/redis/connections.js';
 
-// Standalone: this file owns Redis database 5 for its leaderboards, so that it can FLUSHDB it.
-// Cluster (database 0 only, the queues in the same private cluster): losing the leaderboard
-// Redis is losing every leaderboard key of this harness on every master, one slot at a time,
-// so that each (board, period) vanishes at once, as in a flush; the queues stay.
-const LEADERBOARD_DB = 5;
-function leaderboardUrl(): string {
-  const url = new URL(TEST_REDIS_URL);
-  url.pathname = `/${LEADERBOARD_DB}`;
-  return url.toString();
-}
+// Standalone: the leaderboards live on a redis-server of this file's own, so that it can
+// FLUSHDB it without touching any Redis the machine shares. Cluster (database 0 only, the
+// queues in the same private cluster): losing the leaderboard Redis is losing every
+// leaderboard key of this harness on every master, one slot at a time, so that each
+// (board, period) vanishes at once, as in a flush; the queues stay.
 const NOW = new Date('2026-12-02T12:00:00Z');
 
 let h: Harness;
 let flusher: RedisClient;
+let leaderboardRedis: PrivateRedis | undefined;
 async function loseLeaderboardRedis(): Promise<void> {
   if (TEST_REDIS_CLUSTER) await unlinkMatching(flusher, leaderboardKeysOfPrefix(h.env.REDIS_PREFIX));
   else await flusher.flushdb();
@@ -32,16 +29,16 @@ beforeAll(async () => {
     flusher = testRedis();
     h = await createHarness({ concurrency: 4 });
   } else {
-    flusher = new Redis(leaderboardUrl());
-    await flusher.flushdb();
-    h = await createHarness({ concurrency: 4, env: { LEADERBOARD_REDIS_URL: leaderboardUrl() } });
+    leaderboardRedis = await startPrivateRedis();
+    flusher = new Redis(leaderboardRedis.url);
+    h = await createHarness({ concurrency: 4, env: { LEADERBOARD_REDIS_URL: leaderboardRedis.url } });
   }
   h.clock.set(NOW);
 });
 afterAll(async () => {
   await h.close();
-  if (!TEST_REDIS_CLUSTER) await flusher.flushdb();
   flusher.disconnect();
+  await leaderboardRedis?.stop();
 });
 
 const wire = (board: string, e: RefEvent) => wireEvent(board, e);
