@@ -8,6 +8,8 @@ export interface RateLimitSettings {
   windowSeconds: number;
   /** Requests per window for one API key; 0 = unlimited. */
   perKey: number;
+  /** Requests per window for one member reading with player tokens; 0 = unlimited. */
+  perPlayer: number;
   /** Requests per window for one client IP without a valid key; 0 = unlimited. */
   perIp: number;
   /** Lookups of keys not yet cached, per client IP and window; 0 = unlimited. */
@@ -48,17 +50,19 @@ export function ipBudgetId(ip: string | undefined): string {
 
 /** The budgets one request can spend; each throws a 429 once spent. */
 export interface Budgets {
-  /** A request made with a valid key. */
-  key(principalId: string): Promise<void>;
+  /** A request made with a valid key, costing `weight` requests (1 unless it is a costly read). */
+  key(principalId: string, weight?: number): Promise<void>;
+  /** A request made with a valid player token: the member's budget, whoever signed the token. */
+  player(principalId: string, weight?: number): Promise<void>;
   /** A request without a valid key (anonymous, malformed or unknown key). */
-  ip(ip: string | undefined): Promise<void>;
+  ip(ip: string | undefined, weight?: number): Promise<void>;
   /** A lookup in Postgres of a key this process has not seen: spent before the lookup. */
   lookup(ip: string | undefined): Promise<void>;
 }
 
 /**
  * Fixed-window request budgets, shared by every web process through Redis: one per API
- * key, one per client IP for requests without a valid key, and one per client IP for key
+ * key, one per member reading with player tokens, one per client IP for requests without a valid key, and one per client IP for key
  * lookups. Each costs exactly one Redis round trip (an atomic INCR-and-expire script).
  *
  * While that Redis is unreachable the limits fail open to per-process budgets rather than
@@ -67,6 +71,7 @@ export interface Budgets {
  */
 export function createBudgets(redis: RedisClient, settings: RateLimitSettings, log: Logger): Budgets {
   const byKey = limiter(redis, settings, 'key', settings.perKey);
+  const byPlayer = limiter(redis, settings, 'player', settings.perPlayer);
   const byIp = limiter(redis, settings, 'ip', settings.perIp);
   const byLookup = limiter(redis, settings, 'lookup', settings.lookupsPerIp);
   let degraded = false;
@@ -74,14 +79,15 @@ export function createBudgets(redis: RedisClient, settings: RateLimitSettings, l
     degraded = false;
   });
 
-  const consume = async (target: Limiter | null, id: string) => {
+  const consume = async (target: Limiter | null, id: string, weight = 1) => {
     if (!target) return;
     if (redis.status !== 'ready' && !degraded) {
       degraded = true;
       log.warn({ redis: redis.status }, 'rate-limit Redis unreachable: limits now hold per process (failing open)');
     }
     try {
-      await target.consume(id);
+      // Never more than the whole budget, which would refuse the request whatever was spent.
+      await target.consume(id, Math.min(weight, target.points));
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) {
         // The in-process fallback itself failed: never refuse traffic for that.
@@ -102,8 +108,9 @@ export function createBudgets(redis: RedisClient, settings: RateLimitSettings, l
   };
 
   return {
-    key: (principalId) => consume(byKey, principalId),
-    ip: (ip) => consume(byIp, ipBudgetId(ip)),
+    key: (principalId, weight) => consume(byKey, principalId, weight),
+    player: (principalId, weight) => consume(byPlayer, principalId, weight),
+    ip: (ip, weight) => consume(byIp, ipBudgetId(ip), weight),
     lookup: (ip) => consume(byLookup, ipBudgetId(ip)),
   };
 }

@@ -1,9 +1,15 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Env } from '../config/env.js';
+import { ipBudgetId } from './rate-limit.js';
 
 export type ServerLimits = Pick<
   Env,
-  'HTTP_HEADERS_TIMEOUT_MS' | 'HTTP_REQUEST_TIMEOUT_MS' | 'HTTP_KEEP_ALIVE_TIMEOUT_MS' | 'HTTP_MAX_CONNECTIONS'
+  | 'HTTP_HEADERS_TIMEOUT_MS'
+  | 'HTTP_REQUEST_TIMEOUT_MS'
+  | 'HTTP_KEEP_ALIVE_TIMEOUT_MS'
+  | 'HTTP_MAX_CONNECTIONS'
+  | 'HTTP_PENDING_CONNECTIONS_PER_IP'
 >;
 
 /**
@@ -23,12 +29,54 @@ export function createHttpServer(handler: RequestListener, limits: ServerLimits)
     // Once closing, every answer ends its connection: a client that keeps posting on a
     // kept-alive socket would otherwise hold the server open past its shutdown timeout.
     (req, res) => {
+      pending.get(req.socket)?.();
       if (closing.has(server)) res.setHeader('Connection', 'close');
       handler(req, res);
     },
   );
   server.maxConnections = limits.HTTP_MAX_CONNECTIONS;
+  const pending = capPendingConnections(server, limits.HTTP_PENDING_CONNECTIONS_PER_IP);
   return server;
+}
+
+/** How long a connection may go without its first request's headers before it counts as slow. */
+export const SLOW_PENDING_MS = 1_000;
+
+/**
+ * The headers timeout drops a connection that sends its headers slowly, but only after
+ * seconds, and one address can open thousands meanwhile. A connection still without its
+ * first request's headers after `SLOW_PENDING_MS` counts against its address; an address
+ * holding `cap` such connections has its next one closed at once. Only the slow ones count:
+ * a burst of a thousand quick requests from one game server (or one proxy) is not refused,
+ * however many of its connections are open before their headers are parsed. A connection
+ * leaves the count at its first request or when it closes. Returns, per socket, the
+ * function that takes it out of the count.
+ */
+function capPendingConnections(server: Server, cap: number): WeakMap<Socket, () => void> {
+  const release = new WeakMap<Socket, () => void>();
+  if (cap <= 0) return release;
+  const slowByAddress = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = ipBudgetId(socket.remoteAddress);
+    if ((slowByAddress.get(address) ?? 0) >= cap) return void socket.destroy();
+    let counted = false;
+    const timer = setTimeout(() => {
+      counted = true;
+      slowByAddress.set(address, (slowByAddress.get(address) ?? 0) + 1);
+    }, SLOW_PENDING_MS);
+    timer.unref();
+    const done = () => {
+      if (!release.delete(socket)) return;
+      clearTimeout(timer);
+      if (!counted) return;
+      const left = (slowByAddress.get(address) ?? 1) - 1;
+      if (left > 0) slowByAddress.set(address, left);
+      else slowByAddress.delete(address);
+    };
+    release.set(socket, done);
+    socket.once('close', done);
+  });
+  return release;
 }
 
 const closing = new WeakSet<Server>();

@@ -67,9 +67,16 @@ export function jobOf(requests: readonly QueuedRequest[]): ScoreJob {
   };
 }
 
+/**
+ * An event's outcome as a job's result stores it, for `?wait=true`: without its key or board.
+ * The result, and the events stream's copy of it, stay in the queue Redis for hours where an
+ * erasure cannot find them by member, and a key often names its member; the intake names each
+ * result from its own request's events, in whose order the results are.
+ */
 export interface EventResult {
-  idempotencyKey: string;
-  /** The event's board (an event is (board, key)); absent from results of a worker of release 0.2. */
+  /** Only in results of a worker of release 0.2. */
+  idempotencyKey?: string;
+  /** Only in results of a worker of release 0.2. */
   board?: string;
   status: 'applied' | 'duplicate' | 'rejected';
   reason?: string;

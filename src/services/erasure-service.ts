@@ -1,6 +1,7 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
+import type { Env } from '../config/env.js';
 import type { AppContext } from '../context.js';
 import { InvalidInput, NotFound, Unavailable } from '../domain/errors.js';
 import { erasureJobOptions } from '../queue/rebuild-queue.js';
@@ -16,13 +17,40 @@ import {
 } from '../storage/postgres/erasure-repository.js';
 import { assertMemberId } from './member-id.js';
 
-/** What the erasure record keeps instead of the member id. */
-export function memberHash(member: string): string {
-  return createHash('sha256').update(member, 'utf8').digest('hex');
+const KEYED = 'hmac-sha256:';
+
+/** The key of memberHash: ERASURE_HASH_SECRET, or one derived from ADMIN_API_KEY; never stored in Postgres. */
+function memberHashKey(env: Pick<Env, 'ERASURE_HASH_SECRET' | 'ADMIN_API_KEY'>): Buffer {
+  return (
+    env.ERASURE_HASH_SECRET === undefined
+      ? createHmac('sha256', env.ADMIN_API_KEY).update('laurel erasure member hash')
+      : createHmac('sha256', env.ERASURE_HASH_SECRET)
+  ).digest();
 }
 
 /**
- * DELETE /v1/members/{id} (docs/api.md, Erasure): records the erasure (hash of the id, the pseudonym its
+ * What the erasure record keeps instead of the member id while its job may run:
+ * `hmac-sha256:<hex>`, keyed with a secret of the environment, so a guessed id cannot be
+ * tested against the database alone. The one place this hash is computed.
+ */
+export function memberHash(env: Pick<Env, 'ERASURE_HASH_SECRET' | 'ADMIN_API_KEY'>, member: string): string {
+  return KEYED + createHmac('sha256', memberHashKey(env)).update(member, 'utf8').digest('hex');
+}
+
+/**
+ * Whether the recorded hash is the member's. A record written by the previous release holds
+ * the unkeyed SHA-256 (64 hex digits, no prefix): it is checked in that form until its job
+ * is done, which drops it (migration 0021 dropped those of finished erasures).
+ */
+function isRecordedMember(env: Env, recorded: string, member: string): boolean {
+  const expected = recorded.startsWith(KEYED)
+    ? memberHash(env, member)
+    : createHash('sha256').update(member, 'utf8').digest('hex');
+  return expected.length === recorded.length && timingSafeEqual(Buffer.from(expected), Buffer.from(recorded));
+}
+
+/**
+ * DELETE /v1/members/{id} (docs/api.md, Erasure): records the erasure (keyed hash of the id, the pseudonym its
  * closed results will carry: random, so it cannot be recomputed from the id) and queues its
  * job, whose id is the erasure id. Refused with 503, and nothing recorded, when the queue
  * cannot take it.
@@ -33,7 +61,7 @@ export async function requestErasure(ctx: AppContext, member: string): Promise<{
   const erasureId = randomUUID();
   await insertErasure(ctx.db, {
     id: erasureId,
-    memberHash: memberHash(member),
+    memberHash: memberHash(ctx.env, member),
     pseudonym: `erased:${randomBytes(6).toString('hex')}`,
     requestedAt: ctx.clock.now(),
   });
@@ -65,12 +93,19 @@ const SETTLE_MS = 1000;
 export async function eraseMember(ctx: AppContext, erasureId: string, member: string): Promise<{ periods: number }> {
   const erasure = await findErasure(ctx.db, erasureId);
   if (!erasure) throw new Error(`erasure ${erasureId} not recorded yet`);
-  if (erasure.memberHash !== memberHash(member)) {
+  // Done: the record no longer holds the hash (nothing links it to the id), and nothing is left to do.
+  if (erasure.state === 'done') return { periods: 0 };
+  if (erasure.memberHash === null) {
+    // A failed erasure of the previous release: migration 0021 dropped its unkeyed hash.
+    throw new InvalidInput(`erasure ${erasureId} keeps no member to check the job's against: request a new erasure`, [
+      { path: 'member', message: 'no recorded member' },
+    ]);
+  }
+  if (!isRecordedMember(ctx.env, erasure.memberHash, member)) {
     throw new InvalidInput(`erasure ${erasureId}: the job's member is not the recorded one`, [
       { path: 'member', message: 'not the recorded member' },
     ]);
   }
-  if (erasure.state === 'done') return { periods: 0 };
   const periods = erasure.redisPeriods ?? (await eraseMemberRows(ctx.db, erasureId, member, erasure.pseudonym));
   const boards = await ctx.boards.getMany(periods.map((p) => p.board));
   const inRedis = periods.flatMap((p) => {

@@ -1,6 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import type { AppContext } from '../context.js';
 import type { WebhookJob } from '../queue/webhooks-queue.js';
+import { reportHeld } from '../storage/postgres/closing-repository.js';
 
 const TIMEOUT_MS = 10_000;
 
@@ -25,6 +26,12 @@ export function webhookHeaders(secret: string, deliveryId: string, at: Date, bod
 export async function deliverWebhook(ctx: AppContext, job: WebhookJob): Promise<{ status: number }> {
   const url = ctx.env.WEBHOOK_URL;
   if (!url) return { status: 0 }; // webhooks were turned off since: nothing to deliver
+  // A report whose member was erased meanwhile is not sent: the erasure removes the jobs it
+  // can, but not one being delivered when it ran, whose retries end here.
+  if (job.type === 'member.period_report') {
+    const { board, period, member } = job.data as { board: string; period: string; member: string };
+    if (!(await reportHeld(ctx.db, board, period, member))) return { status: 0 };
+  }
   const body = JSON.stringify({ id: job.deliveryId, type: job.type, createdAt: job.createdAt, data: job.data });
   // Signed at each attempt: the timestamp says when this attempt was sent, as the standard wants.
   const res = await fetch(url, {

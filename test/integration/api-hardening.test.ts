@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApiKey } from '../../src/services/api-keys.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { ADMIN_KEY, createHarness, type Harness } from '../support/harness.js';
 
 /** What the API shows and spends for hostile or merely unprivileged callers (red-team findings), one describe each. */
 
@@ -75,6 +75,40 @@ describe('validation details', () => {
     expect(res.body.details[0]).toEqual({ index: 0, path: 'junk1', message: 'unknown field' });
     for (const detail of res.body.details) expect(Object.keys(detail).sort()).toEqual(['index', 'message', 'path']);
     expect(res.body.message).toContain('500 more');
+  });
+  it('echoes unknown field names cut short, however long the client made them', async () => {
+    const names = Array.from({ length: 10 }, (_, i) => `${i}${'n'.repeat(90_000)}`);
+    const event = { board: 'cap', member: 'long', value: 1, idempotencyKey: 'cap-long' };
+    const single = await h.api('POST', '/v1/events', { ...event, ...Object.fromEntries(names.map((n) => [n, 1])) });
+    const batch = await h.api('POST', '/v1/events', {
+      events: [event],
+      ...Object.fromEntries(names.map((n) => [n, 1])),
+    });
+    for (const res of [single, batch]) {
+      expect(res.status).toBe(400);
+      expect(JSON.stringify(res.body).length).toBeLessThan(4_000);
+      const paths = (res.body.details as { path: string }[]).map((d) => d.path).sort();
+      expect(paths).toEqual(names.map((n) => `${n.slice(0, 64)}…`).sort());
+    }
+    expect(batch.body.details[0].message).toBe('unknown field');
+  });
+
+  it('answers a body that is not gzip although it says so in plain words', async () => {
+    const res = await fetch(`${h.baseUrl}/v1/events`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${ADMIN_KEY}`,
+        'content-type': 'application/json',
+        'content-encoding': 'gzip',
+      },
+      body: JSON.stringify({ board: 'cap', member: 'gz', value: 1, idempotencyKey: 'cap-gz' }),
+    });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: string; message: string };
+    expect(body).toEqual({
+      error: 'bad_request',
+      message: 'request body could not be decompressed: send valid gzip or deflate data, or no Content-Encoding',
+    });
   });
 });
 

@@ -1,14 +1,23 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { gunzipSync } from 'node:zlib';
+import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../support/harness.js';
-import { testRedis } from '../support/databases.js';
 import { keysOfPrefix, scanMatching } from '../../src/storage/redis/maintenance.js';
 import { runTick } from '../../src/services/period-tick.js';
+import { archiveLedger } from '../../src/services/ledger-archive.js';
 import { prng, referenceStandings, type RefEvent } from '../support/reference.js';
 import { createContext, type AppContext } from '../../src/context.js';
 import { createLogger } from '../../src/logger.js';
 import { until } from '../support/poll.js';
+import { testRedis } from '../support/databases.js';
+import { migrateBefore, migrationsFrom, scratchDatabase } from '../support/migration-database.js';
+import { eraseMember, memberHash } from '../../src/services/erasure-service.js';
+import { InvalidInput } from '../../src/domain/errors.js';
+import { migrateToLatest } from '../../src/storage/postgres/migrator.js';
 
 /** Erasure: DELETE /v1/members/{id} leaves nothing of the member, and no other rank moves. */
 
@@ -250,14 +259,52 @@ describe('erasure', () => {
     const dayRef = referenceStandings(day, { aggregation: 'best', order: 'desc', tieBreak: 'first' });
     expect(closedAfter.body.entries.map((e: any) => e.rank)).toEqual(dayRef.map((s) => s.rank));
 
+    // Nothing in Postgres leads from the id to the pseudonym: the record keeps no hash of the id
+    // once done, and the member's keys, often guessable, are not kept under the pseudonym.
+    const byUnkeyedHash = await sql`
+      SELECT r.* FROM erasures e JOIN period_results r ON r.member_id = e.pseudonym
+       WHERE e.member_hash = encode(sha256(convert_to(${TARGET}, 'UTF8')), 'hex')`.execute(h.ctx.db);
+    expect(byUnkeyedHash.rows).toEqual([]);
+    const record = await h.ctx.db
+      .selectFrom('erasures')
+      .selectAll()
+      .where('id', '=', erasureId)
+      .executeTakeFirstOrThrow();
+    expect(record.member_hash).toBeNull();
+    const byKey = await sql`
+      SELECT r.* FROM score_event_keys k JOIN period_results r ON r.member_id = k.member_id
+       WHERE k.idempotency_key = 'sha256:' || encode(sha256(convert_to(${`${TARGET}-day`}, 'UTF8')), 'hex')`.execute(
+      h.ctx.db,
+    );
+    expect(byKey.rows).toEqual([]);
+    expect(
+      await h.ctx.db
+        .selectFrom('score_event_keys')
+        .select('board_id')
+        .where(
+          'idempotency_key',
+          '=',
+          sql<string>`'sha256:' || encode(sha256(convert_to(${`${TARGET}-day`}, 'UTF8')), 'hex')`,
+        )
+        .execute(),
+    ).toEqual([{ board_id: 'er-day' }]);
+    expect((await foundInPostgres(pseudonym)).sort()).toEqual(['erasures.pseudonym', 'period_results.member_id']);
+
     // A rebuild from Postgres gives the same standings.
     expect((await h.api('POST', '/v1/admin/rebuilds', { board: 'er-open', fromEvents: true })).status).toBe(202);
     await h.drain();
     await checkOpen();
 
     // A retry of an erased event is still a duplicate; a new event starts a new member.
-    const retried = await h.api('POST', '/v1/events?wait=true', { events: [wire[1]] });
-    expect(retried.body.results[0]).toMatchObject({ status: 'duplicate' });
+    const retried = await h.api('POST', '/v1/events?wait=true', { events: [wire[1], wire[3]] });
+    expect(retried.body.results).toMatchObject([
+      { status: 'duplicate', board: 'er-open' },
+      // Of a closed period: it names no one's placement, the pseudonym's neither.
+      { status: 'duplicate', board: 'er-day', period: '2026-12-01', score: null, rank: null },
+    ]);
+    // A duplicate creates nothing: the member stays erased.
+    expect((await h.api('GET', `/v1/members/${TARGET}`)).status).toBe(404);
+    expect(await foundInPostgres(TARGET)).toEqual([]);
     const fresh = await h.api('POST', '/v1/events?wait=true', {
       board: 'er-open',
       member: TARGET,
@@ -281,5 +328,188 @@ describe('erasure', () => {
 
     expect((await h.api('GET', '/v1/admin/erasures/00000000-0000-4000-8000-000000000000')).status).toBe(404);
     expect((await h.api('DELETE', '/v1/members/nobody-here')).status).toBe(404);
+  });
+});
+
+describe('the erasure record', () => {
+  let r: Harness;
+  beforeAll(async () => {
+    // No workers: the test runs the erasure job's service itself, at the moment it chooses.
+    r = await createHarness({ workers: false });
+  });
+  afterAll(async () => {
+    await r.close();
+  });
+  const unkeyed = (id: string) => createHash('sha256').update(id, 'utf8').digest('hex');
+  const recordOf = (id: string) =>
+    r.ctx.db.selectFrom('erasures').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+  it('holds a keyed hash of the id while the erasure may run, and none once it is done', async () => {
+    expect((await r.api('PUT', '/v1/members/rec-a', { displayName: 'A' })).status).toBe(200);
+    const erased = await r.api('DELETE', '/v1/members/rec-a');
+    expect(erased.status).toBe(202);
+    const { erasureId } = erased.body;
+    const queued = await recordOf(erasureId);
+    expect(queued.state).toBe('queued');
+    expect(queued.member_hash).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
+    expect(queued.member_hash).not.toContain(unkeyed('rec-a'));
+    // Keyed by the environment, not by anything Postgres holds.
+    expect(memberHash(r.env, 'rec-a')).toBe(queued.member_hash);
+    expect(memberHash({ ...r.env, ERASURE_HASH_SECRET: 'another-secret-0123456789abcdef-0123' }, 'rec-a')).not.toBe(
+      queued.member_hash,
+    );
+    expect(memberHash({ ...r.env, ADMIN_API_KEY: `${r.env.ADMIN_API_KEY}-rotated` }, 'rec-a')).not.toBe(
+      queued.member_hash,
+    );
+
+    await expect(eraseMember(r.ctx, erasureId, 'rec-b')).rejects.toBeInstanceOf(InvalidInput);
+    await eraseMember(r.ctx, erasureId, 'rec-a');
+    const done = await recordOf(erasureId);
+    expect(done).toMatchObject({ state: 'done', member_hash: null });
+    // Run again (a job taken over after it finished): nothing to do, nothing refused.
+    expect(await eraseMember(r.ctx, erasureId, 'rec-a')).toEqual({ periods: 0 });
+    expect((await r.api('GET', '/v1/members/rec-a')).status).toBe(404);
+  });
+
+  it("checks a record of the previous release's form (unkeyed) until its erasure is done", async () => {
+    expect((await r.api('PUT', '/v1/members/rec-c', { displayName: 'C' })).status).toBe(200);
+    const erasureId = randomUUID();
+    await sql`
+      INSERT INTO erasures (id, member_hash, pseudonym, requested_at)
+      VALUES (${erasureId}, ${unkeyed('rec-c')}, 'erased:00000000000c', now())`.execute(r.ctx.db);
+    await expect(eraseMember(r.ctx, erasureId, 'rec-a')).rejects.toBeInstanceOf(InvalidInput);
+    await eraseMember(r.ctx, erasureId, 'rec-c');
+    expect(await recordOf(erasureId)).toMatchObject({ state: 'done', member_hash: null });
+    expect((await r.api('GET', '/v1/members/rec-c')).status).toBe(404);
+  });
+});
+
+describe('migration 0021: no erasure links an id to its pseudonym', () => {
+  const UNLINKING = '2026-12-07-0021-unlinked-erasures';
+  const database = scratchDatabase('unlink');
+  const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+  it("drops finished erasures' unkeyed hashes, keeps running ones', and takes erased keys from the pseudonyms", async () => {
+    const db = database();
+    await migrateBefore(db, UNLINKING);
+
+    const erasure = (state: string, member: string, pseudonym: string, postgresDone: boolean) => sql`
+      INSERT INTO erasures (id, member_hash, pseudonym, state, requested_at, redis_periods)
+      VALUES (gen_random_uuid(), ${sha(member)}, ${pseudonym}, ${state}, now(), ${postgresDone ? '[]' : null})`;
+    await erasure('done', 'gone-1', 'erased:000000000001', true).execute(db);
+    await erasure('failed', 'gone-2', 'erased:000000000002', true).execute(db);
+    await erasure('running', 'gone-3', 'erased:000000000003', true).execute(db);
+    await erasure('queued', 'gone-4', 'erased:000000000004', false).execute(db);
+    const key = (k: string, member: string) => sql`
+      INSERT INTO score_event_keys (idempotency_key, payload_hash, board_id, period_key, member_id, category, occurred_at)
+      VALUES (${`sha256:${sha(k)}`}, 'h', 'b', 'all', ${member}, NULL, now())`;
+    await key('match-1:gone-1', 'erased:000000000001').execute(db);
+    await key('match-1:gone-3', 'erased:000000000003').execute(db);
+    await key('match-1:alive', 'alive').execute(db);
+    // A member who merely looks like a pseudonym keeps their keys.
+    await key('match-1:lookalike', 'erased:00000000000f').execute(db);
+
+    expect((await migrateToLatest(db)).migrations).toEqual(migrationsFrom(UNLINKING));
+    const { rows: erasures } = await sql<{ state: string; member_hash: string | null }>`
+      SELECT state, member_hash FROM erasures ORDER BY pseudonym`.execute(db);
+    expect(erasures).toEqual([
+      { state: 'done', member_hash: null },
+      { state: 'failed', member_hash: null },
+      { state: 'running', member_hash: sha('gone-3') },
+      { state: 'queued', member_hash: sha('gone-4') },
+    ]);
+    const { rows: keys } = await sql<{ key: string; member: string }>`
+      SELECT idempotency_key AS key, member_id AS member FROM score_event_keys ORDER BY member_id, idempotency_key`.execute(
+      db,
+    );
+    expect(keys).toEqual(
+      [
+        { key: `sha256:${sha('match-1:gone-1')}`, member: '(erased)' },
+        { key: `sha256:${sha('match-1:gone-3')}`, member: '(erased)' },
+        { key: `sha256:${sha('match-1:alive')}`, member: 'alive' },
+        { key: `sha256:${sha('match-1:lookalike')}`, member: 'erased:00000000000f' },
+      ].sort((a, b) => (a.member + a.key < b.member + b.key ? -1 : 1)),
+    );
+  });
+});
+
+describe('erasure of a member whose events were archived', () => {
+  let a: Harness;
+  let outDir: string;
+  beforeAll(async () => {
+    a = await createHarness();
+    outDir = await mkdtemp(path.join(tmpdir(), 'laurel-erase-archive-'));
+  });
+  afterAll(async () => {
+    await a.close();
+    await rm(outDir, { recursive: true, force: true });
+  });
+
+  it('leaves none of their events or keys in a detached month, nor in its file written afterwards', async () => {
+    a.clock.set('2026-09-20T12:00:00Z');
+    await runTick(a.ctx);
+    expect(
+      (await a.api('PUT', '/v1/boards/arch', { aggregation: 'sum', period: 'month', graceSeconds: 0 })).status,
+    ).toBe(201);
+    const at = (i: number) => new Date(Date.parse('2026-09-10T10:00:00Z') + i * 60_000).toISOString();
+    const posted = [
+      ...[0, 1, 2].map((i) => ({
+        board: 'arch',
+        member: 'archy',
+        value: 5,
+        idempotencyKey: `sep-archy-${i}`,
+        occurredAt: at(i),
+      })),
+      ...[0, 1].map((i) => ({
+        board: 'arch',
+        member: 'stays',
+        value: 3,
+        idempotencyKey: `sep-stays-${i}`,
+        occurredAt: at(10 + i),
+      })),
+    ];
+    expect((await a.postEvents(posted)).map((r: { status: string }) => r.status)).toEqual(posted.map(() => 'applied'));
+    a.clock.set('2026-10-05T00:00:00Z');
+    await runTick(a.ctx);
+    const archived = await archiveLedger(a.ctx, { before: '2026-10' });
+    expect(archived.archived.map((m) => [m.month, m.events])).toContainEqual(['2026-09', 5]);
+
+    const erased = await a.api('DELETE', '/v1/members/archy');
+    expect(erased.status).toBe(202);
+    await until('the erasure done', async () => {
+      const status = await a.api('GET', `/v1/admin/erasures/${erased.body.erasureId}`);
+      return status.body.state === 'done' || undefined;
+    });
+
+    const { rows: left } = await sql<{ member: string; n: number }>`
+      SELECT member_id AS member, count(*)::int AS n FROM ledger_archive.score_events_p2026_09 GROUP BY 1 ORDER BY 1`.execute(
+      a.ctx.db,
+    );
+    expect(left).toEqual([{ member: 'stays', n: 2 }]);
+    const { rows: keys } = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM score_event_keys WHERE member_id = 'archy'`.execute(a.ctx.db);
+    expect(keys[0]!.n).toBe(0);
+    const { rows: counts } = await sql<{ events: number }>`
+      SELECT events::int FROM ledger_archived_periods WHERE board_id = 'arch' AND period_key = '2026-09'`.execute(
+      a.ctx.db,
+    );
+    expect(counts).toEqual([{ events: 2 }]);
+
+    // The archive file written after the erasure holds the other member's events only.
+    const again = await archiveLedger(a.ctx, { before: '2026-10', outDir });
+    const file = again.archived.find((m) => m.month === '2026-09')!.file!;
+    const csv = gunzipSync(await readFile(file)).toString('utf8');
+    expect(csv).not.toContain('archy');
+    expect(
+      csv
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((l) => l.split(',')[1])
+        .sort(),
+    ).toEqual(['sep-stays-0', 'sep-stays-1']);
+    // Their keys stay claimed: a retry is a duplicate, and brings no member back.
+    expect((await a.postEvents([posted[0]!])).map((r: { status: string }) => r.status)).toEqual(['duplicate']);
+    expect((await a.api('GET', '/v1/members/archy')).status).toBe(404);
   });
 });

@@ -107,11 +107,12 @@ describe('keys repeated inside a batch', () => {
     const changed = { ...other, value: 8 };
     const fresh = { board: 'sums', member: 'rep', value: 2, idempotencyKey: 'rep-2' };
     const out = await processScoreJob(h.ctx, { ...job([other, other, changed, fresh]), wantResults: true });
-    expect(out.results!.map((r) => [r.board, r.status, r.reason])).toEqual([
-      ['sums', 'applied', undefined],
-      ['sums', 'duplicate', undefined],
-      ['sums', 'rejected', 'conflict'],
-      ['sums', 'applied', undefined],
+    // Results name no event (the queue keeps them for hours): they are in the job's order.
+    expect(out.results!.map((r) => [r.status, r.reason])).toEqual([
+      ['applied', undefined],
+      ['duplicate', undefined],
+      ['rejected', 'conflict'],
+      ['applied', undefined],
     ]);
     expect(await cached('sums', 'rep')).toMatchObject({ score: 11 });
     expect(await cached('bests', 'rep')).toMatchObject({ score: 1 });

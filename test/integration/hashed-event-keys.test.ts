@@ -1,38 +1,18 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { readdirSync } from 'node:fs';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Migrator, sql, type Kysely, type Migration } from 'kysely';
-import { databaseUrl, dropDatabase, withAdminClient } from '../support/databases.js';
-import { createPostgres } from '../../src/storage/postgres/database.js';
-import { MIGRATIONS_DIR, migrateToLatest } from '../../src/storage/postgres/migrator.js';
-import type { Database } from '../../src/storage/postgres/schema.js';
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { migrateBefore, migrationsFrom, scratchDatabase } from '../support/migration-database.js';
+import { migrateToLatest } from '../../src/storage/postgres/migrator.js';
 
 const HASHING = '2026-12-03-0013-hashed-event-keys';
 const sha = (key: string) => `sha256:${createHash('sha256').update(key, 'utf8').digest('hex')}`;
 
 describe('migration 0013: the key table holds every key hashed', () => {
-  const name = `laurel_keys_${process.pid}_${randomBytes(3).toString('hex')}`;
-  let db: Kysely<Database>;
-  beforeAll(async () => {
-    await withAdminClient((c) => c.query(`CREATE DATABASE "${name}"`));
-    db = createPostgres(databaseUrl(name), { max: 1 }).db;
-  });
-  afterAll(async () => {
-    await db.destroy();
-    await dropDatabase(name);
-  });
+  const database = scratchDatabase('keys');
 
   it('hashes plain keys once, leaves keys an erasure hashed as they are, and keeps them unique', async () => {
-    const migrations: Record<string, Migration> = {};
-    for (const file of readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.ts') && f < HASHING)) {
-      migrations[file.replace(/\.ts$/, '')] = (await import(
-        pathToFileURL(path.join(MIGRATIONS_DIR, file)).href
-      )) as Migration;
-    }
-    const before = new Migrator({ db, provider: { getMigrations: async () => migrations } });
-    expect((await before.migrateToLatest()).error).toBeUndefined();
+    const db = database();
+    await migrateBefore(db, HASHING);
 
     const row = (key: string, member: string) => sql`
       INSERT INTO score_event_keys (idempotency_key, payload_hash, board_id, period_key, member_id, category, occurred_at)
@@ -46,15 +26,12 @@ describe('migration 0013: the key table holds every key hashed', () => {
       INSERT INTO erasures (id, member_hash, pseudonym, state, requested_at, redis_periods)
       VALUES (gen_random_uuid(), 'x', 'erased:0123456789ab', 'done', now(), '[]')`.execute(db);
 
-    expect((await migrateToLatest(db)).migrations).toEqual(
-      readdirSync(MIGRATIONS_DIR)
-        .filter((f) => f.endsWith('.ts') && f >= HASHING)
-        .map((f) => f.replace(/\.ts$/, '')),
-    );
+    expect((await migrateToLatest(db)).migrations).toEqual(migrationsFrom(HASHING));
     const { rows } = await sql<{ key: string; member: string }>`
       SELECT idempotency_key AS key, member_id AS member FROM score_event_keys ORDER BY member_id`.execute(db);
     expect(rows).toEqual([
-      { key: sha('erased-1'), member: 'erased:0123456789ab' },
+      // Later taken from the pseudonym by migration 0021.
+      { key: sha('erased-1'), member: '(erased)' },
       { key: sha('plain-1'), member: 'm1' },
       { key: sha(sha('plain-1')), member: 'm2' },
     ]);

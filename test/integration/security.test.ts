@@ -36,6 +36,8 @@ const ACCESS: Record<string, Access> = {
   'GET /v1/boards/:boardId/standings/:memberId': 'read',
   'GET /v1/boards/:boardId/standings/:memberId/around': 'read',
   'GET /v1/boards/:boardId/standings/:memberId/following': 'read',
+  'GET /v1/boards/:boardId/standings/:memberId/goals': 'read',
+  'GET /v1/boards/:boardId/cutoffs': 'read',
   'GET /v1/boards/:boardId/standings/:memberId/stream': 'read',
   'GET /v1/boards/:boardId/standings/stream': 'read',
   'GET /v1/boards/:boardId/periods': 'read',
@@ -45,6 +47,9 @@ const ACCESS: Record<string, Access> = {
   'GET /v1/boards/:boardId/league/:bucket': 'read',
   'GET /v1/members/:memberId/leagues': 'read',
   'GET /v1/boards/:boardId/periods/:periodKey/results': 'read',
+  'POST /v1/boards/:boardId/periods/:periodKey/close': 'admin',
+  'DELETE /v1/boards/:boardId/members/:memberId': 'admin',
+  'PUT /v1/members': 'ingest',
   'PUT /v1/members/:memberId': 'ingest',
   'GET /v1/members/:memberId': 'read',
   'DELETE /v1/members/:memberId': 'admin',
@@ -55,6 +60,7 @@ const ACCESS: Record<string, Access> = {
   'GET /v1/members/:memberId/notifications': 'read',
   'GET /v1/members/:memberId/standings': 'read',
   'GET /v1/members/:memberId/events': 'admin',
+  'POST /v1/player-tokens': 'ingest',
   'POST /v1/admin/keys': 'admin',
   'DELETE /v1/admin/keys/:keyId': 'admin',
   'POST /v1/admin/rebuilds': 'admin',
@@ -129,7 +135,10 @@ describe('roles on every route', () => {
   let open: Harness;
   const keys: Record<string, string> = {};
   beforeAll(async () => {
-    h = await createHarness({ workers: false });
+    h = await createHarness({
+      workers: false,
+      env: { PLAYER_TOKEN_SECRET: 'walk-player-token-secret-0123456789abcdef' },
+    });
     open = await createHarness({ workers: false, env: { PUBLIC_READS: 'true' } });
     for (const harness of [h, open]) {
       await harness.api('PUT', '/v1/boards/walk', { aggregation: 'sum' });
@@ -176,6 +185,29 @@ describe('roles on every route', () => {
         const malformed = await call(h, method, url, 'Bearer');
         if (access === 'probe') expectAllowed(malformed, label('malformed header'));
         else expectRefusal(malformed, 401, label('malformed header'));
+      }
+    }
+  });
+
+  it("lets a player token call every read route, of the member routes only its own member's", async () => {
+    const tokenOf = async (member: string) => {
+      const minted = await h.api('POST', '/v1/player-tokens', { member });
+      expect(minted.status).toBe(201);
+      return `Bearer ${minted.body.token}`;
+    };
+    const own = await tokenOf(PARAMS.memberId!);
+    const other = await tokenOf('someone-else');
+    for (const [route, access] of Object.entries(ACCESS)) {
+      const memberRoute = route.includes(' /v1/members/:memberId');
+      for (const { method, url } of requestsFor(route)) {
+        const reads = access === 'probe' || access === 'public' || access === 'read';
+        const label = (who: string) => `${method} ${url} with ${who}`;
+        const asOwn = await call(h, method, url, own);
+        if (reads) expectAllowed(asOwn, label("its member's token"));
+        else expectRefusal(asOwn, 403, label("its member's token"));
+        const asOther = await call(h, method, url, other);
+        if (reads && !(memberRoute && access === 'read')) expectAllowed(asOther, label("another member's token"));
+        else expectRefusal(asOther, 403, label("another member's token"));
       }
     }
   });
@@ -333,6 +365,19 @@ describe('rate limits', () => {
     expect(await limited.json()).toEqual({ error: 'rate_limited', message: expect.stringContaining('5 per 60 s') });
     // Another key has its own budget.
     expect((await get('/v1/boards', await newKey('read'))).status).toBe(200);
+  });
+
+  it('makes a read with metadata spend more of the budget than a plain one (at most all of it)', async () => {
+    const plain = await newKey('read');
+    for (let i = 0; i < 5; i += 1) expect((await get('/v1/boards/rl/standings', plain)).status).toBe(200);
+    const costly = await newKey('read');
+    // Twenty requests' worth, capped at this budget's 5: the read passes, the next one waits.
+    expect((await get('/v1/boards/rl/standings?metadata=true', costly)).status).toBe(200);
+    expect((await get('/v1/boards/rl/standings', costly)).status).toBe(429);
+    // metadata=false is a plain read.
+    const explicit = await newKey('read');
+    for (let i = 0; i < 5; i += 1)
+      expect((await get('/v1/boards/rl/standings?metadata=false', explicit)).status).toBe(200);
   });
 
   it('shares one budget between web processes through Redis', async () => {
