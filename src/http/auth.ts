@@ -2,7 +2,16 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { HttpError } from './errors.js';
 import type { Budgets } from './rate-limit.js';
-import { roleAllows, type ApiKeyVerifier, type Principal, type Role } from '../services/api-keys.js';
+import {
+  roleAllows,
+  type ApiKeyVerifier,
+  type PlayerPrincipal,
+  type Principal,
+  type Role,
+} from '../services/api-keys.js';
+import { looksLikePlayerToken } from '../domain/player-token-shape.js';
+import type { PlayerTokens } from '../services/player-tokens.js';
+import { param } from './params.js';
 
 /** Bull Board lives here; browsers log in to it with HTTP basic auth. */
 export const BULL_BOARD_PATH = '/admin/queues';
@@ -13,6 +22,8 @@ interface RequestFacts {
   /** The path as the client sent it, without the query. */
   path: string;
   headers: IncomingHttpHeaders;
+  /** What the request costs of its budget (see requestWeight). */
+  weight: number;
   /** The client address as TRUST_PROXY resolves it: asked only when an address budget is spent, which a request with a known key never does. */
   ip(): string | undefined;
 }
@@ -28,6 +39,11 @@ const isBullBoard = (path: string) => path === BULL_BOARD_PATH || path.startsWit
  * one is refused unread, so the verifier's memory of presented keys stays small.
  */
 const MAX_KEY_LENGTH = 512;
+/**
+ * Longest player token read: Laurel's own are under 400 characters, and a studio's backend
+ * may add claims of its own. Tokens are verified, never remembered.
+ */
+const MAX_TOKEN_LENGTH = 4096;
 
 /**
  * The key a request presents: `Authorization: Bearer <key>`, or, under Bull Board only, HTTP
@@ -38,7 +54,11 @@ function presentedKey(headers: IncomingHttpHeaders, path: string): string | unde
   const header = headers.authorization;
   if (header === undefined) return undefined;
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (bearer) return bearer[1]!.length <= MAX_KEY_LENGTH ? bearer[1]! : null;
+  if (bearer) {
+    const presented = bearer[1]!;
+    const limit = looksLikePlayerToken(presented) ? MAX_TOKEN_LENGTH : MAX_KEY_LENGTH;
+    return presented.length <= limit ? presented : null;
+  }
   // Basic only where browsers need it: elsewhere, credentials a browser resends on its own
   // would make an admin's Bull Board login an ambient credential for the whole API.
   const basic = isBullBoard(path) ? /^Basic\s+(\S+)\s*$/i.exec(header) : null;
@@ -66,26 +86,56 @@ export function unauthorized(path: string, message: string): HttpError {
  * spends none, so an outage that fails renewals never turns them into 429s), and a key just found unknown is
  * refused from memory; every request without a valid key spends the address's budget.
  */
-async function admit(verifier: ApiKeyVerifier, budgets: Budgets, facts: RequestFacts): Promise<Principal | undefined> {
+async function admit(
+  verifier: ApiKeyVerifier,
+  tokens: PlayerTokens,
+  budgets: Budgets,
+  facts: RequestFacts,
+): Promise<Principal | undefined> {
   const key = presentedKey(facts.headers, facts.path);
   if (key === undefined) {
-    await budgets.ip(facts.ip());
+    await budgets.ip(facts.ip(), facts.weight);
     return undefined;
   }
+  if (key !== null && looksLikePlayerToken(key)) return admitPlayer(tokens, budgets, facts, key);
   let principal = key === null ? 'refused' : verifier.known(key);
   if (principal === undefined) {
     if (!verifier.remembers(key!)) await budgets.lookup(facts.ip());
     principal = (await verifier.verify(key!)) ?? 'refused';
   }
   if (principal === 'refused') {
-    await budgets.ip(facts.ip());
+    await budgets.ip(facts.ip(), facts.weight);
     throw unauthorized(
       facts.path,
       key === null ? 'malformed Authorization header: expected Bearer <key>' : 'unknown or revoked API key',
     );
   }
-  await budgets.key(principal.id);
+  await budgets.key(principal.id, facts.weight);
   return principal;
+}
+
+/**
+ * A player token: verified in memory (no lookup, so no lookup budget), then the member's
+ * budget is spent. A refused token spends the address's budget, like an unknown key.
+ */
+async function admitPlayer(
+  tokens: PlayerTokens,
+  budgets: Budgets,
+  facts: RequestFacts,
+  token: string,
+): Promise<PlayerPrincipal> {
+  const player = await tokens.verify(token);
+  if (!player) {
+    await budgets.ip(facts.ip(), facts.weight);
+    throw unauthorized(
+      facts.path,
+      tokens.configured
+        ? 'invalid player token: bad signature, another issuer or algorithm, or expired'
+        : 'player tokens are not accepted here: PLAYER_TOKEN_SECRET is not set',
+    );
+  }
+  await budgets.player(player.id, facts.weight);
+  return player;
 }
 
 const WITHOUT_BODY = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -105,33 +155,71 @@ export function takesBody(method: string): boolean {
   return !WITHOUT_BODY.has(method);
 }
 
+/** Who a refusal names: a key by its name, a player token as such (never its member). */
+const whoIs = (principal: Principal) =>
+  principal.role === 'player' ? 'a player token' : `the key "${principal.name}"`;
+
+/**
+ * The member a member route (`/v1/members/{id}...`) serves, as its handler reads it (the
+ * parameter its pattern names first); null for a member route naming no one member;
+ * undefined on every other route.
+ */
+function memberOfRoute(req: Request): string | null | undefined {
+  const pattern = (req.route as { path?: unknown } | undefined)?.path;
+  if (typeof pattern !== 'string' || !/^\/v1\/members(\/|$)/.test(pattern)) return undefined;
+  const name = /^\/v1\/members\/:(\w+)/.exec(pattern)?.[1];
+  return name === undefined ? null : param(req, name);
+}
+
 /**
  * Whether a principal (undefined: no key) may call a route needing `required`; throws the
- * 401 or 403 otherwise. With `publicReads`, read routes need no key at all.
+ * 401 or 403 otherwise. With `publicReads`, read routes need no key at all. A player token
+ * reads what a read key reads, except other members' member routes: the one rule for
+ * player tokens, so any read route, present or future, follows it.
  */
 function checkRole(
   principal: Principal | undefined,
   required: Role,
-  path: string,
+  req: Request,
   options: { publicReads?: boolean } = {},
 ): void {
   if (!principal) {
     if (required === 'read' && options.publicReads) return;
-    throw unauthorized(path, 'missing API key: send Authorization: Bearer <key>');
+    throw unauthorized(pathOf(req.originalUrl), 'missing API key: send Authorization: Bearer <key>');
+  }
+  if (principal.role === 'player' && required === 'read') {
+    const member = memberOfRoute(req);
+    if (member !== undefined && member !== principal.member)
+      throw new HttpError(403, 'forbidden', "a player token reads only its own member's member routes");
+    return;
   }
   if (!roleAllows(principal.role, required)) {
     throw new HttpError(
       403,
       'forbidden',
-      `this route needs the ${required} role; the key "${principal.name}" has ${principal.role}`,
+      `this route needs the ${required} role; ${whoIs(principal)} has ${principal.role}`,
     );
   }
+}
+
+/**
+ * A read with `metadata=true` adds one Postgres statement over the metadata of every entry
+ * (up to 200 of 64 KB documents) and costs 20 to 30 times a plain page, so it spends this
+ * many requests of its budget: a read key cannot then load Postgres at a twentieth of its
+ * budget's worth.
+ */
+export const METADATA_READ_WEIGHT = 20;
+
+/** What a request spends of its budget: one, or METADATA_READ_WEIGHT for a read with metadata. */
+function requestWeight(query: unknown): number {
+  return (query as { metadata?: unknown }).metadata === 'true' ? METADATA_READ_WEIGHT : 1;
 }
 
 const factsOf = (req: Request): RequestFacts => ({
   method: req.method,
   path: pathOf(req.originalUrl),
   headers: req.headers,
+  weight: requestWeight(req.query),
   ip: () => req.ip,
 });
 
@@ -147,19 +235,25 @@ function pathOf(url: string): string {
  */
 async function admitRequest(
   verifier: ApiKeyVerifier,
+  tokens: PlayerTokens,
   budgets: Budgets,
   facts: RequestFacts,
   res: ServerResponse,
 ): Promise<Principal | undefined> {
   let principal: Principal | undefined;
   try {
-    principal = await admit(verifier, budgets, facts);
+    principal = await admit(verifier, tokens, budgets, facts);
     if (!principal && takesBody(facts.method))
       throw unauthorized(facts.path, 'missing API key: send Authorization: Bearer <key>');
-    // No route that takes a body accepts the read role, and read keys ship inside game
-    // clients: such a write is refused here, before its body is read, like a keyless one.
-    if (principal?.role === 'read' && takesBody(facts.method)) {
-      throw new HttpError(403, 'forbidden', `the key "${principal.name}" has the read role, which only reads (GET)`);
+    // No route that takes a body accepts the read, metrics or player role, and read keys and
+    // player tokens ship inside game clients: such a write is refused here, before its body
+    // is read, like a keyless one.
+    if (principal && ONLY_READS.has(principal.role) && takesBody(facts.method)) {
+      throw new HttpError(
+        403,
+        'forbidden',
+        `${whoIs(principal)} has the ${principal.role} role, which only reads (GET)`,
+      );
     }
   } catch (err) {
     if (declaresBody(facts.headers)) res.setHeader('Connection', 'close');
@@ -169,10 +263,13 @@ async function admitRequest(
   return principal;
 }
 
+/** Roles whose routes are all GETs. */
+const ONLY_READS: ReadonlySet<Principal['role']> = new Set(['read', 'metrics', 'player']);
+
 /** `admitRequest` for every Express request but the probes. */
-export function authenticate(verifier: ApiKeyVerifier, budgets: Budgets): RequestHandler {
+export function authenticate(verifier: ApiKeyVerifier, tokens: PlayerTokens, budgets: Budgets): RequestHandler {
   return async (req, res, next) => {
-    res.locals.principal = await admitRequest(verifier, budgets, factsOf(req), res);
+    res.locals.principal = await admitRequest(verifier, tokens, budgets, factsOf(req), res);
     next();
   };
 }
@@ -183,7 +280,7 @@ export function authenticate(verifier: ApiKeyVerifier, budgets: Budgets): Reques
  */
 export function requireRole(required: Role, options: { publicReads?: boolean } = {}): RequestHandler {
   return (req, res, next) => {
-    checkRole(principalOf(res), required, pathOf(req.originalUrl), options);
+    checkRole(principalOf(res), required, req, options);
     next();
   };
 }

@@ -5,14 +5,17 @@ import type { Db } from '../storage/postgres/database.js';
 import {
   findActiveKeyByHash,
   insertApiKey,
+  listApiKeys,
   revokeApiKey as revokeStoredKey,
+  ROLES,
   type ApiKeyRecord,
   type Role,
 } from '../storage/postgres/api-keys-repository.js';
 
-export type { Role };
+export { listApiKeys, ROLES, type Role };
 
-export interface Principal {
+/** Who an API key speaks for. */
+export interface KeyPrincipal {
   /** Stable key id (rate-limit budgets are per id); `admin` for ADMIN_API_KEY. */
   id: string;
   /** Key name for logs and audit; never the key itself. */
@@ -20,12 +23,26 @@ export interface Principal {
   role: Role;
 }
 
-export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+/** Who a player token speaks for: one member, reading (services/player-tokens.ts). */
+export interface PlayerPrincipal {
+  /** The member's budget id (a hash of the member id). */
+  id: string;
+  /** For logs: names no member, whose id an erasure must be able to remove. */
+  name: string;
+  role: 'player';
+  /** The member the token was signed for (its `sub`). */
+  member: string;
 }
 
-export function roleAllows(role: Role, required: Role): boolean {
-  return role === 'admin' || role === required;
+export type Principal = KeyPrincipal | PlayerPrincipal;
+
+/** Whether a key of `role` may call a route needing `required`: its own role's, any as admin, read as a player. */
+export function roleAllows(role: Principal['role'], required: Role): boolean {
+  return role === 'admin' || role === required || (role === 'player' && required === 'read');
+}
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
 }
 
 /** Hashes of keys found unknown, remembered at most this many at once. */
@@ -40,7 +57,7 @@ interface PresentedKey {
   admin: boolean;
 }
 
-const ADMIN: Principal = Object.freeze({ id: 'admin', name: 'admin (ADMIN_API_KEY)', role: 'admin' });
+const ADMIN: KeyPrincipal = Object.freeze({ id: 'admin', name: 'admin (ADMIN_API_KEY)', role: 'admin' });
 
 /**
  * Resolves a presented bearer key to its principal. Keys are random 256-bit strings, so a
@@ -50,14 +67,14 @@ const ADMIN: Principal = Object.freeze({ id: 'admin', name: 'admin (ADMIN_API_KE
  */
 export class ApiKeyVerifier {
   private readonly adminHash: Buffer;
-  private readonly cache = new Map<string, { principal: Principal; until: number }>();
+  private readonly cache = new Map<string, { principal: KeyPrincipal; until: number }>();
   // Bounded, so a flood of random keys costs a fixed amount of memory, not one entry each.
   private readonly refused = new LRUCache<string, true>({ max: MAX_REFUSED_HASHES, ttl: REFUSED_HASH_MS });
   // Bounded like `refused` (keys are at most 512 characters: auth.ts), so a flood of random
   // keys costs at most a few megabytes. Raw keys, as they are in every request's headers.
   private readonly presented = new LRUCache<string, PresentedKey>({ max: MAX_REFUSED_HASHES });
   /** Lookups in flight: concurrent requests with one key whose entry expired share one query. */
-  private readonly looking = new Map<string, Promise<Principal | null>>();
+  private readonly looking = new Map<string, Promise<KeyPrincipal | null>>();
 
   constructor(
     private readonly db: Db,
@@ -78,7 +95,7 @@ export class ApiKeyVerifier {
    * cached lookup), `refused` when it was looked up and not found a moment ago, or
    * undefined when only a lookup can tell.
    */
-  known(presented: string): Principal | 'refused' | undefined {
+  known(presented: string): KeyPrincipal | 'refused' | undefined {
     return this.knownAs(this.identify(presented));
   }
 
@@ -101,14 +118,14 @@ export class ApiKeyVerifier {
     return identity;
   }
 
-  private knownAs({ hash, admin }: PresentedKey): Principal | 'refused' | undefined {
+  private knownAs({ hash, admin }: PresentedKey): KeyPrincipal | 'refused' | undefined {
     if (admin) return ADMIN;
     const hit = this.cache.get(hash);
     if (hit && hit.until > Date.now()) return hit.principal;
     return this.refused.has(hash) ? 'refused' : undefined;
   }
 
-  async verify(presented: string): Promise<Principal | null> {
+  async verify(presented: string): Promise<KeyPrincipal | null> {
     const identity = this.identify(presented);
     const { hash } = identity;
     const known = this.knownAs(identity);
@@ -127,7 +144,7 @@ export class ApiKeyVerifier {
    * KEY_STALE_WHILE_DOWN_MS past its entry's expiry is still admitted: intake goes on through
    * an outage of minutes (a key revoked meanwhile through another process works that long).
    */
-  private async lookUp(hash: string): Promise<Principal | null> {
+  private async lookUp(hash: string): Promise<KeyPrincipal | null> {
     let record: ApiKeyRecord | undefined;
     try {
       record = await findActiveKeyByHash(this.db, hash);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { MEMBER_ID } from '../domain/ids.js';
 import { assertMemberId } from './member-id.js';
-import { replaceFollowing } from '../storage/postgres/members-repository.js';
+import { applyMemberUpdates, followedBy } from './member-updates.js';
 import { parseOrThrow } from '../domain/validation.js';
 
 export const MAX_FOLLOWING = 1000;
@@ -15,12 +15,10 @@ export const followingSchema = z
   })
   .strict();
 
-/** Replaces whom a member follows: duplicates collapse, the member itself is ignored. */
+/** Replaces whom a member follows: the members' write path (member-updates.ts) with one member. */
 export async function putFollowing(ctx: AppContext, memberId: string, body: unknown) {
   assertMemberId(memberId);
   const { memberIds } = parseOrThrow(followingSchema, body, 'following list');
-  const followed = [...new Set(memberIds)].filter((id) => id !== memberId);
-  await replaceFollowing(ctx.db, memberId, followed);
-  await ctx.members.changed(memberId);
-  return { member: memberId, memberIds: followed };
+  await applyMemberUpdates(ctx, [{ id: memberId, following: memberIds }]);
+  return { member: memberId, memberIds: followedBy(memberId, memberIds) };
 }

@@ -103,8 +103,13 @@ export class MemberDirectory {
    * caching anyway when they lose their subscription; the bounded TTL covers the rest.
    */
   async changed(memberId: string): Promise<void> {
-    this.forget(memberId);
-    await this.changes.publish(memberId).catch(() => undefined);
+    await this.changedAll([memberId]);
+  }
+
+  /** `changed` for several members: the notices are sent at once, not one after another. */
+  async changedAll(memberIds: readonly string[]): Promise<void> {
+    for (const id of memberIds) this.forget(id);
+    await Promise.all(memberIds.map((id) => this.changes.publish(id).catch(() => undefined)));
   }
 
   /**

@@ -1,16 +1,9 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { isSafeText, REGION_CODE, UNSAFE_TEXT_MESSAGE, WORLD } from '../domain/ids.js';
-import {
-  exclusionHistory,
-  findMember,
-  lockMember,
-  memberProjection,
-  moveOpenAggregates,
-  updateMember,
-} from '../storage/postgres/moderation-repository.js';
+import { exclusionHistory, findMember } from '../storage/postgres/moderation-repository.js';
 import { assertMemberId } from './member-id.js';
-import { project, queueReprojection } from './member-projection.js';
+import { applyMemberUpdates } from './member-updates.js';
 import { NotFound } from '../domain/errors.js';
 import { parseOrThrow } from '../domain/validation.js';
 
@@ -26,26 +19,12 @@ export const memberSchema = z
   })
   .strict();
 
-/**
- * Sets display name and region. A region change moves the member's entries of open
- * periods from the old region's scopes to the new one's, in one transaction with the
- * member locked, so the member is never in two regions or in none.
- */
+/** Sets display name and region: the members' write path (member-updates.ts) with one member. */
 export async function putMember(ctx: AppContext, memberId: string, body: unknown) {
   assertMemberId(memberId);
-  const changes = parseOrThrow(memberSchema, body, 'member');
-  const member = await ctx.db.transaction().execute(async (trx) => {
-    const current = (await lockMember(trx, memberId, true))!;
-    await updateMember(trx, memberId, changes);
-    if (changes.region !== undefined && changes.region !== current.region) {
-      await moveOpenAggregates(trx, memberId, changes.region);
-      await queueReprojection(ctx, memberId, true);
-    }
-    return { ...current, ...changes };
-  });
-  await ctx.members.changed(memberId);
-  await project(ctx, await memberProjection(ctx.db, memberId, { openOnly: true }));
-  return memberView(member);
+  const profile = parseOrThrow(memberSchema, body, 'member');
+  const rows = await applyMemberUpdates(ctx, [{ id: memberId, profile }]);
+  return memberView(rows.get(memberId)!);
 }
 
 export function memberView(m: {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { writeFileSync, mkdtempSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -200,6 +200,7 @@ describe('the laurel CLI', () => {
       ['rebuild'],
       ['verify'],
       ['keys', 'create'],
+      ['keys', 'list'],
       ['keys', 'revoke'],
       ['boards', 'apply'],
       ['partitions', 'archive'],
@@ -215,6 +216,49 @@ describe('the laurel CLI', () => {
       expect(out).toMatch(/^Usage: laurel/);
       expect(out).toContain(args.at(-1) ?? 'laurel');
     }
+  });
+
+  it("--version prints the package's version", async () => {
+    const { version } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      let out = '';
+      const program = buildProgram((root) =>
+        root.exitOverride().configureOutput({ writeOut: (text) => (out += text) }),
+      );
+      await expect(program.parseAsync(['node', 'laurel', flag])).rejects.toMatchObject({ code: 'commander.version' });
+      expect(out).toBe(`${version}\n`);
+    }
+  });
+
+  it('keys list shows every key, revoked ones too, without the key or its hash', async () => {
+    const created = await laurel('keys', 'create', '--name', 'listed key', '--role', 'ingest');
+    const key = /key:\s+(\S+)/.exec(created)![1]!;
+    const id = /id:\s+(\S+)/.exec(created)![1]!;
+    await laurel('keys', 'revoke', id);
+    const active = await laurel('keys', 'create', '--name', 'still active', '--role', 'metrics');
+    const activeId = /id:\s+(\S+)/.exec(active)![1]!;
+
+    const [header, ...rows] = (await laurel('keys', 'list')).split('\n');
+    expect(header!.split(/\s{2,}/)).toEqual(['id', 'name', 'role', 'created', 'revoked']);
+    const stored = await h.ctx.db.selectFrom('api_keys').selectAll().orderBy('created_at').orderBy('id').execute();
+    // One row per stored key, oldest first, its columns lined up under the header's.
+    expect(rows.map((r) => r.split(/\s{2,}/)[0])).toEqual(stored.map((k) => k.id));
+    for (const row of stored) {
+      const line = rows.find((r) => r.startsWith(row.id))!;
+      expect(line.split(/\s{2,}/)).toEqual([
+        row.id,
+        row.name,
+        row.role,
+        row.created_at.toISOString(),
+        row.revoked_at?.toISOString() ?? '-',
+      ]);
+      expect(line.slice(header!.indexOf('role')).startsWith(`${row.role} `)).toBe(true);
+    }
+    expect(rows.find((r) => r.startsWith(id))).toMatch(/ listed key {2,}ingest {2,}\S+ {2,}\d{4}-\d\d-\d\dT/);
+    expect(rows.find((r) => r.startsWith(activeId))).toMatch(/ still active {2,}metrics {2,}\S+ {2,}-$/);
+    const printed = rows.join('\n');
+    expect(printed).not.toContain(key);
+    for (const row of stored) expect(printed).not.toContain(row.key_hash);
   });
 
   it('names the board and the field at fault when a definition is invalid', async () => {

@@ -68,6 +68,27 @@ describe('Dockerfile', () => {
     expect(runtime.map((i) => i.getArgumentsContent() ?? '').join('\n')).not.toMatch(/\btsx\b/);
   });
 
+  it('runs a Node major that package.json engines names, as does the Node running these tests', () => {
+    // engines reads `>=A.B <C || >=D <E`: the majors the tests run on (here) and the image runs.
+    const engines: string = JSON.parse(read('package.json')).engines.node;
+    const ranges = engines.split('||').map((range) => {
+      const [, low, high] = /^\s*>=(\d+(?:\.\d+)*)\s+<(\d+)\s*$/.exec(range) ?? [];
+      expect(low, `engines range "${range}" needs a lower and an upper bound`).toBeDefined();
+      return { low: low!.split('.').map(Number), high: Number(high) };
+    });
+    const covers = (version: number[]) =>
+      ranges.some(({ low, high }) => {
+        const [major = 0] = version;
+        const below = low.findIndex((n, i) => (version[i] ?? 0) !== n);
+        return major < high && (below === -1 || (version[below] ?? 0) > low[below]!);
+      });
+    const images = stages.map((from) => `${from.getImageName()}:${from.getImageTag()}`);
+    expect(new Set(images).size, 'both stages build on one Node image').toBe(1);
+    const [, imageMajor] = /^node:(\d+)-/.exec(images[0]!) ?? [];
+    expect(covers([Number(imageMajor)]), `${images[0]} against engines ${engines}`).toBe(true);
+    expect(covers(process.versions.node.split('.').map(Number)), `Node ${process.version}`).toBe(true);
+  });
+
   it('copies into the build stage every folder the build compiles', () => {
     const build = dockerfile
       .getInstructions()
@@ -218,6 +239,26 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
   it('ships an admin key placeholder Laurel refuses, so an unchanged apply cannot start', () => {
     expect(secret.ADMIN_API_KEY).toMatch(/replace me/i);
     expect(() => parseEnv({ ...config, ...secret })).toThrow(/ADMIN_API_KEY/);
+  });
+
+  it('has Prometheus scrape each pod on the port it listens on, with a metrics key', () => {
+    for (const deployment of ofKind('Deployment')) {
+      const { annotations } = deployment.spec.template.metadata;
+      const worker = deployment.metadata.name === 'laurel-worker';
+      expect(annotations, deployment.metadata.name).toEqual({
+        'prometheus.io/scrape': 'true',
+        'prometheus.io/port': worker ? config.METRICS_PORT : config.PORT,
+        'prometheus.io/path': '/metrics',
+      });
+    }
+    const [job] = parse(read('deploy/prometheus/scrape.yml')).scrape_configs;
+    expect(job.authorization).toMatchObject({ type: 'Bearer', credentials_file: expect.any(String) });
+    expect(read('deploy/prometheus/scrape.yml')).toContain('--role metrics');
+    const keeps = job.relabel_configs.filter((r: any) => r.action === 'keep').map((r: any) => r.source_labels[0]);
+    expect(keeps).toEqual([
+      '__meta_kubernetes_pod_label_app_kubernetes_io_name',
+      '__meta_kubernetes_pod_annotation_prometheus_io_scrape',
+    ]);
   });
 
   it('probes /readyz and /healthz on the port each process listens on, and drains before it is killed', () => {

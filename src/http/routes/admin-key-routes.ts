@@ -2,7 +2,7 @@ import type { IRouter } from 'express';
 import { z } from 'zod';
 import { isSafeText, UNSAFE_TEXT_MESSAGE } from '../../domain/ids.js';
 import type { AppContext } from '../../context.js';
-import { createApiKey, revokeApiKey, type ApiKeyVerifier } from '../../services/api-keys.js';
+import { createApiKey, revokeApiKey, ROLES, type ApiKeyVerifier } from '../../services/api-keys.js';
 import { param } from '../params.js';
 import { principalOf, requireRole } from '../auth.js';
 import { NotFound } from '../../domain/errors.js';
@@ -11,7 +11,7 @@ import { parseOrThrow } from '../../domain/validation.js';
 export const createKeySchema = z
   .object({
     name: z.string().min(1).max(100).refine(isSafeText, UNSAFE_TEXT_MESSAGE),
-    role: z.enum(['ingest', 'read', 'admin']),
+    role: z.enum(ROLES),
   })
   .strict();
 

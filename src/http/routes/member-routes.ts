@@ -2,6 +2,7 @@ import type { IRouter } from 'express';
 import type { AppContext } from '../../context.js';
 import { putFollowing } from '../../services/following-service.js';
 import { memberProfile, putMember } from '../../services/member-profile-service.js';
+import { putMembers } from '../../services/members-bulk-service.js';
 import { excludeMember, restoreMember } from '../../services/moderation-service.js';
 import { requestErasure } from '../../services/erasure-service.js';
 import { memberEventsPage } from '../../services/member-events-service.js';
@@ -17,6 +18,9 @@ export function memberRoutes(router: IRouter, ctx: AppContext): void {
   const admin = requireRole('admin');
   const cors = ctx.env.CORS_ORIGINS;
 
+  router.put('/v1/members', ingest, async (req, res) => {
+    res.json(await putMembers(ctx, req.body));
+  });
   router.get('/v1/members/:memberId/standings', read, async (req, res) => {
     replyRead(res, cors, await memberAcrossBoards(ctx, param(req, 'memberId'), req.query));
   });

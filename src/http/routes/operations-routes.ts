@@ -28,13 +28,16 @@ function browserAdmin(): RequestHandler {
   };
 }
 
-export function operationsRoutes(router: IRouter, ctx: AppContext): void {
-  const admin = requireRole('admin');
-
-  router.get('/metrics', admin, async (_req, res) => {
+/** `GET /metrics` for metrics and admin keys: the one metrics route, on web and worker processes. */
+export function metricsRoute(router: IRouter, ctx: Pick<AppContext, 'metrics'>): void {
+  router.get('/metrics', requireRole('metrics'), async (_req, res) => {
     res.set('Content-Type', ctx.metrics.registry.contentType);
     res.send(await metricsText(ctx.metrics.registry));
   });
+}
+
+export function operationsRoutes(router: IRouter, ctx: AppContext): void {
+  metricsRoute(router, ctx);
 
   const document = openApiDocument();
   router.get('/openapi.json', (_req, res) => {

@@ -1,6 +1,11 @@
 import type { Db } from './database.js';
 
-export type Role = 'ingest' | 'read' | 'admin';
+/**
+ * What a key may do: `read` the standings, `ingest` scores and members, scrape `metrics`
+ * (nothing else, so a Prometheus server holds no more than that), or everything (`admin`).
+ */
+export const ROLES = ['ingest', 'read', 'metrics', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
 
 export interface ApiKeyRecord {
   id: string;
@@ -28,6 +33,23 @@ export async function findActiveKeyByHash(db: Db, keyHash: string): Promise<ApiK
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
   return row && { id: row.id, name: row.name, role: row.role, createdAt: row.created_at, revokedAt: row.revoked_at };
+}
+
+/** Every key, revoked ones too, oldest first: what a key is, never the key or its hash. */
+export async function listApiKeys(db: Db): Promise<ApiKeyRecord[]> {
+  const rows = await db
+    .selectFrom('api_keys')
+    .select(['id', 'name', 'role', 'created_at', 'revoked_at'])
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    name: row.name,
+    role: row.role,
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+  }));
 }
 
 /** Revokes a key; false when no active key has this id. */

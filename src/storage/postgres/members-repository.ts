@@ -17,15 +17,13 @@ export async function followedBy(db: Db, memberId: string): Promise<string[]> {
   return rows.map((r) => r.followed_id);
 }
 
-/** Replaces the member's follow list in one transaction. */
-export async function replaceFollowing(db: Db, memberId: string, followed: readonly string[]): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('member_follows').where('member_id', '=', memberId).execute();
-    if (followed.length > 0) {
-      await trx
-        .insertInto('member_follows')
-        .values(followed.map((followed_id) => ({ member_id: memberId, followed_id })))
-        .execute();
-    }
-  });
+/** Replaces the member's follow list; `trx` is the caller's transaction, so no one sees it half replaced. */
+export async function replaceFollowing(trx: Db, memberId: string, followed: readonly string[]): Promise<void> {
+  await trx.deleteFrom('member_follows').where('member_id', '=', memberId).execute();
+  if (followed.length > 0) {
+    await trx
+      .insertInto('member_follows')
+      .values(followed.map((followed_id) => ({ member_id: memberId, followed_id })))
+      .execute();
+  }
 }
