@@ -7,7 +7,7 @@
 #   docker run laurel node dist/src/bin/worker.js         a worker
 #   docker run laurel node dist/src/bin/migrate.js      the release phase (migrations)
 
-FROM node:20-bookworm-slim AS build
+FROM node:22-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -19,7 +19,7 @@ COPY migrations ./migrations
 COPY clients/typescript/src ./clients/typescript/src
 RUN npm run build
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:22-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -35,6 +35,7 @@ export default tseslint.config(
   {
     ignores: [
       'dist/',
+      'clients/typescript/dist/',
       'coverage/',
       '.data/',
       'bench/results/',

@@ -11,29 +11,9 @@ fi
 
 ensure_node_modules
 
-if [ ! -f .env ]; then
-  if command -v openssl >/dev/null 2>&1; then
-    key=$(openssl rand -hex 32)
-  else
-    key=$(node -e "process.stdout.write(require('node:crypto').randomBytes(32).toString('hex'))")
-  fi
-  (
-    umask 077
-    cat > .env <<ENV
-DATABASE_URL=postgres://postgres@127.0.0.1:5432/laurel
-REDIS_URL=redis://127.0.0.1:6379/0
-ADMIN_API_KEY=$key
-PORT=3000
-LOG_LEVEL=info
-ENV
-  )
-  echo "up: created $PWD/.env"
-  echo "up: admin API key (also stored as ADMIN_API_KEY in .env): $key"
-fi
-
-set -a
-. ./.env
-set +a
+write_env_file "$PWD/.env"
+# Variables set in the environment win over .env (as in the app's own loading of it).
+load_env_file .env
 
 bash scripts/ensure-services.sh
 npm run migrate

@@ -10,14 +10,23 @@ export const REDACT_PATHS = [
   'authorization',
   'apiKey',
   'key',
+  'token',
   'secret',
   '*.apiKey',
   '*.secret',
+  '*.token',
 ];
 
 export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
   const options = { level, base: { service: 'laurel' }, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
-  if (destination) return pino(options, destination as pino.DestinationStream);
+  // JSON lines say their level by name and their time in ISO 8601 (UTC), so log stores and
+  // people read them without pino's numeric levels or epoch milliseconds.
+  const json: pino.LoggerOptions = {
+    ...options,
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+  };
+  if (destination) return pino(json, destination as pino.DestinationStream);
   // People read a terminal; machines read everything else (containers, files, pipes) as JSON lines.
   if (process.stdout.isTTY)
     return pino({
@@ -27,5 +36,5 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
         options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' },
       },
     });
-  return pino(options);
+  return pino(json);
 }

@@ -4,10 +4,9 @@ import { loadEnvOrExit } from '../config/env.js';
 import { faultHooksFromEnvironment } from '../config/fault-injection.js';
 import { localTimeFromEnvironment } from '../config/warped-clock.js';
 import { createContext, type AppContext } from '../context.js';
-import { createWebApp } from '../http/app.js';
+import { createProbeApp, createWebApp } from '../http/app.js';
 import { closeGracefully, createHttpServer } from '../http/server.js';
 import { laurelReadiness } from '../health/laurel-checks.js';
-import { probeHandler } from '../health/probe-server.js';
 import { joinClusterMetrics } from '../observability/cluster-metrics.js';
 import { startWorkers, type RunningWorkers } from '../jobs/start-workers.js';
 import { registerSchedulers } from '../queue/periods-queue.js';
@@ -99,10 +98,7 @@ export async function run(parts: { web: boolean; worker: boolean }): Promise<voi
     });
   } else {
     // Worker-only processes have no web side: probes and metrics get a port of their own.
-    const probes = createHttpServer(
-      probeHandler({ readiness, registry: ctx.metrics.registry, adminKey: env.ADMIN_API_KEY }),
-      env,
-    );
+    const probes = createHttpServer(createProbeApp(ctx, readiness), env);
     probes.listen(env.METRICS_PORT, () => ctx.log.info({ port: env.METRICS_PORT }, 'probes listening'));
     // Last: the probes answer (draining) while the workers finish their jobs.
     closers.push(() => closeGracefully(probes));

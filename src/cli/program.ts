@@ -9,7 +9,8 @@ import { rebuildStatus, requestRebuild, requestScopeRebuild } from '../services/
 import { verifyLeaderboards } from '../services/verify-service.js';
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
-import { createApiKey, revokeApiKey } from '../services/api-keys.js';
+import { createApiKey, listApiKeys, revokeApiKey, ROLES, type Role } from '../services/api-keys.js';
+import { LAUREL_VERSION } from '../version.js';
 import { putBoard } from '../services/boards-service.js';
 import { runDemo } from './demo.js';
 import { InvalidInput, LaurelError, NotFound } from '../domain/errors.js';
@@ -49,6 +50,7 @@ export function buildProgram(configure?: (root: Command) => void): Command {
   const program = new Command()
     .name('laurel')
     .description('Operate a Laurel deployment (reads the same environment as the service).')
+    .version(LAUREL_VERSION, '-V, --version', "print Laurel's version")
     .showHelpAfterError();
   configure?.(program);
 
@@ -137,12 +139,34 @@ export function buildProgram(configure?: (root: Command) => void): Command {
     .command('create')
     .description('create a key (printed once; stored hashed)')
     .requiredOption('--name <name>', 'who uses it, for logs and audit')
-    .addOption(new Option('--role <role>', 'what it may do').choices(['ingest', 'read', 'admin']).makeOptionMandatory())
-    .action(async (opts: { name: string; role: 'ingest' | 'read' | 'admin' }) => {
+    .addOption(new Option('--role <role>', 'what it may do').choices(ROLES).makeOptionMandatory())
+    .action(async (opts: { name: string; role: Role }) => {
       await withContext(async (ctx) => {
         const { key, record } = await createApiKey(ctx.db, opts.name, opts.role);
         console.log(`id:   ${record.id}\nname: ${record.name}\nrole: ${record.role}\nkey:  ${key}`);
       });
+    });
+  keys
+    .command('list')
+    .description('list every key, revoked ones too: id, name, role, created, revoked (never the key itself)')
+    .action(async () => {
+      await withContext(
+        async (ctx) => {
+          const rows = (await listApiKeys(ctx.db)).map((k) => [
+            k.id,
+            k.name,
+            k.role,
+            k.createdAt.toISOString(),
+            k.revokedAt?.toISOString() ?? '-',
+          ]);
+          if (rows.length === 0) {
+            console.log('no keys (ADMIN_API_KEY from the environment is not stored)');
+            return;
+          }
+          printTable(['id', 'name', 'role', 'created', 'revoked'], rows);
+        },
+        { redis: false },
+      );
     });
   keys
     .command('revoke <id>')
@@ -248,6 +272,14 @@ export function buildProgram(configure?: (root: Command) => void): Command {
       await withContext((ctx) => runDemo(ctx, { ...opts, log: (line) => console.log(line) }));
     });
   return program;
+}
+
+/** Rows under a header, each column as wide as its widest cell (the last one unpadded). */
+function printTable(header: string[], rows: string[][]): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  for (const row of [header, ...rows]) {
+    console.log(row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  '));
+  }
 }
 
 /** The message and every detail of a failure, as the HTTP error shape would name them. */

@@ -13,7 +13,8 @@ const UNLOGGED = new Set(['/healthz', '/readyz']);
  * loggers and serialises every header of every request (a tenth of the web process's CPU
  * under read load, see bench/results/PROFILE.md). The line keeps the same shape for what
  * matters (request id, method, url, status, response time, key name) and never carries
- * headers, so no Authorization value can reach the log; the logger's redaction still applies.
+ * headers, so no Authorization value can reach the log, nor member ids (see loggedUrl); the
+ * logger's redaction still applies.
  */
 /** The pattern of the route Express matched (`req.route` is untyped), or 'unmatched'. */
 function routePattern(req: Request): string {
@@ -21,12 +22,35 @@ function routePattern(req: Request): string {
   return typeof pattern === 'string' ? `${req.baseUrl}${pattern}` : 'unmatched';
 }
 
+/** Query parameters that name members (`member=`, `members=`). */
+const MEMBER_QUERY = /([?&]members?=)[^&]*/g;
+
+/**
+ * The URL as the line shows it: member ids left out, as `:memberId` in the path and `:member`
+ * in the query. A line is written when its answer is done, so `DELETE /v1/members/{id}` would
+ * otherwise write the id of a member just erased, and logs are kept where an erasure cannot
+ * reach. Boards, periods and keys stay readable.
+ */
+function loggedUrl(req: Request): string {
+  const pattern = (req.route as { path?: unknown } | undefined)?.path;
+  const query = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : '';
+  const shownQuery = query.replace(MEMBER_QUERY, '$1:member');
+  if (typeof pattern !== 'string' || !pattern.includes(':memberId')) {
+    return req.originalUrl.slice(0, req.originalUrl.length - query.length) + shownQuery;
+  }
+  const params = req.params as Record<string, string | undefined>;
+  const path = pattern.replace(/:(\w+)/g, (whole, name: string) =>
+    name === 'memberId' || params[name] === undefined ? whole : encodeURIComponent(params[name]),
+  );
+  return `${req.baseUrl}${path}${shownQuery}`;
+}
+
 export function accessLog(log: Logger, metrics: Metrics): RequestHandler {
   return (req, res, next) => {
     trackRequest(log, metrics, req, res, () => ({
       // The route pattern, not the URL: member ids must not become label values.
       route: routePattern(req),
-      url: req.originalUrl,
+      url: loggedUrl(req),
       keyName: principalOf(res)?.name,
     }));
     next();

@@ -19,6 +19,7 @@ import { deliverWebhook, webhookHeaders } from '../../src/services/webhook-deliv
 import { ADMIN_KEY, createHarness, type Harness } from '../support/harness.js';
 
 const run = promisify(execFile);
+const PLAYER_TOKEN_SECRET = 'player-token-secret-for-client-tests-0123';
 
 /**
  * A proxy in front of Laurel that fails the first `failures` POSTs to /v1/events in the
@@ -71,7 +72,7 @@ describe('the generated TypeScript client', () => {
 describe('the client against a running Laurel', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await createHarness();
+    h = await createHarness({ env: { PLAYER_TOKEN_SECRET } });
   });
   afterAll(() => h.close());
 
@@ -82,8 +83,8 @@ describe('the client against a running Laurel', () => {
       body: { aggregation: 'sum', period: 'all' },
     });
     expect(board).toMatchObject({ id: 'duel', aggregation: 'sum', currentPeriod: { key: 'all', state: 'open' } });
-    const applied = await laurel.postEvents({
-      params: { query: { wait: 'true' } },
+    // Typed as the 200 answer: `results` needs no narrowing from the 202 `{ accepted }`.
+    const applied = await laurel.postEventsAndWait({
       body: {
         events: [
           { board: 'duel', member: 'ana', value: 7, idempotencyKey: 'duel-1' },
@@ -122,6 +123,9 @@ describe('the client against a running Laurel', () => {
     ]);
     const me = await laurel.getMemberStanding({ params: { path: { boardId: 'duel', memberId: 'bo' } } });
     expect([me.rank, me.total, me.topPercent]).toEqual([2, 2, 100]);
+    // A member without a score is an answer, not a 404.
+    const nobody = await laurel.getMemberStanding({ params: { path: { boardId: 'duel', memberId: 'nobody' } } });
+    expect([nobody.rank, nobody.score]).toEqual([null, null]);
     // An event stream comes back unread, past the request timeout: its first message is bo's standing.
     const slow = createLaurelClient({ baseUrl: h.baseUrl, apiKey: ADMIN_KEY, timeoutMs: 500 });
     const stream = await slow.streamMemberStanding({ params: { path: { boardId: 'duel', memberId: 'bo' } } });
@@ -143,6 +147,12 @@ describe('the client against a running Laurel', () => {
     expect(await laurel.getMetrics()).toContain('# HELP');
     const key = await laurel.createKey({ body: { name: 'temp', role: 'read' } });
     expect(await laurel.revokeKey({ params: { path: { keyId: key.id } } })).toBeUndefined();
+    // Without waiting: the 202 answer, the batch queued.
+    expect(
+      await laurel.postEvents({ body: { board: 'duel', member: 'cy', value: 1, idempotencyKey: 'duel-3' } }),
+    ).toEqual({
+      accepted: 1,
+    });
   });
 
   it('throws the API error shape as a LaurelError', async () => {
@@ -160,6 +170,85 @@ describe('the client against a running Laurel', () => {
     });
     const anonymous = createLaurelClient({ baseUrl: h.baseUrl });
     expect(await anonymous.listBoards().catch((e: unknown) => e)).toMatchObject({ status: 401, error: 'unauthorized' });
+  });
+
+  it('throws a request that got no answer as a LaurelError with a transport code and its cause', async () => {
+    // A port nothing listens on: the connection is refused.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', () => resolve()));
+    const port = (closed.address() as AddressInfo).port;
+    await closeServer(closed);
+    const refused = createLaurelClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: ADMIN_KEY, eventAttempts: 2 });
+    const err = await refused
+      .getMemberStanding({ params: { path: { boardId: 'duel', memberId: 'ana' } } })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LaurelError);
+    expect(err).toMatchObject({ status: 0, code: 'network_error', error: 'network_error' });
+    expect((err as LaurelError).cause).toBeInstanceOf(TypeError);
+    expect((err as LaurelError).message).toContain('ECONNREFUSED');
+    const events = { body: { board: 'duel', member: 'ana', value: 1, idempotencyKey: 'never-sent' } };
+    expect(await refused.postEvents(events).catch((e: unknown) => e)).toMatchObject({ code: 'network_error' });
+
+    // A server that never answers: the client's timeout, or the caller's own abort.
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const baseUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+      const slow = createLaurelClient({ baseUrl, timeoutMs: 200 });
+      expect(await slow.getHealth().catch((e: unknown) => e)).toMatchObject({ status: 0, code: 'timeout' });
+      const patient = createLaurelClient({ baseUrl, timeoutMs: 60_000 });
+      const aborted = await patient.getHealth({ signal: AbortSignal.timeout(0) }).catch((e: unknown) => e);
+      expect(aborted).toBeInstanceOf(LaurelError);
+      expect(['aborted', 'timeout']).toContain((aborted as LaurelError).code);
+      const controller = new AbortController();
+      const pending = patient.getHealth({ signal: controller.signal }).catch((e: unknown) => e);
+      setTimeout(() => controller.abort(), 50);
+      expect(await pending).toMatchObject({ status: 0, code: 'aborted' });
+    } finally {
+      await closeServer(silent);
+    }
+  });
+
+  it('reads as a player with a token a game server minted, and only its own member routes', async () => {
+    const server = createLaurelClient({ baseUrl: h.baseUrl, apiKey: ADMIN_KEY });
+    await server.putBoard({ params: { path: { boardId: 'arena' } }, body: { aggregation: 'best', period: 'all' } });
+    await server.postEventsAndWait({
+      body: {
+        events: [
+          { board: 'arena', member: 'ana', value: 4, idempotencyKey: 'arena-1' },
+          { board: 'arena', member: 'bo', value: 9, idempotencyKey: 'arena-2' },
+        ],
+      },
+    });
+    const minted = await server.createPlayerToken({ body: { member: 'ana', ttlSeconds: 600 } });
+    expect(minted).toMatchObject({ member: 'ana', token: expect.any(String) });
+
+    const game = createLaurelClient({ baseUrl: h.baseUrl, playerToken: minted.token });
+    const me = await game.getMemberStanding({ params: { path: { boardId: 'arena', memberId: 'ana' } } });
+    expect([me.rank, me.score]).toEqual([2, 4]);
+    expect(await game.getMemberStandings({ params: { path: { memberId: 'ana' } } })).toBeTruthy();
+    const elses = await game.getMemberStandings({ params: { path: { memberId: 'bo' } } }).catch((e: unknown) => e);
+    expect(elses).toMatchObject({ status: 403 });
+    const write = await game
+      .postEvents({ body: { board: 'arena', member: 'ana', value: 99, idempotencyKey: 'cheat' } })
+      .catch((e: unknown) => e);
+    expect(write).toMatchObject({ status: 403 });
+
+    // A token source asked before each request, so a game client can renew its token.
+    let asked = 0;
+    const renewing = createLaurelClient({
+      baseUrl: h.baseUrl,
+      playerToken: async () => {
+        asked += 1;
+        return minted.token;
+      },
+    });
+    await renewing.getStandings({ params: { path: { boardId: 'arena' } } });
+    await renewing.getStandings({ params: { path: { boardId: 'arena' } } });
+    expect(asked).toBe(2);
+    expect(() => createLaurelClient({ baseUrl: h.baseUrl, apiKey: ADMIN_KEY, playerToken: minted.token })).toThrow(
+      /not both/,
+    );
   });
 
   it('retries POST /v1/events on 503 and on timeouts with the same body, and the events count once', async () => {

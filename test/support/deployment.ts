@@ -12,7 +12,7 @@ import { referenceStandings, prng, type RefEvent } from './reference.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const run = promisify(execFile);
-export const ADMIN_KEY = 'chaos-admin-key-0123456789abcdef';
+export const ADMIN_KEY = 'chaos-admin-key-7f3e9a1c5b2d8e4f0a6c';
 
 /**
  * One Laurel deployment of the test's own, run as production runs it: web processes and

@@ -12,7 +12,10 @@ const ENTRY = { web: 'src/bin/web.ts', worker: 'src/bin/worker.ts', all: 'src/bi
 export const READY_WAIT_MS = 180_000;
 
 export interface LogLine {
-  level: number;
+  /** pino's level name: trace, debug, info, warn, error or fatal. */
+  level: string;
+  /** ISO 8601, UTC. */
+  time?: string;
   msg: string;
   [field: string]: unknown;
 }
@@ -73,7 +76,7 @@ export function startCommand(
   const exited = new Promise<number | string | null>((resolve) =>
     child.once('exit', (code, signal) => {
       // Kept with the logs, so a post-mortem shows a crash and what it printed.
-      logs.push({ level: 60, msg: 'process exited', code, signal, stderr: stderr.join('').slice(-4000) });
+      logs.push({ level: 'fatal', msg: 'process exited', code, signal, stderr: stderr.join('').slice(-4000) });
       resolve(code ?? signal);
     }),
   );

@@ -27,6 +27,7 @@ describe('access log', () => {
       res.locals.principal = { name: 'reader-key', role: 'read' };
       res.json({ ok: true });
     });
+    app.delete('/v1/boards/:boardId/standings/:memberId', (_req, res) => res.json({ ok: true }));
     app.get('/healthz', (_req, res) => res.json({ ok: true }));
     const server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
@@ -68,5 +69,22 @@ describe('access log', () => {
       /laurel_http_request_duration_seconds_count\{method="GET",route="\/v1\/things\/:id",status="200"\} 2/,
     );
     expect(text).toMatch(/laurel_http_request_duration_seconds_count\{method="GET",route="\/healthz",status="200"\} 1/);
+  });
+
+  it('names no member: the id in the path stays a pattern, member= and members= values are left out', async () => {
+    const victim = 'victim-4711';
+    await fetch(`${base}/v1/boards/weekly/standings/${victim}?period=current&member=${victim}`, {
+      method: 'DELETE',
+      headers: { 'x-request-id': 'req-member' },
+    });
+    await fetch(`${base}/v1/things/7?members=${victim},other&limit=5`, { headers: { 'x-request-id': 'req-query' } });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(lines.find((l) => l.reqId === 'req-member')).toMatchObject({
+      req: { method: 'DELETE', url: '/v1/boards/weekly/standings/:memberId?period=current&member=:member' },
+    });
+    expect(lines.find((l) => l.reqId === 'req-query')).toMatchObject({
+      req: { url: '/v1/things/7?members=:member&limit=5' },
+    });
+    expect(raw.join('')).not.toContain(victim);
   });
 });

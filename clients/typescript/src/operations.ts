@@ -49,6 +49,12 @@ export function operations(http: Client<paths>, send: Send) {
     /** Ranking among the member and those they follow */
     getFollowingStandings: (init: Init<'/v1/boards/{boardId}/standings/{memberId}/following', 'get'>) =>
       send<Ok<paths['/v1/boards/{boardId}/standings/{memberId}/following']['get']>>(http.GET('/v1/boards/{boardId}/standings/{memberId}/following', init as never)),
+    /** What it takes to move up: the entry above, followed members, award tiers, promotion */
+    getMemberGoals: (init: Init<'/v1/boards/{boardId}/standings/{memberId}/goals', 'get'>) =>
+      send<Ok<paths['/v1/boards/{boardId}/standings/{memberId}/goals']['get']>>(http.GET('/v1/boards/{boardId}/standings/{memberId}/goals', init as never)),
+    /** The score at given positions and at the top p% of a scope */
+    getCutoffs: (init: Init<'/v1/boards/{boardId}/cutoffs', 'get'>) =>
+      send<Ok<paths['/v1/boards/{boardId}/cutoffs']['get']>>(http.GET('/v1/boards/{boardId}/cutoffs', init as never)),
     /** Server-Sent Events: the top entries at once, then whenever they change (at most 1/s) */
     streamTop: (init: Init<'/v1/boards/{boardId}/standings/stream', 'get'>) =>
       send<Ok<paths['/v1/boards/{boardId}/standings/stream']['get']>>(http.GET('/v1/boards/{boardId}/standings/stream', { ...init, parseAs: 'stream' } as never)),
@@ -61,6 +67,15 @@ export function operations(http: Client<paths>, send: Send) {
     /** Final standings of a closed period, with the awards of the scope */
     getPeriodResults: (init: Init<'/v1/boards/{boardId}/periods/{periodKey}/results', 'get'>) =>
       send<Ok<paths['/v1/boards/{boardId}/periods/{periodKey}/results']['get']>>(http.GET('/v1/boards/{boardId}/periods/{periodKey}/results', init as never)),
+    /** Close an open period now: it ends at this moment, without grace, and closes as at its end (results, awards, reports, webhooks); on an all board the window ends too */
+    closePeriodNow: (init: Init<'/v1/boards/{boardId}/periods/{periodKey}/close', 'post'>) =>
+      send<Ok<paths['/v1/boards/{boardId}/periods/{periodKey}/close']['post']>>(http.POST('/v1/boards/{boardId}/periods/{periodKey}/close', init as never)),
+    /** Remove a member from one board period: every applied event of theirs there is voided with the reason; other boards and periods keep theirs */
+    removeMemberFromPeriod: (init: Init<'/v1/boards/{boardId}/members/{memberId}', 'delete'>) =>
+      send<Ok<paths['/v1/boards/{boardId}/members/{memberId}']['delete']>>(http.DELETE('/v1/boards/{boardId}/members/{memberId}', init as never)),
+    /** Profiles and follow lists of up to 1000 members, in one transaction */
+    putMembers: (init: Init<'/v1/members', 'put'>) =>
+      send<Ok<paths['/v1/members']['put']>>(http.PUT('/v1/members', init as never)),
     /** Display name and region (omitted = unchanged, null = cleared) */
     putMember: (init: Init<'/v1/members/{memberId}', 'put'>) =>
       send<Ok<paths['/v1/members/{memberId}']['put']>>(http.PUT('/v1/members/{memberId}', init as never)),
@@ -73,6 +88,9 @@ export function operations(http: Client<paths>, send: Send) {
     /** Replace the list of members this member follows */
     putFollowing: (init: Init<'/v1/members/{memberId}/following', 'put'>) =>
       send<Ok<paths['/v1/members/{memberId}/following']['put']>>(http.PUT('/v1/members/{memberId}/following', init as never)),
+    /** A player token: a game client's read access as its member */
+    createPlayerToken: (init: Init<'/v1/player-tokens', 'post'>) =>
+      send<Ok<paths['/v1/player-tokens']['post']>>(http.POST('/v1/player-tokens', init as never)),
     /** Exclude a member from every standing */
     excludeMember: (init: Init<'/v1/members/{memberId}/exclusion', 'post'>) =>
       send<Ok<paths['/v1/members/{memberId}/exclusion']['post']>>(http.POST('/v1/members/{memberId}/exclusion', init as never)),
@@ -112,7 +130,7 @@ export function operations(http: Client<paths>, send: Send) {
     /** Hourly rollups per board and period */
     getStats: (init?: Init<'/v1/admin/stats', 'get'>) =>
       send<Ok<paths['/v1/admin/stats']['get']>>(http.GET('/v1/admin/stats', init as never)),
-    /** Prometheus metrics (text exposition format) */
+    /** Prometheus metrics (text exposition format), on web and worker-only processes */
     getMetrics: (init?: Init<'/metrics', 'get'>) =>
       send<Ok<paths['/metrics']['get']>>(http.GET('/metrics', { ...init, parseAs: 'text' } as never)),
     /** Liveness */

@@ -28,8 +28,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Prometheus metrics (text exposition format)
-         * @description Role: admin.
+         * Prometheus metrics (text exposition format), on web and worker-only processes
+         * @description Role: metrics or admin.
          */
         get: operations["getMetrics"];
         put?: never;
@@ -189,7 +189,7 @@ export interface paths {
         };
         /**
          * Board definitions with their current period
-         * @description Role: read (none with PUBLIC_READS=true).
+         * @description Role: read (or a player token; none with PUBLIC_READS=true) or admin.
          */
         get: operations["listBoards"];
         put?: never;
@@ -209,7 +209,7 @@ export interface paths {
         };
         /**
          * One board definition with its current period
-         * @description Role: read (none with PUBLIC_READS=true).
+         * @description Role: read (or a player token; none with PUBLIC_READS=true) or admin.
          */
         get: operations["getBoard"];
         /**
@@ -217,6 +217,26 @@ export interface paths {
          * @description Role: admin.
          */
         put: operations["putBoard"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/boards/{boardId}/cutoffs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The score at given positions and at the top p% of a scope
+         * @description Role: read (or a player token; none with PUBLIC_READS=true) or admin.
+         */
+        get: operations["getCutoffs"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -233,7 +253,7 @@ export interface paths {
         };
         /**
          * A period's entrants of a maxMembers board, in the order they entered
-         * @description Role: read (none with PUBLIC_READS=true).
+         * @description Role: read (or a player token; none with PUBLIC_READS=true) or admin.
          */
         get: operations["listEntrants"];
         put?: never;
@@ -255,7 +275,7 @@ export interface paths {
         put?: never;
         /**
          * Enter a member into the current period of a maxMembers board without a score (201; 200 if already entered)
-         * @description Role: ingest.
+         * @description Role: ingest or admin.
          */
         post: operations["enterMember"];
         delete?: never;
@@ -273,12 +293,32 @@ export interface paths {
         };
         /**
          * A league bucket (`<tier>-<n>`) ranked, with zones
-         * @description Role: read (none with PUBLIC_READS=true).
+         * @description Role: read (or a player token; none with PUBLIC_READS=true) or admin.
          */
         get: operations["getLeagueBucket"];
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/boards/{boardId}/members/{memberId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member from one board period: every applied event of theirs there is voided with the reason; other boards and periods keep theirs
+         * @description Role: admin.
+         */
+        delete: operations["removeMemberFromPeriod"];
         options?: never;
         head?: never;
         patch?: never;
@@ -293,11 +333,31 @@ export interface paths {
         };
         /**
          * Periods of a board and their state, newest first
-         * @description Role: read (none with PUBLIC_READS=true).
+         * @description Role: read (or a player token; none with PUBLIC_READS=true) or admin.
          */
         get: operations["listPeriods"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/boards/{boardId}/periods/{periodKey}/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Close an open period now: it ends at this moment, without grace, and closes as at its end (results, awards, reports, webhooks); on an all board the window ends too
+         * @description Role: admin.
+         */
+        post: operations["closePeriodNow"];
         delete?: never;
         options?: never;
         head?: never;
@@ -313,7 +373,7 @@ export interface paths {
         };
         /**
          * Final standings of a closed period, with the awards of the scope
-         * @description Role: read (none with PUBLIC_READS=true).
+         * @description Role: read (or a player token; none with PUBLIC_READS=true) or admin.
          */
         get: operations["getPeriodResults"];
         put?: never;
@@ -333,7 +393,7 @@ export interface paths {
         };
         /**
          * A page of standings; or, with `members`, those members' entries; `member` adds `me`
-         * @description Role: read (none with PUBLIC_READS=true).
+         * @description Role: read (or a player token; none with PUBLIC_READS=true) or admin.
          */
         get: operations["getStandings"];
         put?: never;
@@ -353,7 +413,7 @@ export interface paths {
         };
         /**
          * A member's rank, score and percentile; rank null without a score
-         * @description Role: read (none with PUBLIC_READS=true).
+         * @description Role: read (or a player token; none with PUBLIC_READS=true) or admin.
          */
         get: operations["getMemberStanding"];
         put?: never;
@@ -373,7 +433,7 @@ export interface paths {
         };
         /**
          * The member and up to `radius` neighbours each side
-         * @description Role: read (none with PUBLIC_READS=true).
+         * @description Role: read (or a player token; none with PUBLIC_READS=true) or admin.
          */
         get: operations["getAroundMember"];
         put?: never;
@@ -393,9 +453,29 @@ export interface paths {
         };
         /**
          * Ranking among the member and those they follow
-         * @description Role: read (none with PUBLIC_READS=true).
+         * @description Role: read (or a player token; none with PUBLIC_READS=true) or admin.
          */
         get: operations["getFollowingStandings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/boards/{boardId}/standings/{memberId}/goals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What it takes to move up: the entry above, followed members, award tiers, promotion
+         * @description Role: read (or a player token; none with PUBLIC_READS=true) or admin.
+         */
+        get: operations["getMemberGoals"];
         put?: never;
         post?: never;
         delete?: never;
@@ -413,7 +493,7 @@ export interface paths {
         };
         /**
          * The member's league bucket ranked, with zones; bucket and rank null before their first event
-         * @description Role: read (none with PUBLIC_READS=true).
+         * @description Role: read (or a player token; none with PUBLIC_READS=true) or admin.
          */
         get: operations["getMemberLeague"];
         put?: never;
@@ -433,7 +513,7 @@ export interface paths {
         };
         /**
          * Server-Sent Events: the member's standing at once, then whenever it changes (at most 1/s)
-         * @description Role: read (none with PUBLIC_READS=true).
+         * @description Role: read (or a player token; none with PUBLIC_READS=true) or admin.
          */
         get: operations["streamMemberStanding"];
         put?: never;
@@ -453,7 +533,7 @@ export interface paths {
         };
         /**
          * Server-Sent Events: the top entries at once, then whenever they change (at most 1/s)
-         * @description Role: read (none with PUBLIC_READS=true).
+         * @description Role: read (or a player token; none with PUBLIC_READS=true) or admin.
          */
         get: operations["streamTop"];
         put?: never;
@@ -475,7 +555,7 @@ export interface paths {
         put?: never;
         /**
          * Post one event or a batch of 1-1000; the whole batch is validated first
-         * @description Role: ingest.
+         * @description Role: ingest or admin.
          */
         post: operations["postEvents"];
         delete?: never;
@@ -493,7 +573,7 @@ export interface paths {
         };
         /**
          * Status of a board's event: pending, applied, voided or rejected
-         * @description Role: ingest.
+         * @description Role: ingest or admin.
          */
         get: operations["getEvent"];
         put?: never;
@@ -524,6 +604,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Profiles and follow lists of up to 1000 members, in one transaction
+         * @description Role: ingest or admin.
+         */
+        put: operations["putMembers"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/members/{memberId}": {
         parameters: {
             query?: never;
@@ -533,12 +633,12 @@ export interface paths {
         };
         /**
          * Profile and exclusion state; the exclusion history for admin keys
-         * @description Role: read (none with PUBLIC_READS=true).
+         * @description Role: read (or a player token; none with PUBLIC_READS=true) or admin.
          */
         get: operations["getMember"];
         /**
          * Display name and region (omitted = unchanged, null = cleared)
-         * @description Role: ingest.
+         * @description Role: ingest or admin.
          */
         put: operations["putMember"];
         post?: never;
@@ -561,7 +661,7 @@ export interface paths {
         };
         /**
          * Awards won
-         * @description Role: read (none with PUBLIC_READS=true).
+         * @description Role: read (or a player token; none with PUBLIC_READS=true) or admin.
          */
         get: operations["getMemberAwards"];
         put?: never;
@@ -626,7 +726,7 @@ export interface paths {
         get?: never;
         /**
          * Replace the list of members this member follows
-         * @description Role: ingest.
+         * @description Role: ingest or admin.
          */
         put: operations["putFollowing"];
         post?: never;
@@ -645,7 +745,7 @@ export interface paths {
         };
         /**
          * Per league board, the tier the member plays in next
-         * @description Role: read (none with PUBLIC_READS=true).
+         * @description Role: read (or a player token; none with PUBLIC_READS=true) or admin.
          */
         get: operations["getMemberLeagues"];
         put?: never;
@@ -665,7 +765,7 @@ export interface paths {
         };
         /**
          * Period reports, newest first
-         * @description Role: read (none with PUBLIC_READS=true).
+         * @description Role: read (or a player token; none with PUBLIC_READS=true) or admin.
          */
         get: operations["getMemberNotifications"];
         put?: never;
@@ -685,11 +785,31 @@ export interface paths {
         };
         /**
          * The member's (all, world) placement on every board
-         * @description Role: read (none with PUBLIC_READS=true).
+         * @description Role: read (or a player token; none with PUBLIC_READS=true) or admin.
          */
         get: operations["getMemberStandings"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/player-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A player token: a game client's read access as its member
+         * @description Role: ingest or admin.
+         */
+        post: operations["createPlayerToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -894,7 +1014,27 @@ export interface components {
             key: string;
             name: string;
             /** @enum {string} */
-            role: "ingest" | "read" | "admin";
+            role: "ingest" | "read" | "metrics" | "admin";
+        };
+        /** @description scores at positions of the listing order; null past the end */
+        Cutoffs: {
+            board: string;
+            category: string;
+            percents: {
+                percent: number;
+                /** @description the position max(1, ceil(total × percent / 100)) */
+                rank: number;
+                score: number | null;
+            }[];
+            period: components["schemas"]["Period"];
+            ranks: {
+                rank: number;
+                score: number | null;
+            }[];
+            region: string;
+            /** @enum {string} */
+            source: "cache" | "database";
+            total: number;
         };
         /** @description a member's entry into a period of a maxMembers board */
         Entrant: {
@@ -1039,7 +1179,7 @@ export interface components {
         KeyRequest: {
             name: string;
             /** @enum {string} */
-            role: "ingest" | "read" | "admin";
+            role: "ingest" | "read" | "metrics" | "admin";
         };
         /** @description a league bucket ranked with the board's tie rule */
         LeagueStandings: {
@@ -1090,6 +1230,14 @@ export interface components {
             }[];
             member: string;
         };
+        MemberBatch: {
+            members: {
+                displayName?: string | null;
+                following?: string[];
+                id: string;
+                region?: string | null;
+            }[];
+        };
         MemberEvents: {
             events: {
                 board: string;
@@ -1112,6 +1260,58 @@ export interface components {
             /** @description pass as `cursor` for the next page; null at the end */
             nextCursor: string | null;
         };
+        MemberGoals: {
+            /** @description per award tier of the scope not reached yet: the entry at that position of the listing order */
+            awards: {
+                award: string;
+                /** @description |needed − score| of the member; null for a member without a score */
+                gap: number | null;
+                /** @description the aggregate score that ranks the member ahead of the target (or level, on `shared` boards) if reached now */
+                needed: number;
+                rank: number;
+                score: number;
+            }[];
+            board: string;
+            category: string;
+            /** @description followed members ranked above, nearest first (without a score: the ranked ones, lowest first); at most 10 */
+            following: {
+                /** @description |needed − score| of the member; null for a member without a score */
+                gap: number | null;
+                member: string;
+                /** @description the aggregate score that ranks the member ahead of the target (or level, on `shared` boards) if reached now */
+                needed: number;
+                rank: number;
+                score: number;
+            }[];
+            /** @description on a league board: the lowest promoting place of the member's bucket, when not in it */
+            league: {
+                /** @description |needed − score| of the member; null for a member without a score */
+                gap: number | null;
+                /** @description the aggregate score that ranks the member ahead of the target (or level, on `shared` boards) if reached now */
+                needed: number;
+                rank: number;
+                score: number;
+                /** @constant */
+                zone: "promote";
+            } | null;
+            member: string;
+            /** @description the entry just above in the listing order; null at the top or without a score */
+            next: {
+                /** @description |needed − score| of the member; null for a member without a score */
+                gap: number | null;
+                member: string;
+                /** @description the aggregate score that ranks the member ahead of the target (or level, on `shared` boards) if reached now */
+                needed: number;
+                rank: number;
+                score: number;
+            } | null;
+            period: components["schemas"]["Period"];
+            rank: number | null;
+            region: string;
+            score: number | null;
+            /** @enum {string} */
+            source: "cache" | "database";
+        };
         /** @description per league board, the tier the member plays in next */
         MemberLeagues: {
             leagues: {
@@ -1119,6 +1319,14 @@ export interface components {
                 tier: string;
             }[];
             member: string;
+        };
+        MemberRemoval: {
+            board: string;
+            member: string;
+            /** @description the period's key */
+            period: string;
+            /** @description applied events voided */
+            voided: number;
         };
         MemberStanding: {
             board: string;
@@ -1148,6 +1356,10 @@ export interface components {
                 total: number;
             }[];
         };
+        /** @description How many distinct members the batch updated. */
+        MembersUpdated: {
+            updated: number;
+        };
         MemberUpdate: {
             displayName?: string | null;
             region?: string | null;
@@ -1175,6 +1387,11 @@ export interface components {
             /** @enum {string} */
             state: "open" | "closing" | "closed";
         };
+        PeriodClose: {
+            board: string;
+            /** @description the period's key */
+            period: string;
+        };
         PeriodList: {
             board: string;
             periods: components["schemas"]["Period"][];
@@ -1195,6 +1412,18 @@ export interface components {
             /** @constant */
             source: "database";
             total: number;
+        };
+        /** @description A player token for one member: send it as Authorization: Bearer <token>. */
+        PlayerToken: {
+            /** Format: date-time */
+            expiresAt: string;
+            member: string;
+            token: string;
+        };
+        PlayerTokenRequest: {
+            member: string;
+            /** @default 3600 */
+            ttlSeconds?: number;
         };
         Readiness: {
             checks?: {
@@ -1305,8 +1534,10 @@ export interface components {
                 duplicates: number;
                 /** Format: date-time */
                 hour: string;
+                /** @description event-to-visible lag (received to projected), to two significant figures */
                 lagP50Ms: number | null;
                 lagP99Ms: number | null;
+                /** @description distinct members with an event applied in the hour */
                 members: number;
                 /** @description moderation acts that touched the board and period in the hour (voids as in `voids`) */
                 moderation: {
@@ -1319,8 +1550,12 @@ export interface components {
                 rebuildMs: number;
                 rebuilds: number;
                 rejected: {
+                    /** @description events beyond their member's maxAttempts: kept in the ledger, never counted */
+                    attemptsExhausted: number;
+                    boardFull: number;
                     conflict: number;
                     outOfRange: number;
+                    outsideWindow: number;
                     periodClosed: number;
                 };
                 voids: number;
@@ -1359,7 +1594,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description the key lacks the role */
+        /** @description the key lacks the role (a player token: a write, another role's route or another member's member route) */
         E403: {
             headers: {
                 [name: string]: unknown;
@@ -1413,7 +1648,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description a dependency is down; nothing was accepted: retry */
+        /** @description a dependency is down; nothing was accepted: retry (`not_configured`: a setting this route needs is missing) */
         E503: {
             headers: {
                 [name: string]: unknown;
@@ -1773,6 +2008,40 @@ export interface operations {
             503: components["responses"]["E503"];
         };
     };
+    getCutoffs: {
+        parameters: {
+            query?: {
+                category?: string;
+                percents?: string;
+                period?: string;
+                ranks?: string;
+                region?: string;
+            };
+            header?: never;
+            path: {
+                boardId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the cutoffs */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Cutoffs"];
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
     listEntrants: {
         parameters: {
             query?: {
@@ -1876,6 +2145,44 @@ export interface operations {
             503: components["responses"]["E503"];
         };
     };
+    removeMemberFromPeriod: {
+        parameters: {
+            query?: {
+                period?: string;
+            };
+            header?: never;
+            path: {
+                boardId: string;
+                memberId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Reason"];
+            };
+        };
+        responses: {
+            /** @description the events voided */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberRemoval"];
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
     listPeriods: {
         parameters: {
             query?: {
@@ -1902,6 +2209,42 @@ export interface operations {
             401: components["responses"]["E401"];
             403: components["responses"]["E403"];
             404: components["responses"]["E404"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    closePeriodNow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                boardId: string;
+                periodKey: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Reason"];
+            };
+        };
+        responses: {
+            /** @description accepted; the period closes within moments */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PeriodClose"];
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             429: components["responses"]["E429"];
             503: components["responses"]["E503"];
         };
@@ -2073,6 +2416,39 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FollowingStandings"];
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    getMemberGoals: {
+        parameters: {
+            query?: {
+                category?: string;
+                period?: string;
+                region?: string;
+            };
+            header?: never;
+            path: {
+                boardId: string;
+                memberId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the goals */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberGoals"];
                 };
             };
             400: components["responses"]["E400"];
@@ -2288,6 +2664,37 @@ export interface operations {
             403: components["responses"]["E403"];
             404: components["responses"]["E404"];
             409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    putMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberBatch"];
+            };
+        };
+        responses: {
+            /** @description the batch is stored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MembersUpdated"];
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
             413: components["responses"]["E413"];
             415: components["responses"]["E415"];
             429: components["responses"]["E429"];
@@ -2628,6 +3035,37 @@ export interface operations {
             401: components["responses"]["E401"];
             403: components["responses"]["E403"];
             404: components["responses"]["E404"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    createPlayerToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlayerTokenRequest"];
+            };
+        };
+        responses: {
+            /** @description the token, signed with PLAYER_TOKEN_SECRET */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerToken"];
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             429: components["responses"]["E429"];
             503: components["responses"]["E503"];
         };
