@@ -1,8 +1,8 @@
 /**
- * Read figures: `?members=` with 100 ids and a page with `?member=`, each beside
- * the member-rank route in the same run (same server, same board, same load), req/s and p99
+ * Read figures: `?members=` with 100 ids, a page with `?member=`, a member's goals and a
+ * scope's cutoffs (5 ranks, 5 percents), each beside the member-rank route in the same run (same server, same board, same load), req/s and p99
  * with autocannon (closed loop). `measureEntriesReads` is what `npm run bench` calls on its
- * board (latest.json: query.members100Rps, query.memberPageRps); run alone, this file
+ * board (latest.json: query.members100Rps, query.memberPageRps, query.goalsRps, query.cutoffsRps); run alone, this file
  * creates a board of its own on a running Laurel and prints the figures:
  *
  *   BENCH_URL=http://127.0.0.1:3000 ADMIN_API_KEY=... npx tsx bench/entries-reads.ts
@@ -28,6 +28,10 @@ export interface EntriesReadsFigures {
   members100P99Ms: number;
   memberPageRps: number;
   memberPageP99Ms: number;
+  goalsRps: number;
+  goalsP99Ms: number;
+  cutoffsRps: number;
+  cutoffsP99Ms: number;
   /** The member-rank route measured in the same run, for comparison. */
   memberRankRps: number;
   memberRankP99Ms: number;
@@ -51,7 +55,13 @@ function paths(t: EntriesReadsTarget) {
     { length: 1000 },
     (_, k) => `${base}/${encodeURIComponent(t.members[(k * 13) % n]!)}?${q}`,
   );
-  return { members100, memberPage, memberRank };
+  // Goals without a follow list: the entry above and the award tiers (the board's default four).
+  const goals = Array.from(
+    { length: 1000 },
+    (_, k) => `${base}/${encodeURIComponent(t.members[(k * 17) % n]!)}/goals?${q}`,
+  );
+  const cutoffs = [`/v1/boards/${t.board}/cutoffs?${q}&ranks=1,10,100,1000,10000&percents=1,5,10,25,50`];
+  return { members100, memberPage, memberRank, goals, cutoffs };
 }
 
 export async function measureEntriesReads(t: EntriesReadsTarget): Promise<EntriesReadsFigures> {
@@ -62,7 +72,7 @@ export async function measureEntriesReads(t: EntriesReadsTarget): Promise<Entrie
   // Warm-up: scripts loaded, display names cached, connections open.
   await http({
     url: t.url,
-    paths: [...p.members100, ...p.memberPage, ...p.memberRank],
+    paths: [...p.members100, ...p.memberPage, ...p.memberRank, ...p.goals, ...p.cutoffs],
     headers: t.headers,
     seconds: 1,
     connections: t.connections,
@@ -70,7 +80,13 @@ export async function measureEntriesReads(t: EntriesReadsTarget): Promise<Entrie
   const members100 = await load(p.members100);
   const memberPage = await load(p.memberPage);
   const memberRank = await load(p.memberRank);
+  const goals = await load(p.goals);
+  const cutoffs = await load(p.cutoffs);
   return {
+    goalsRps: goals.rps,
+    goalsP99Ms: goals.p99Ms,
+    cutoffsRps: cutoffs.rps,
+    cutoffsP99Ms: cutoffs.p99Ms,
     members100Rps: members100.rps,
     members100P99Ms: members100.p99Ms,
     memberPageRps: memberPage.rps,
@@ -132,7 +148,12 @@ async function main(): Promise<void> {
     JSON.stringify(
       {
         members: count,
-        query: { ...figures, members100VsRank: round(figures.members100Rps / figures.memberRankRps, 2) },
+        query: {
+          ...figures,
+          members100VsRank: round(figures.members100Rps / figures.memberRankRps, 2),
+          goalsVsRank: round(figures.goalsRps / figures.memberRankRps, 2),
+          cutoffsVsRank: round(figures.cutoffsRps / figures.memberRankRps, 2),
+        },
       },
       null,
       2,

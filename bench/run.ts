@@ -648,6 +648,9 @@ async function bigPart() {
   );
   log(`  around ${q.around.rps} req/s, top-50 ${q.top50.rps} req/s, following ${q.following200.rps} req/s`);
   log(`  ?members= (100) ${q.entries.members100Rps} req/s, page with ?member= ${q.entries.memberPageRps} req/s`);
+  log(
+    `  goals ${q.entries.goalsRps} req/s, cutoffs (5 ranks, 5 percents) ${q.entries.cutoffsRps} req/s; rank beside them ${q.entries.memberRankRps} req/s`,
+  );
   const fb = q.fallback;
   log(
     `  fallback p50 / p99 ms: rank ${fb.rank.p50Ms} / ${fb.rank.p99Ms}, top-50 ${fb.top50.p50Ms} / ${fb.top50.p99Ms}, around ${fb.around.p50Ms} / ${fb.around.p99Ms}`,
@@ -706,6 +709,10 @@ async function queriesPart() {
     `  around ${q.around.rps} (${x(q.around.rps, q.rank.rps)} of rank), top-50 ${q.top50.rps} (${x(q.top50.rps, q.rank.rps)}), following (200) ${q.following200.rps} (${x(q.following200.rps, q.rank.rps)})`,
   );
   log(`  rank with WEB_PROCESSES=2 ${q.twoWebProcesses.rps} req/s`);
+  const e = q.entries;
+  log(
+    `  goals ${e.goalsRps} (${x(e.goalsRps, e.memberRankRps)}), cutoffs ${e.cutoffsRps} (${x(e.cutoffsRps, e.memberRankRps)}) of rank measured beside them ${e.memberRankRps}; ?members= (100) ${e.members100Rps}, page with ?member= ${e.memberPageRps}`,
+  );
 }
 
 async function streamsPart() {
@@ -819,6 +826,10 @@ async function main() {
       members100P99Ms: q.entries.members100P99Ms,
       memberPageRps: q.entries.memberPageRps,
       memberPageP99Ms: q.entries.memberPageP99Ms,
+      goalsRps: q.entries.goalsRps,
+      goalsP99Ms: q.entries.goalsP99Ms,
+      cutoffsRps: q.entries.cutoffsRps,
+      cutoffsP99Ms: q.entries.cutoffsP99Ms,
       atFixedRate: {
         rate: 2000,
         rankP99Ms: q.rankAt2000.p99Ms,
@@ -894,6 +905,7 @@ async function main() {
     `| top-50 req/s / p99 ms | ${q.top50.rps} / ${q.top50.p99Ms} | | | |`,
     `| following (200) req/s / p99 ms | ${q.following200.rps} / ${q.following200.p99Ms} | | | |`,
     `| ?members= (100 ids) / page with ?member=, req/s (p99 ms) | ${q.entries.members100Rps} (${q.entries.members100P99Ms}) / ${q.entries.memberPageRps} (${q.entries.memberPageP99Ms}) | rank ${q.entries.memberRankRps} | ${ratio(q.entries.members100Rps, q.entries.memberRankRps)} / ${ratio(q.entries.memberPageRps, q.entries.memberRankRps)} | |`,
+    `| goals / cutoffs (5 ranks, 5 percents), req/s (p99 ms) | ${q.entries.goalsRps} (${q.entries.goalsP99Ms}) / ${q.entries.cutoffsRps} (${q.entries.cutoffsP99Ms}) | rank ${q.entries.memberRankRps} | ${ratio(q.entries.goalsRps, q.entries.memberRankRps)} / ${ratio(q.entries.cutoffsRps, q.entries.memberRankRps)} | |`,
     `| rebuild of ${BIG} members, s | ${rb.seconds} | raw ${rb.rawLimitSeconds} | ${ratio(rb.seconds, rb.rawLimitSeconds)} | <= 2x |`,
     `| rebuild peak RSS MiB: ${big.small} / ${BIG} members (worker idle ${rb.workerIdleRssMiB}; raw ${rb.rawPeakRssMiB}) | ${rb.smaller.workerPeakRssMiB} / ${rb.workerPeakRssMiB} | | ${ratio(rb.workerPeakRssMiB, rb.smaller.workerPeakRssMiB)} for 10x members | flat |`,
     `| peak RSS MiB: web / worker (ingest) | ${webPeakRssMiB} / ${ing.workerPeakRssMiB} | | | |`,

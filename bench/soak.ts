@@ -6,8 +6,8 @@
  * with CLOSED_PERIOD_CACHE_HOURS=12 each closed day also retires and leaves Redis 90 real
  * seconds later). Every 10 s it samples the RSS of both processes, the memory of both Redis
  * servers (private ones, started here, so nothing else is counted), the Postgres
- * connections of its database and the queue lengths; it counts error lines (pino level
- * >= 50) and failed requests. At the end it drains the queue, checks that every accepted
+ * connections of its database and the queue lengths; it counts error lines (level error or
+ * fatal) and failed requests. At the end it drains the queue, checks that every accepted
  * event is in the ledger, fits a line to each series after the warm-up (to the per-minute
  * minimums for a process's RSS, which swings with its uncollected garbage) and writes
  * bench/results/soak.json with the slopes.
@@ -95,16 +95,16 @@ function startLaurel(entry: string, env: Record<string, string>): ChildProcess {
   });
   for (const stream of [child.stdout, child.stderr]) {
     createInterface({ input: stream }).on('line', (line) => {
-      let level = 0;
+      let level: string;
       try {
-        level = Number((JSON.parse(line) as { level?: number }).level ?? 0);
+        level = String((JSON.parse(line) as { level?: string }).level ?? '');
       } catch {
-        level = 50; // not a pino line: a crash trace or the like
+        level = 'error'; // not a pino line: a crash trace or the like
       }
-      if (level >= 50) {
+      if (level === 'error' || level === 'fatal') {
         errorCount += 1;
         if (errorLines.length < 20) errorLines.push(`${entry}: ${line.slice(0, 400)}`);
-      } else if (level >= 40) warnCount += 1;
+      } else if (level === 'warn') warnCount += 1;
     });
   }
   processes.push(child);

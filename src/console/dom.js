@@ -117,22 +117,27 @@ export function notice(text) {
   return h('div', { class: 'notice', role: 'status' }, text);
 }
 
-/** A table; each row is an array of cells (text or nodes). */
+/** A table (in a scrolling box); each row is an array of cells (text or nodes). */
 export function table(headers, rows, props = {}) {
   if (rows.length === 0) return h('p', { class: 'empty' }, props.empty ?? 'Nothing to show.');
+  // A wide table scrolls inside its card instead of widening the page past the window.
   return h(
-    'table',
-    { 'aria-label': props.label },
+    'div',
+    { class: 'table-scroll' },
     h(
-      'thead',
-      {},
+      'table',
+      { 'aria-label': props.label },
       h(
-        'tr',
+        'thead',
         {},
-        headers.map((text) => h('th', { scope: 'col' }, text)),
+        h(
+          'tr',
+          {},
+          headers.map((text) => h('th', { scope: 'col' }, text)),
+        ),
       ),
+      h('tbody', {}, rows.map(tableRow)),
     ),
-    h('tbody', {}, rows.map(tableRow)),
   );
 }
 

@@ -9,13 +9,16 @@ import {
   memberProjection,
   recordExclusion,
   recordRestore,
-  voidEventAndRecompute,
+  voidEventsAndRecompute,
 } from '../storage/postgres/moderation-repository.js';
 import { lockPeriodShared } from '../storage/postgres/periods-repository.js';
 import { assertMemberId } from './member-id.js';
 import { project, queueReprojection } from './member-projection.js';
 import { memberView } from './member-profile-service.js';
 import { NotFound, Conflict } from '../domain/errors.js';
+import { isValidBoardId } from '../domain/board.js';
+import type { Db } from '../storage/postgres/database.js';
+import { noPeriod, resolvePeriod } from './period-resolution.js';
 import { parseOrThrow } from '../domain/validation.js';
 
 const reasonText = z.string().trim().min(1).max(500).refine(isSafeText, UNSAFE_TEXT_MESSAGE);
@@ -87,22 +90,76 @@ export async function voidEvent(
   const outcome = await ctx.db.transaction().execute(async (trx) => {
     const event = await lockEvent(trx, boardId, key);
     if (!event) throw new NotFound(`no applied event with idempotency key "${key}" on board "${boardId}"`);
-    // FOR SHARE: closing and fromEvents recomputations wait for this void, and it for them.
-    const period = await lockPeriodShared(trx, event.board_id, event.period_key);
-    if (period?.state !== 'open') {
-      throw new Conflict(
-        `period "${event.period_key}" of board "${event.board_id}" is ${period?.state}; its results are final`,
-      );
-    }
+    const target = { board: event.board_id, period: event.period_key, member: event.member_id, key };
+    await lockOpenPeriod(trx, target);
     // Already voided: nothing changes, the projection is only repeated.
     if (event.status === 'voided') return { member: event.member_id, reason: event.void_reason };
-    await lockMember(trx, event.member_id, false);
-    const ref = { key, board: event.board_id, period: event.period_key, member: event.member_id };
-    await voidEventAndRecompute(trx, ref, reason, ctx.clock.now());
-    await queueReprojection(ctx, event.member_id, true);
+    await voidAndQueue(ctx, trx, target, reason);
     ctx.log.info({ idempotencyKey: key, member: event.member_id, by }, 'event voided');
     return { member: event.member_id, reason };
   });
   await project(ctx, await memberProjection(ctx.db, outcome.member, { openOnly: true }));
   return { idempotencyKey: key, board: boardId, status: 'voided', reason: outcome.reason };
+}
+
+export const removalQuerySchema = z.object({ period: z.string().max(32).default('current') }).strict();
+
+/**
+ * DELETE /v1/boards/{id}/members/{memberId}: voids every applied event of the member in one
+ * period of one board, as voiding each would, in one transaction; the member leaves that
+ * period's standings and keeps every other board and period.
+ */
+export async function removeMemberFromPeriod(
+  ctx: AppContext,
+  boardId: string,
+  memberId: string,
+  query: unknown,
+  body: unknown,
+  by: string,
+): Promise<{ board: string; period: string; member: string; voided: number }> {
+  assertMemberId(memberId);
+  const { period: requested } = parseOrThrow(removalQuerySchema, query, 'query');
+  const { reason } = parseOrThrow(reasonSchema, body, 'removal');
+  const board = isValidBoardId(boardId) ? await ctx.boards.get(boardId) : undefined;
+  if (!board) throw new NotFound(`board "${boardId}" not found`);
+  const resolved = await resolvePeriod(ctx, board, requested);
+  if (!resolved) throw noPeriod(board, requested);
+  const target = { board: board.id, period: resolved.view.key, member: memberId };
+  const voided = await ctx.db.transaction().execute(async (trx) => {
+    if (!resolved.stored) return 0;
+    await lockOpenPeriod(trx, target);
+    if (!(await lockMember(trx, memberId, false))) throw new NotFound(`member "${memberId}" not found`);
+    return voidAndQueue(ctx, trx, target, reason);
+  });
+  if (voided > 0) {
+    ctx.log.info(
+      { board: board.id, period: target.period, member: memberId, voided, by },
+      'member removed from a period',
+    );
+    await project(ctx, await memberProjection(ctx.db, memberId, { openOnly: true }));
+  }
+  return { ...target, voided };
+}
+
+/** FOR SHARE: closing and fromEvents recomputations wait for a void, and it for them. A final period is a 409. */
+async function lockOpenPeriod(trx: Db, target: { board: string; period: string }): Promise<void> {
+  const period = await lockPeriodShared(trx, target.board, target.period);
+  if (period?.state !== 'open') {
+    throw new Conflict(
+      `period "${target.period}" of board "${target.board}" is ${period?.state}; its results are final`,
+    );
+  }
+}
+
+/** The void itself, under the member's lock, and the member's re-projection queued with it. */
+async function voidAndQueue(
+  ctx: AppContext,
+  trx: Db,
+  target: { board: string; period: string; member: string; key?: string },
+  reason: string,
+): Promise<number> {
+  await lockMember(trx, target.member, false);
+  const voided = await voidEventsAndRecompute(trx, target, reason, ctx.clock.now());
+  if (voided > 0) await queueReprojection(ctx, target.member, true);
+  return voided;
 }

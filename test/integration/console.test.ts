@@ -58,6 +58,8 @@ async function post(events: Array<Record<string, unknown>>): Promise<void> {
 }
 
 const go = (hash: string) => page.goto(`${h.baseUrl}/console/#${hash}`);
+/** How wide the page is laid out: more than the window means a sideways scroll. */
+const pageWidth = (on: Page = page) => on.evaluate(() => (globalThis as any).document.documentElement.scrollWidth);
 
 beforeAll(async () => {
   h = await createHarness();
@@ -243,6 +245,10 @@ describe('the console', () => {
     const finder = page.getByRole('region', { name: 'Find a member' });
     await expect.poll(() => fact(finder, 'Rank').textContent()).toBe('77');
     expect(await fact(finder, 'Score').textContent()).toBe(String(sought.value));
+    // The rounded share the API gives, never the raw fraction.
+    const placed = (await h.api('GET', `/v1/boards/arena/standings/${sought.member}`)).body;
+    expect(await fact(finder, 'Top').textContent()).toBe(`Top ${placed.topPercent}%`);
+    expect(await finder.textContent()).not.toContain(String(placed.percentile));
     const around = page.getByRole('table', { name: 'Around the member' });
     expect((await rowsOf(around)).map((r) => [r[0], r[1]])).toEqual(
       expected.slice(71, 82).map((m, i) => [String(72 + i), m.member]),
@@ -276,7 +282,8 @@ describe('the console', () => {
       'admin (ADMIN_API_KEY)',
     ]);
     const boards = page.getByRole('table', { name: 'Member standings' });
-    await expect.poll(async () => (await rowsOf(boards))[0]?.[2]).toBe('not ranked');
+    // Unranked because excluded, and said so.
+    await expect.poll(async () => (await rowsOf(boards))[0]?.[2]).toBe('excluded');
     expect(await placeOf(leader.member)).toBeNull();
 
     await go('/standings/arena');
@@ -303,6 +310,8 @@ describe('the console', () => {
     ]);
     await shot('member');
     await expect.poll(async () => (await rowsOf(boards))[0]?.[2]).toBe('2');
+    const back = (await h.api('GET', `/v1/boards/arena/standings/${leader.member}`)).body;
+    expect((await rowsOf(boards))[0]?.[5]).toBe(`Top ${back.topPercent}%`);
     await go('/standings/arena');
     await expect
       .poll(async () => (await rowsOf(standings)).slice(0, 2).map((r) => r[1]))
@@ -346,6 +355,25 @@ describe('the console', () => {
     const missing = await h.api('GET', '/v1/events/no-such-event');
     expect(missing.status).toBe(404);
     await expect.poll(() => lookup.getByRole('alert').textContent()).toBe(`404 ${missing.body.message}`);
+
+    // Keys are per board: a key on two boards is looked up with its board.
+    expect((await h.api('PUT', '/v1/boards/arena-weekly', { aggregation: 'sum', period: 'week' })).status).toBe(201);
+    await post([
+      { board: 'arena', member: member.member, value: 1, idempotencyKey: 'match-77' },
+      { board: 'arena-weekly', member: member.member, value: 3, idempotencyKey: 'match-77' },
+    ]);
+    await lookup.getByLabel('Idempotency key').fill('match-77');
+    await lookup.getByRole('button', { name: 'Look up' }).click();
+    const ambiguous = await h.api('GET', '/v1/events/match-77');
+    expect(ambiguous.body.error).toBe('ambiguous_key');
+    await expect
+      .poll(() => lookup.getByRole('alert').textContent())
+      .toBe(`409 ${ambiguous.body.message}board: arena, arena-weekly`);
+    await lookup.getByLabel('Board (when the key is on several)').fill('arena-weekly');
+    await lookup.getByRole('button', { name: 'Look up' }).click();
+    const weekly = page.getByLabel('Event match-77');
+    await expect.poll(() => fact(weekly, 'Value').textContent()).toBe('3');
+    expect(await fact(weekly, 'Board').textContent()).toBe('arena-weekly');
   });
 
   it("voids an event from the member's events list; the standings change and the row shows the void", async () => {
@@ -440,12 +468,27 @@ describe('the console', () => {
     expect(awards).toContainEqual(['d-bob', 'top1', '1']);
     await shot('results');
 
+    // Reports are a job of their own after the close: wait until the API has d-bob's.
+    await expect
+      .poll(async () => {
+        const res = await h.api('GET', '/v1/members/d-bob/notifications');
+        return res.body.notifications?.some((n: { kind: string }) => n.kind === 'period_report');
+      })
+      .toBe(true);
     await page.getByRole('table', { name: 'Awards' }).getByRole('link', { name: 'd-bob' }).first().click();
     await expect
       .poll(async () => (await rowsOf(page.getByRole('table', { name: 'Awards' })))[0]?.slice(0, 5))
       .toEqual(['daily', '2026-12-02', 'all / world', 'top1', '1']);
-    const notes = await rowsOf(page.getByRole('table', { name: 'Notifications' }));
-    expect(notes.find((n) => n[1] === 'period_report')?.slice(2, 4)).toEqual(['daily', '2026-12-02']);
+    // The notifications panel loads on its own, after the awards.
+    await expect
+      .poll(async () =>
+        (await rowsOf(page.getByRole('table', { name: 'Notifications' })))
+          .find((n) => n[1] === 'period_report')
+          ?.slice(2, 4),
+      )
+      .toEqual(['daily', '2026-12-02']);
+    // Awards, a report and the rest, and still no sideways scroll at 1280 px.
+    expect(await pageWidth()).toBeLessThanOrEqual(1280);
   });
 
   it('browses league buckets by tier and number and shows a member’s placement and next tier', async () => {
@@ -594,6 +637,123 @@ describe('the console', () => {
     // The closed day's buckets stay browsable through the period picker.
     await go('/standings/ladder?period=2026-12-03&bucket=silver-3');
     await expect.poll(bucketRows).toEqual(shown('silver-3'));
+  });
+
+  it('closes an open period now after a confirmation; a second close is refused with the API message', async () => {
+    // 2026-12-04 00:05 (where the league test left the clock): the sprint's day has begun.
+    expect(
+      (await h.api('PUT', '/v1/boards/sprint', { aggregation: 'sum', period: 'day', graceSeconds: 0 })).status,
+    ).toBe(201);
+    await post([
+      { board: 'sprint', member: 's-ann', value: 4, occurredAt: '2026-12-04T00:01:00Z', idempotencyKey: 'sprint-1' },
+      { board: 'sprint', member: 's-bob', value: 9, occurredAt: '2026-12-04T00:02:00Z', idempotencyKey: 'sprint-2' },
+    ]);
+    const key = '2026-12-04';
+    const rowIn = (on: Page) => on.getByRole('table', { name: 'Periods' }).locator('tbody tr', { hasText: key });
+    const stateIn = async (on: Page) =>
+      (await rowsOf(on.getByRole('table', { name: 'Periods' }))).find((r) => r[0] === key);
+
+    // A second operator's tab, loaded before the close: its table goes stale.
+    const other = await page.context().newPage();
+    other.on('pageerror', (err) => pageErrors.push(err.message));
+    await other.goto(`${h.baseUrl}/console/#/periods/sprint`);
+    await other.getByLabel('Admin key').fill(ADMIN_KEY);
+    await other.getByRole('button', { name: 'Log in' }).click();
+    await expect.poll(async () => (await stateIn(other))?.[3]).toBe('open');
+
+    await go('/periods/sprint');
+    await expect.poll(async () => (await stateIn(page))?.[3]).toBe('open');
+    const dialog = page.getByRole('dialog', { name: `Close period ${key}` });
+    const open = rowIn(page).getByRole('button', { name: 'Close now' });
+    // Cancel sends nothing; a mistyped key sends nothing and says why.
+    await open.click();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await open.click();
+    await dialog.getByLabel('Reason').fill('tournament stopped early');
+    await dialog.getByLabel(`Type ${key} to confirm`).fill('2026-12-05');
+    await dialog.getByRole('button', { name: 'Close period' }).click();
+    await expect
+      .poll(() => dialog.getByRole('alert').textContent())
+      .toBe('type the period key exactly to confirm the close');
+    const periodOf = async () =>
+      (await h.api('GET', '/v1/boards/sprint/periods')).body.periods.find((p: { key: string }) => p.key === key);
+    expect((await periodOf()).state).toBe('open');
+    await shot('period-close');
+
+    await dialog.getByLabel(`Type ${key} to confirm`).fill(key);
+    await dialog.getByRole('button', { name: 'Close period' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    // The table is read again until the close is done: the end is the moment asked.
+    await expect
+      .poll(async () => (await stateIn(page))?.slice(1, 4), { timeout: 30_000 })
+      .toEqual(['2026-12-04 00:00:00Z', '2026-12-04 00:05:00Z', 'closed']);
+    expect(await periodOf()).toMatchObject({ state: 'closed', endsAt: '2026-12-04T00:05:00.000Z' });
+    expect(await rowIn(page).getByRole('button', { name: 'Close now' }).count()).toBe(0);
+    await rowIn(page).getByRole('link', { name: 'Results and awards' }).waitFor();
+
+    // The stale tab still offers the close: the API refuses it and the tab shows why, then what is now.
+    const staleDialog = other.getByRole('dialog', { name: `Close period ${key}` });
+    await rowIn(other).getByRole('button', { name: 'Close now' }).click();
+    await staleDialog.getByLabel('Reason').fill('tournament stopped early');
+    await staleDialog.getByLabel(`Type ${key} to confirm`).fill(key);
+    await staleDialog.getByRole('button', { name: 'Close period' }).click();
+    const again = await h.api('POST', `/v1/boards/sprint/periods/${key}/close`, { reason: 'again' });
+    expect(again.status).toBe(409);
+    await expect
+      .poll(() => staleDialog.getByRole('alert').textContent())
+      .toBe(
+        `409 ${again.body.message}${again.body.details.map((d: { path: string; message: string }) => `${d.path}: ${d.message}`).join('')}`,
+      );
+    await expect.poll(async () => (await stateIn(other))?.[3]).toBe('closed');
+    await other.close();
+  });
+
+  it('removes a member from one board period after a confirmation; the other boards keep them', async () => {
+    const member = MEMBERS[29]!;
+    await post([
+      { board: 'arena', member: member.member, value: 7, idempotencyKey: `arena-${member.member}-b` },
+      { board: 'arena-weekly', member: member.member, value: 2, idempotencyKey: `weekly-${member.member}` },
+    ]);
+    const rankOn = async (board: string) =>
+      (await h.api('GET', `/v1/boards/${board}/standings/${member.member}`)).body.rank;
+    expect(await rankOn('arena')).not.toBeNull();
+    await go(`/members/${member.member}`);
+    const boards = page.getByRole('table', { name: 'Member standings' });
+    const rowOn = async (board: string) => (await rowsOf(boards)).find((r) => r[0] === board);
+    await expect.poll(async () => (await rowOn('arena'))?.[3]).toBe(String(member.value));
+    await page.getByRole('table', { name: 'Member events' }).waitFor();
+    expect(await pageWidth()).toBeLessThanOrEqual(1280);
+
+    const removal = page.getByRole('form', { name: 'Remove from a board period' });
+    await removal.getByLabel('Board').selectOption('arena');
+    expect(await removal.getByLabel('Period').inputValue()).toBe('current');
+    await removal.getByLabel('Reason').fill('shared account');
+    await removal.getByRole('button', { name: 'Remove…' }).click();
+    const dialog = page.getByRole('dialog', { name: `Remove ${member.member} from a board period` });
+    await dialog.getByText('arena (current)').waitFor();
+    await shot('member-remove');
+    await dialog.getByRole('button', { name: 'Remove member' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    // Both of the member's arena events were applied: both are voided.
+    await expect
+      .poll(() => page.getByRole('region', { name: 'Remove from a board period' }).getByRole('status').textContent())
+      .toBe('Removed from arena all: 2 events voided.');
+    await expect.poll(async () => (await rowOn('arena'))?.slice(2, 4)).toEqual(['not ranked', '—']);
+    expect(await rankOn('arena')).toBeNull();
+    expect((await rowOn('arena-weekly'))?.[2]).toBe(String(await rankOn('arena-weekly')));
+    expect(await rankOn('arena-weekly')).not.toBeNull();
+    const events = await rowsOf(page.getByRole('table', { name: 'Member events' }));
+    expect(
+      events
+        .filter((r) => r[1] === 'arena')
+        .map((r) => [r[0], r[3], r[6]])
+        .sort((a, b) => a[0]!.localeCompare(b[0]!)),
+    ).toEqual([
+      [`arena-${member.member}`, 'voided', 'shared account'],
+      [`arena-${member.member}-b`, 'voided', 'shared account'],
+    ]);
+    expect(events.find((r) => r[1] === 'arena-weekly')?.[3]).toBe('applied');
   });
 
   it('creates a key, shows it once, and revokes it', async () => {

@@ -141,3 +141,110 @@ export function shuffle<T>(items: readonly T[], rand: () => number): T[] {
   }
   return a;
 }
+
+/** A target as the goals reference gives it, in units (scores, needed and gap). */
+export interface RefGoal {
+  member: string;
+  rank: number;
+  units: number;
+  needed: number;
+  gap: number | null;
+}
+
+/** The goals of one member in one scope (in units), made from the scope's reference standings. */
+export interface RefGoals {
+  rank: number | null;
+  units: number | null;
+  next: RefGoal | null;
+  following: RefGoal[];
+  awards: Array<{ award: string } & RefGoal>;
+}
+
+type RankingRules = { order: Order; tieBreak: TieBreak; subscore?: { order: Order } | null };
+
+/**
+ * The score `member` needs to pass `target` (or share its rank, under shared), found by trying
+ * it: the member's aggregate at the target's score, reached later than the target, ranked
+ * against the target by rankAll; one unit better when that does not put the member ahead.
+ * A member without a score has no subscore: one that loses every subscore comparison.
+ */
+export function referenceNeeded(
+  board: RankingRules,
+  member: string,
+  mine: RefStanding | undefined,
+  target: RefStanding,
+) {
+  const subOrder = board.subscore?.order ?? null;
+  const worstSub = subOrder === 'asc' ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
+  const passes = (units: number) => {
+    const duel = new Map<string, Agg>([
+      [target.member, { units: target.units, sub: target.sub, reachedMs: 0, lastKey: '' }],
+      [member, { units, sub: mine ? mine.sub : subOrder ? worstSub : 0, reachedMs: 4_000_000_000_000, lastKey: '' }],
+    ]);
+    const [first, second] = rankAll(duel, board.order, board.tieBreak, subOrder);
+    return first!.member === member || first!.rank === second!.rank;
+  };
+  return passes(target.units) ? target.units : target.units + (board.order === 'desc' ? 1 : -1);
+}
+
+/**
+ * The reference of the goals route: the entry above the member, followed members ranked above
+ * (nearest first; all ranked ones, lowest first, for a member without a score; at most 10),
+ * and each award tier (listing position) the member has not reached.
+ */
+export function referenceGoals(
+  ranked: readonly RefStanding[],
+  board: RankingRules,
+  member: string,
+  followed: readonly string[],
+  tiers: ReadonlyArray<{ award: string; rank: number }>,
+): RefGoals {
+  const at = ranked.findIndex((s) => s.member === member);
+  const mine = ranked[at];
+  const goal = (target: RefStanding): RefGoal => {
+    const needed = referenceNeeded(board, member, mine, target);
+    return {
+      member: target.member,
+      rank: target.rank,
+      units: target.units,
+      needed,
+      gap: mine ? Math.abs(needed - mine.units) : null,
+    };
+  };
+  const group = new Set(followed.filter((f) => f !== member));
+  const followedRanked = ranked.filter((s) => group.has(s.member) && (!mine || s.rank < mine.rank));
+  return {
+    rank: mine?.rank ?? null,
+    units: mine?.units ?? null,
+    next: at > 0 ? goal(ranked[at - 1]!) : null,
+    following: followedRanked.reverse().slice(0, 10).map(goal),
+    awards: tiers.flatMap((tier) => {
+      const target = ranked[tier.rank - 1];
+      if (!target || (mine && mine.rank <= tier.rank)) return [];
+      return [{ award: tier.award, ...goal(target), rank: tier.rank }];
+    }),
+  };
+}
+
+/**
+ * The reference of cutoffs (units): the score at each position of the listing order, and at
+ * the position ceil(total × p / 100) (at least 1) of each percent, with percents given in
+ * ten-thousandths of a percent so that the ceiling is exact.
+ */
+export function referenceCutoffs(
+  ranked: readonly RefStanding[],
+  ranks: readonly number[],
+  percentTenThousandths: readonly number[],
+) {
+  const at = (position: number) => ranked[position - 1]?.units ?? null;
+  const denominator = 100 * 10_000;
+  return {
+    total: ranked.length,
+    ranks: ranks.map((rank) => ({ rank, units: at(rank) })),
+    percents: percentTenThousandths.map((p) => {
+      const product = ranked.length * p;
+      const position = Math.max(1, Math.floor(product / denominator) + (product % denominator === 0 ? 0 : 1));
+      return { percent: p / 10_000, rank: position, units: at(position) };
+    }),
+  };
+}

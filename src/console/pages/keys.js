@@ -26,7 +26,7 @@ export function keysPage() {
       { 'aria-label': 'Create a key', class: 'inline' },
       [
         field('Name', input('name', { required: true })),
-        field('Role', select('role', ['read', 'ingest', 'admin'], 'read')),
+        field('Role', select('role', ['read', 'ingest', 'metrics', 'admin'], 'read')),
       ],
       'Create key',
       async (v, el) => {

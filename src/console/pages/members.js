@@ -75,16 +75,21 @@ export function memberPage({ params, signal }) {
   });
 
   const standings = reloadable('Standings on every board', async () => {
-    const { standings: rows } = await api('GET', `${path}/standings`, { signal });
+    const [{ standings: rows }, { excluded }] = await Promise.all([
+      api('GET', `${path}/standings`, { signal }),
+      api('GET', path, { signal }),
+    ]);
+    // An excluded member has no rank anywhere: say why rather than leave it to be guessed.
+    const unranked = excluded ? 'excluded' : 'not ranked';
     return table(
-      ['Board', 'Period', 'Rank', 'Score', 'Of', 'Percentile'],
+      ['Board', 'Period', 'Rank', 'Score', 'Of', 'Top'],
       rows.map((s) => [
         boardLink(s.board),
         s.period.key,
-        s.rank === null ? 'not ranked' : String(s.rank),
+        s.rank === null ? unranked : String(s.rank),
         s.score === null ? null : String(s.score),
         String(s.total),
-        s.percentile === null ? null : String(s.percentile),
+        topCell(s.topPercent),
       ]),
       { label: 'Member standings', empty: 'No boards.' },
     );
@@ -94,10 +99,15 @@ export function memberPage({ params, signal }) {
     const result = h('div', {});
     const lookup = form(
       { 'aria-label': 'Look up an event', class: 'inline' },
-      [field('Idempotency key', input('key', { size: 30 }))],
+      [
+        field('Idempotency key', input('key', { size: 30 })),
+        // Keys are per board: the board is needed only when the key is on more than one.
+        field('Board (when the key is on several)', input('board', { size: 16 })),
+      ],
       'Look up',
-      async ({ key }) => {
-        result.replaceChildren(eventCard(await api('GET', `/v1/events/${seg(key.trim())}`), refreshAll));
+      async ({ key, board }) => {
+        const query = board.trim() ? { board: board.trim() } : undefined;
+        result.replaceChildren(eventCard(await api('GET', `/v1/events/${seg(key.trim())}`, { query }), refreshAll));
       },
     );
     const listed = h('div', {});
@@ -149,7 +159,10 @@ export function memberPage({ params, signal }) {
   // play in next (the tier the last close earned them; a member new to a board starts in
   // its start tier).
   const leagues = reloadable('Leagues', async () => {
-    const { leagues: boards } = await api('GET', `${path}/leagues`, { signal });
+    const [{ leagues: boards }, { excluded }] = await Promise.all([
+      api('GET', `${path}/leagues`, { signal }),
+      api('GET', path, { signal }),
+    ]);
     const placements = await Promise.all(
       boards.map((l) => api('GET', `/v1/boards/${seg(l.board)}/standings/${seg(member)}/league`, { signal })),
     );
@@ -168,7 +181,7 @@ export function memberPage({ params, signal }) {
                 p.bucket,
               )
             : 'not placed yet',
-          p.rank === null ? null : `${p.rank} of ${p.total}`,
+          p.rank !== null ? `${p.rank} of ${p.total}` : excluded ? 'excluded' : null,
           own ? zoneCell(own.zone) : null,
           l.tier,
         ];
@@ -239,6 +252,8 @@ export function memberPage({ params, signal }) {
     );
   });
 
+  const removal = panel('Remove from a board period', () => removalForm(member, signal, refreshAll));
+
   const panels = [profile, standings, leagues, events, awards, notifications];
   return h(
     'div',
@@ -247,11 +262,87 @@ export function memberPage({ params, signal }) {
     h(
       'div',
       { class: 'columns' },
-      h('div', {}, profile, events, erasure),
+      h('div', {}, profile, events, removal, erasure),
       h('div', {}, standings, leagues, awards, notifications),
     ),
   );
 }
+
+/**
+ * Voids every applied event of the member in one board period (the API's removal). The boards
+ * where the member has a score come first, as the likely ones; the others follow, since a
+ * member may have events on a board where they hold no score (all voided, or excluded).
+ */
+async function removalForm(member, signal, done) {
+  const [{ boards }, { standings }] = await Promise.all([
+    api('GET', '/v1/boards', { signal }),
+    api('GET', `/v1/members/${seg(member)}/standings`, { signal }),
+  ]);
+  const scored = new Set(standings.filter((s) => s.score !== null).map((s) => s.board));
+  const options = (list) => list.map((b) => h('option', { value: b.id }, b.id));
+  const board = h(
+    'select',
+    { name: 'board' },
+    h('optgroup', { label: 'With a score' }, options(boards.filter((b) => scored.has(b.id)))),
+    h('optgroup', { label: 'Other boards' }, options(boards.filter((b) => !scored.has(b.id)))),
+  );
+  const status = h('div', {});
+  const dialog = h('dialog', { 'aria-label': `Remove ${member} from a board period` });
+  const question = h('p', {});
+  let asked = null;
+  dialog.append(
+    h('h2', {}, `Remove ${member}?`),
+    question,
+    form({ 'aria-label': 'Confirm the removal', class: 'danger' }, [], 'Remove member', async () => {
+      const { board: id, period, reason } = asked;
+      const removed = await api('DELETE', `/v1/boards/${seg(id)}/members/${seg(member)}`, {
+        query: { period },
+        body: { reason },
+      });
+      dialog.close();
+      status.replaceChildren(
+        notice(
+          `Removed from ${removed.board} ${removed.period}: ${removed.voided} ${removed.voided === 1 ? 'event' : 'events'} voided.`,
+        ),
+      );
+      done();
+    }),
+    h(
+      'div',
+      { class: 'actions' },
+      button('Cancel', () => dialog.close()),
+    ),
+  );
+  dialog.addEventListener('close', () => dialog.querySelector('.form-errors')?.replaceChildren());
+  return h(
+    'div',
+    {},
+    h(
+      'p',
+      {},
+      'Voids every applied event of the member in one period of one board; other boards and periods keep theirs.',
+    ),
+    form(
+      { 'aria-label': 'Remove from a board period', class: 'inline' },
+      [
+        field('Board', board),
+        field('Period', input('period', { value: 'current', size: 12 }), 'current or a period key'),
+        field('Reason', input('reason', { size: 24 })),
+      ],
+      'Remove…',
+      (values) => {
+        asked = { board: values.board, period: String(values.period).trim() || 'current', reason: values.reason };
+        question.textContent = `Every applied event of ${member} in ${asked.board} (${asked.period}) will be voided. Reason: ${asked.reason || '(none)'}.`;
+        status.replaceChildren();
+        dialog.showModal();
+      },
+    ),
+    dialog,
+    status,
+  );
+}
+
+const topCell = (topPercent) => (topPercent === null ? null : `Top ${topPercent}%`);
 
 /** A panel that loads again on a `refresh` event (after an exclusion, restore or void). */
 function reloadable(title, load) {

@@ -220,8 +220,8 @@ export const memberFacts = (s) =>
     ['Rank', s.rank === null ? 'not ranked' : String(s.rank)],
     ['Score', s.score === null ? '—' : String(s.score)],
     ['Of', String(s.total)],
-    ['Percentile', s.percentile === null ? '—' : String(s.percentile)],
-    ['Top percent', s.topPercent === null ? '—' : `${s.topPercent}%`],
+    // The API's rounded share ("top 67%") reads at a glance; its raw fraction did not.
+    ['Top', s.topPercent === null ? '—' : `Top ${s.topPercent}%`],
   ]);
 
 /**

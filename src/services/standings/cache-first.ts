@@ -73,6 +73,13 @@ export function cacheFirst(database: DatabaseReads, { rebuildOnMiss }: { rebuild
         () => ctx.leaderboard.watch(s, members, topN),
         () => database.watch(ctx, s, members, topN),
       ),
+    targets: (ctx, s, q) =>
+      read(
+        ctx,
+        s,
+        () => ctx.leaderboard.targets(s, q),
+        () => database.targets(ctx, s, q),
+      ),
     // One pipeline for all placements; Postgres only for the scopes Redis lacks, in one call.
     async placeMany(ctx, queries, options = {}) {
       const got = await reachable(ctx, () => ctx.leaderboard.placeMany(queries));

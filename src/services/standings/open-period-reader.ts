@@ -9,6 +9,7 @@ import {
 import type { Placed } from '../../domain/ranking.js';
 import { cacheFirst } from './cache-first.js';
 import type { DatabaseReads } from './reader.js';
+import { targetsFromReads } from './database-targets.js';
 
 /**
  * An open (or closing) period's ranking computed from member aggregates, with the ranks
@@ -49,6 +50,8 @@ const rankedAggregates: DatabaseReads = {
       const { total, placed } = await placementsIn(pg, s, members, top?.total);
       return { total, top: top?.entries ?? [], placed };
     }),
+  // Made of the reads above, each its own fallback slot: a rare read, while Redis lacks the scope.
+  targets: (ctx, s, q) => targetsFromReads(rankedAggregates, ctx, s, q),
 };
 
 /** The scope's total and each given member's placement, ranked or not: one statement, none for no members when the total is known. */

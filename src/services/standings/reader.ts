@@ -1,6 +1,13 @@
 import type { AppContext } from '../../context.js';
 import type { MemberInScope, Scope } from '../../domain/scope.js';
-import type { Picked, Slice, SliceAndPlace, Watched } from '../../storage/redis/leaderboard-cache.js';
+import type {
+  Picked,
+  Slice,
+  SliceAndPlace,
+  TargetQuery,
+  Targets,
+  Watched,
+} from '../../storage/redis/leaderboard-cache.js';
 import type { Placed } from '../../domain/ranking.js';
 import type { PeriodView } from '../period-resolution.js';
 import { closedPeriodReader } from './closed-period-reader.js';
@@ -45,6 +52,11 @@ export interface StandingsReads<Sourcing extends boolean> {
   pick(ctx: AppContext, s: Scope, members: readonly string[]): Promise<Answer<Picked, Sourcing>>;
   /** What a process's streams of one scope need: the total, the top `topN` and each member's placement. */
   watch(ctx: AppContext, s: Scope, members: readonly string[], topN: number): Promise<Answer<Watched, Sourcing>>;
+  /**
+   * What goals and cutoffs are made of: a member's placement and the entry above it, the
+   * entries at given positions and fractions of the total, and given members' placements.
+   */
+  targets(ctx: AppContext, s: Scope, q: TargetQuery): Promise<Answer<Targets, Sourcing>>;
 }
 
 export type StandingsReader = StandingsReads<true>;

@@ -7,6 +7,7 @@ import {
 } from '../../storage/postgres/final-results-repository.js';
 import type { Placed } from '../../domain/ranking.js';
 import type { DatabaseReads, Sourced, StandingsReader } from './reader.js';
+import { targetsFromReads } from './database-targets.js';
 
 /**
  * A closed period's final results, stored at close: the ranks the cache held then, read on
@@ -41,6 +42,7 @@ export const finalResults: DatabaseReads = {
     );
     return { total, top: top?.entries ?? [], placed };
   },
+  targets: (ctx, s, q) => targetsFromReads(finalResults, ctx, s, q),
 };
 
 const database = <T extends object>(answer: T): Sourced<T> => ({ source: 'database', ...answer });
@@ -57,4 +59,5 @@ export const retiredPeriodReader: StandingsReader = {
   around: async (...args) => database(await finalResults.around(...args)),
   pick: async (...args) => database(await finalResults.pick(...args)),
   watch: async (...args) => database(await finalResults.watch(...args)),
+  targets: async (...args) => database(await finalResults.targets(...args)),
 };

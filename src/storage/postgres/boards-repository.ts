@@ -116,6 +116,17 @@ export async function insertBoard(db: Db, id: string, def: BoardDefinition): Pro
   return row && toBoard(row);
 }
 
+/** Ends a board's window at `at` (a new revision, so every process's copy is refreshed). */
+export async function setWindowEnd(db: Db, id: string, at: Date): Promise<Board> {
+  const row = await db
+    .updateTable('boards')
+    .set({ window_ends_at: at, revision: sql`revision + 1`, updated_at: sql`now()` })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toBoard(row);
+}
+
 export async function updateBoard(db: Db, id: string, def: BoardDefinition): Promise<Board> {
   const row = await db
     .updateTable('boards')

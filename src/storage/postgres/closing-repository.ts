@@ -3,6 +3,7 @@ import type { Db } from './database.js';
 import type { Board } from '../../domain/board.js';
 import type { Scope } from '../../domain/scope.js';
 import { scopeOrder } from './standings-repository.js';
+import { hasPgCode, PG_ERROR } from './pg-errors.js';
 
 export interface DuePeriod {
   boardId: string;
@@ -11,12 +12,22 @@ export interface DuePeriod {
   state: 'open' | 'closing';
 }
 
-/** Periods to close: open ones past endsAt + grace, and any left in `closing` by a crash. */
+/**
+ * When an open period `p` of board `b` is due to close: past endsAt + graceSeconds, or closed
+ * now by an operator (its end moved to that moment, without grace). The one rule for the tick,
+ * the bulk close of empty periods and the guarded transition of one.
+ */
+function isDue(now: Date) {
+  return sql<boolean>`(p.close_requested_at IS NOT NULL
+          OR (p.ends_at IS NOT NULL AND p.ends_at + make_interval(secs => b.grace_seconds) <= ${now}))`;
+}
+
+/** Periods to close: open ones that are due, and any left in `closing` by a crash. */
 export async function duePeriods(db: Db, now: Date): Promise<DuePeriod[]> {
   const { rows } = await sql<{ board_id: string; key: string; starts_at: Date; state: 'open' | 'closing' }>`
     SELECT p.board_id, p.key, p.starts_at, p.state
       FROM periods p JOIN boards b ON b.id = p.board_id
-     WHERE (p.state = 'open' AND p.ends_at IS NOT NULL AND p.ends_at + make_interval(secs => b.grace_seconds) <= ${now})
+     WHERE (p.state = 'open' AND ${isDue(now)})
         OR p.state = 'closing'
      ORDER BY p.ends_at, p.board_id`.execute(db);
   return rows.map((r) => ({ boardId: r.board_id, key: r.key, startsAt: r.starts_at, state: r.state }));
@@ -31,8 +42,7 @@ export async function beginClosing(db: Db, boardId: string, key: string, now: Da
   const { rows } = await sql`
     UPDATE periods p SET state = 'closing', closing_started_at = ${now}
       FROM boards b
-     WHERE b.id = p.board_id AND p.board_id = ${boardId} AND p.key = ${key} AND p.state = 'open'
-       AND p.ends_at + make_interval(secs => b.grace_seconds) <= ${now}
+     WHERE b.id = p.board_id AND p.board_id = ${boardId} AND p.key = ${key} AND p.state = 'open' AND ${isDue(now)}
     RETURNING 1`.execute(db);
   return rows.length > 0;
 }
@@ -45,8 +55,7 @@ export async function beginClosingDue(db: Db, now: Date): Promise<number> {
   const { numAffectedRows } = await sql`
     UPDATE periods p SET state = 'closing', closing_started_at = ${now}
       FROM boards b
-     WHERE b.id = p.board_id AND p.state = 'open' AND p.ends_at IS NOT NULL
-       AND p.ends_at + make_interval(secs => b.grace_seconds) <= ${now}`.execute(db);
+     WHERE b.id = p.board_id AND p.state = 'open' AND ${isDue(now)}`.execute(db);
   return Number(numAffectedRows ?? 0);
 }
 
@@ -84,11 +93,22 @@ export async function markWebhooksEnqueuedMany(
 
 /** Locks a closing period; false if it is not (or no longer) closing. */
 export async function lockClosing(db: Db, boardId: string, key: string): Promise<boolean> {
-  const { rows } =
-    await sql`SELECT 1 FROM periods WHERE board_id = ${boardId} AND key = ${key} AND state = 'closing' FOR UPDATE`.execute(
-      db,
-    );
-  return rows.length > 0;
+  // Another closer (a tick on another worker, say) may close it after this transaction's
+  // snapshot: the lock then fails the statement, and the savepoint keeps the transaction
+  // usable, so the caller finds nothing to do and commits nothing.
+  await sql`SAVEPOINT lock_closing`.execute(db);
+  try {
+    const { rows } =
+      await sql`SELECT 1 FROM periods WHERE board_id = ${boardId} AND key = ${key} AND state = 'closing' FOR UPDATE`.execute(
+        db,
+      );
+    await sql`RELEASE SAVEPOINT lock_closing`.execute(db);
+    return rows.length > 0;
+  } catch (err) {
+    if (!hasPgCode(err, PG_ERROR.serializationFailure)) throw err;
+    await sql`ROLLBACK TO SAVEPOINT lock_closing`.execute(db);
+    return false;
+  }
 }
 
 /**
@@ -242,6 +262,15 @@ export interface ReportRow {
 }
 
 /** A period's reports in rank order, a page at a time. */
+/** Whether the member's report of a closed period is still held (an erasure removes it). */
+export async function reportHeld(db: Db, boardId: string, key: string, member: string): Promise<boolean> {
+  const { rows } = await sql`
+    SELECT 1 FROM notifications
+     WHERE board_id = ${boardId} AND period_key = ${key} AND kind = 'period_report' AND member_id = ${member}
+     LIMIT 1`.execute(db);
+  return rows.length > 0;
+}
+
 export async function reportPage(
   db: Db,
   boardId: string,

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { Conflict } from '../../domain/errors.js';
 import type { Db } from './database.js';
 import type { AggregateState } from './events-repository.js';
-import { hasPgCode, PG_ERROR } from './pg-errors.js';
+import { asDomainError, hasPgCode, PG_ERROR } from './pg-errors.js';
 import { hashedKey } from './functions/key-hash.js';
 
 export interface MemberRow {
@@ -12,16 +12,24 @@ export interface MemberRow {
   excludedAt: Date | null;
 }
 
-/** Creates the member if needed and locks it: batches for this member wait until commit. */
+/**
+ * Creates the member if needed and locks it: batches for this member wait until commit. A
+ * wait Postgres gives up (timeout, deadlock, cancel) is Contention: the caller's whole
+ * transaction is undone, and the request may be sent again.
+ */
 export async function lockMember(db: Db, memberId: string, create: boolean): Promise<MemberRow | undefined> {
-  if (create)
-    await db
-      .insertInto('members')
-      .values({ id: memberId })
-      .onConflict((oc) => oc.column('id').doNothing())
-      .execute();
-  const row = await db.selectFrom('members').selectAll().where('id', '=', memberId).forUpdate().executeTakeFirst();
-  return row && { id: row.id, displayName: row.display_name, region: row.region, excludedAt: row.excluded_at };
+  try {
+    if (create)
+      await db
+        .insertInto('members')
+        .values({ id: memberId })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .execute();
+    const row = await db.selectFrom('members').selectAll().where('id', '=', memberId).forUpdate().executeTakeFirst();
+    return row && { id: row.id, displayName: row.display_name, region: row.region, excludedAt: row.excluded_at };
+  } catch (err) {
+    throw asDomainError(err);
+  }
 }
 
 export async function findMember(db: Db, memberId: string): Promise<MemberRow | undefined> {
@@ -80,6 +88,16 @@ export async function memberProjection(
   memberId: string,
   options: { openOnly: boolean; retiredBefore?: Date },
 ): Promise<AggregateState[]> {
+  return membersProjection(db, [memberId], options);
+}
+
+/** `memberProjection` of several members in one query. */
+export async function membersProjection(
+  db: Db,
+  memberIds: readonly string[],
+  options: { openOnly: boolean; retiredBefore?: Date },
+): Promise<AggregateState[]> {
+  if (memberIds.length === 0) return [];
   const retired = options.retiredBefore
     ? sql`AND NOT (p.state = 'closed' AND p.closed_at <= ${options.retiredBefore})`
     : sql``;
@@ -89,7 +107,9 @@ export async function memberProjection(
       JOIN boards b ON b.id = a.board_id
       JOIN members m ON m.id = a.member_id
       JOIN periods p ON p.board_id = a.board_id AND p.key = a.period_key
-     WHERE a.member_id = ${memberId} ${options.openOnly ? sql`AND p.state = 'open'` : sql``} ${retired}`.execute(db);
+     WHERE a.member_id = ANY(${[...memberIds]}::text[]) ${options.openOnly ? sql`AND p.state = 'open'` : sql``} ${retired}`.execute(
+    db,
+  );
   return rows.map((r) => r.state);
 }
 
@@ -133,44 +153,64 @@ export async function exclusionHistory(db: Db, memberId: string) {
 }
 
 /**
- * Marks an event voided and recomputes its member's aggregates of that period from the ledger.
- * Conflict when the recomputed aggregate would leave ±2^40 (a sum without a negative event).
+ * Voids a member's events of one board period that are not voided yet, one event (`key`) or
+ * all of them, and recomputes the member's aggregates of that period from the ledger once.
+ * Each voided event is counted in the moderation log. Returns how many were voided. Conflict when the
+ * recomputed aggregate would leave ±2^40 (a sum without a negative event).
  */
-export async function voidEventAndRecompute(
+export async function voidEventsAndRecompute(
   db: Db,
-  event: { key: string; board: string; period: string; member: string },
+  target: { board: string; period: string; member: string; key?: string },
   reason: string,
   at: Date,
-): Promise<void> {
-  await db
+): Promise<number> {
+  let voiding = db
     .updateTable('score_events')
     .set({ status: 'voided', void_reason: reason, voided_at: at })
-    .where('idempotency_key', '=', event.key)
-    .where('board_id', '=', event.board)
-    .where('occurred_at', '=', (eb) =>
-      eb
-        .selectFrom('score_event_keys')
-        .select('occurred_at')
-        .where('idempotency_key', '=', hashedKey(event.key))
-        .where('board_id', '=', event.board),
-    )
-    .execute();
+    .where('board_id', '=', target.board)
+    .where('period_key', '=', target.period)
+    .where('member_id', '=', target.member)
+    // Exhausted events too (stored beyond maxAttempts): voided, none of them can come to count.
+    .where('status', '<>', 'voided');
+  if (target.key !== undefined) {
+    const key = target.key;
+    // The key table knows the event's occurred_at: the update prunes to its one partition.
+    voiding = voiding
+      .where('idempotency_key', '=', key)
+      .where('occurred_at', '=', (eb) =>
+        eb
+          .selectFrom('score_event_keys')
+          .select('occurred_at')
+          .where('idempotency_key', '=', hashedKey(key))
+          .where('board_id', '=', target.board),
+      );
+  }
+  const voided = (await voiding.returning('id').execute()).length;
+  if (voided === 0) return 0;
   await db
     .insertInto('moderation_log')
-    .values({ board_id: event.board, period_key: event.period, at, kind: 'void' })
+    .values(
+      Array.from({ length: voided }, () => ({
+        board_id: target.board,
+        period_key: target.period,
+        at,
+        kind: 'void' as const,
+      })),
+    )
     .execute();
   try {
     await recomputeAggregates(
       db,
-      { board: event.board, period: event.period, member: event.member, category: null },
+      { board: target.board, period: target.period, member: target.member, category: null },
       at,
     );
   } catch (err) {
     if (hasPgCode(err, PG_ERROR.checkViolation)) {
-      throw new Conflict('voiding this event would take the member aggregate beyond ±2^40', undefined, { cause: err });
+      throw new Conflict(`voiding would take the member aggregate beyond ±2^40`, undefined, { cause: err });
     }
     throw err;
   }
+  return voided;
 }
 
 /** Recomputes aggregates from the ledger (see laurel_recompute_aggregates); returns rows written. */

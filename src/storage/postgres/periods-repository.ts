@@ -87,6 +87,33 @@ export async function setOpenAllPeriodEnd(db: Db, boardId: string, endsAt: Date 
     .execute();
 }
 
+/**
+ * An open, started period closed now: its end becomes `at` and it is marked due without grace
+ * (the tick's close does the rest). Guarded by state, under the row lock, so of concurrent
+ * requests exactly one is granted. Returns the period as it was when not granted (or
+ * undefined when there is none), with `granted` saying which.
+ */
+export async function requestPeriodClose(
+  db: Db,
+  boardId: string,
+  key: string,
+  at: Date,
+  reason: string,
+): Promise<{ granted: boolean; period: StoredPeriod | undefined }> {
+  const row = await db
+    .updateTable('periods')
+    .set({ ends_at: at, close_requested_at: at, close_reason: reason })
+    .where('board_id', '=', boardId)
+    .where('key', '=', key)
+    .where('state', '=', 'open')
+    .where('close_requested_at', 'is', null)
+    .where('starts_at', '<=', at)
+    .returningAll()
+    .executeTakeFirst();
+  if (row) return { granted: true, period: toPeriod(row) };
+  return { granted: false, period: await findPeriod(db, boardId, key) };
+}
+
 /** A board's periods, newest first. */
 export async function listPeriods(db: Db, boardId: string, limit: number): Promise<StoredPeriod[]> {
   const rows = await db

@@ -16,11 +16,17 @@ import type { LeaderboardRedis } from './scripts.js';
 import { execBySlot, type KeyedCommand, type Pipeline, type Reply } from './slots.js';
 import { closedNotice, changedNotice } from './change-notices.js';
 import { Unavailable } from '../../domain/errors.js';
+import { lagCounts } from '../../domain/lag-histogram.js';
+import type { Fraction } from '../../domain/cutoffs.js';
+
+/** Two days: well past the three hours the rollups recompute, and past a weekend's outage of the job. */
+const LAG_TTL_SECONDS = 2 * 86_400;
 
 type ScriptPipeline = Pipeline & {
   laurelProject(base: string, complete: string, ...args: string[]): void;
   laurelErase(base: string, member: string, ...categories: string[]): void;
   laurelPlace(...args: string[]): void;
+  laurelLagRecord(histogram: string, ttl: number, ...bucketCounts: number[]): void;
 };
 
 /** A read Redis cannot answer: the category is not complete there (a rebuild may be running). */
@@ -81,9 +87,10 @@ export class LeaderboardCache {
   async project(
     aggregates: readonly AggregateState[],
     boards: ReadonlyMap<string, Board>,
-    options: { createdPeriods?: ReadonlyArray<{ board: string; period: string }>; extraWrite?: KeyedCommand } = {},
+    options: { createdPeriods?: ReadonlyArray<{ board: string; period: string }>; extraWrites?: KeyedCommand[] } = {},
   ): Promise<PeriodCategory[]> {
-    if (!this.access.writes) return this.skipProjection(aggregates, boards, options.extraWrite);
+    const extraWrites = options.extraWrites ?? [];
+    if (!this.access.writes) return this.skipProjection(aggregates, boards, extraWrites);
     const byPeriod = new Map<string, { board: string; period: string; complete: string; args: string[] }>();
     const group = (board: string, period: string) => {
       const base = this.keys.period(board, period);
@@ -113,7 +120,7 @@ export class LeaderboardCache {
       key: base,
       add: (pipeline) => (pipeline as ScriptPipeline).laurelProject(base, g.complete, ...g.args),
     }));
-    if (options.extraWrite) commands.push(options.extraWrite);
+    commands.push(...extraWrites);
     // Watching web processes hear of each changed period from one notice, in the same round trip.
     const notice = changedNotice(Date.now());
     for (const [, g] of groups) if (g.args.length > 0) commands.push(this.noticeCommand(g.board, g.period, notice));
@@ -140,21 +147,21 @@ export class LeaderboardCache {
         for (const category of ['all', ...board.categories]) incomplete.push({ board: board.id, period, category });
       this.onProjectionFailure(results.find(([err]) => err)![0]!);
     }
-    // The other commands (pending marks, notices) are best effort: a failed one is not the projection's.
+    // The other commands (pending marks, lags, notices) are best effort: a failed one is not the projection's.
     return incomplete;
   }
 
   /**
    * Writes off (a key layout this release does not know): nothing is projected, and every
    * category touched is reported incomplete, so its rebuild is requested, to be run by a
-   * worker of the layout that owns the Redis. The ride-along write (pending marks) still goes.
+   * worker of the layout that owns the Redis. The ride-along writes (pending marks, lags) still go.
    */
   private async skipProjection(
     aggregates: readonly AggregateState[],
     boards: ReadonlyMap<string, Board>,
-    extraWrite: KeyedCommand | undefined,
+    extraWrites: readonly KeyedCommand[],
   ): Promise<PeriodCategory[]> {
-    if (extraWrite) await execBySlot(this.redis, [extraWrite]);
+    await execBySlot(this.redis, extraWrites);
     const touched = new Map<string, PeriodCategory>();
     for (const a of aggregates)
       for (const category of ['all', ...(boards.get(a.board)?.categories ?? [])])
@@ -208,6 +215,43 @@ export class LeaderboardCache {
     for (const [err] of await execBySlot(this.redis, commands)) if (err) throw err;
   }
 
+  /**
+   * Commands adding event-to-visible lags to their (board, period, hour) histograms, one per
+   * histogram, to ride in the projection's round trip. Kept LAG_TTL_SECONDS after the last
+   * write: the rollups read the last three hours.
+   */
+  lagCommands(hourMs: number, lags: ReadonlyArray<{ board: string; period: string; ms: number }>): KeyedCommand[] {
+    const byPeriod = new Map<string, number[]>();
+    for (const { board, period, ms } of lags) {
+      const key = this.keys.lag(board, period, hourMs);
+      let list = byPeriod.get(key);
+      if (!list) byPeriod.set(key, (list = []));
+      list.push(ms);
+    }
+    return [...byPeriod.entries()].map(([key, list]) => {
+      const counts = [...lagCounts(list).entries()].flat();
+      return { key, add: (pipeline) => (pipeline as ScriptPipeline).laurelLagRecord(key, LAG_TTL_SECONDS, ...counts) };
+    });
+  }
+
+  /** The lag histograms of the given hours, in one round trip (per slot on a cluster); null where none is kept. */
+  async lagHistograms(
+    hours: ReadonlyArray<{ board: string; period: string; hourMs: number }>,
+  ): Promise<Array<Map<number, number> | null>> {
+    const replies = await execBySlot(
+      this.redis,
+      hours.map(({ board, period, hourMs }) => {
+        const key = this.keys.lag(board, period, hourMs);
+        return { key, add: (pipeline) => pipeline.hgetall(key) };
+      }),
+    );
+    return replies.map(([err, reply]) => {
+      if (err) throw err;
+      const fields = Object.entries(reply as Record<string, string>);
+      return fields.length === 0 ? null : new Map(fields.map(([bucket, n]) => [Number(bucket), Number(n)]));
+    });
+  }
+
   private noticeCommand(board: string, period: string, notice: string): KeyedCommand {
     const channel = this.keys.changes(board, period);
     return { key: channel, add: (pipeline) => pipeline.spublish(channel, notice) };
@@ -255,6 +299,53 @@ export class LeaderboardCache {
       );
     });
     return { total, top: rankedEntries(s.board, 0, first, items), placed };
+  }
+
+  /**
+   * What the goals and cutoffs answers are made of, in one script call (one moment): the
+   * member's placement and the entry just above it in the listing order, the entries at the
+   * given positions and fractions of the total, and the given members' placements.
+   */
+  async targets(s: Scope, q: TargetQuery): Promise<Targets | Miss> {
+    const [scope, state, ok, category] = this.readKeys(s);
+    const reply = await this.redis.laurelTargets(
+      scope,
+      state,
+      ok,
+      category,
+      sharedFlag(s.board),
+      q.member ?? '',
+      q.positions.length,
+      ...q.positions,
+      q.fractions.length,
+      ...q.fractions.flatMap((f) => [f.numerator.toString(), f.denominator.toString()]),
+      ...q.members,
+    );
+    if (reply[0] === 0) return miss(reply);
+    const [, total, own, above, positions, fractions, placed] = reply;
+    const entryAt = (flat: readonly unknown[], i: number) => targetEntry(s.board, flat, i);
+    const placedAt = (flat: readonly unknown[], i: number): Placed => {
+      const entry = entryAt(flat, i);
+      return entry === null
+        ? { total, rank: null, scaled: null }
+        : {
+            total,
+            rank: entry.rank,
+            scaled: entry.scaled,
+            ...(entry.subscore === undefined ? {} : { subscore: entry.subscore }),
+          };
+    };
+    return {
+      total,
+      own: q.member === null ? null : placedAt(own, 0),
+      next: entryAt(above, 0),
+      positions: q.positions.map((_, i) => entryAt(positions, i * 3)),
+      fractions: q.fractions.map((_, i) => ({
+        position: Number(fractions[i * 4]),
+        entry: entryAt(fractions, i * 4 + 1),
+      })),
+      placed: new Map(q.members.map((member, i) => [member, placedAt(placed, i * 3)])),
+    };
   }
 
   private readKeys(s: Scope): [string, string, string, string] {
@@ -370,6 +461,20 @@ function placedFrom(reply: PlaceReply, board: Board): Placed | Miss {
   return { total, rank: rank0 + 1, scaled: scaledFromSortScore(board.order, score), ...subscoreOf(board, entry ?? '') };
 }
 
+/** The (rank0, score, entry) triple at `i` of a targets reply as an entry; null where rank0 is -1. */
+function targetEntry(board: Board, flat: readonly unknown[], i: number): SliceEntry | null {
+  const rank0 = Number(flat[i]);
+  if (flat.length <= i || rank0 < 0) return null;
+  const score = String(flat[i + 1]);
+  const entry = String(flat[i + 2]);
+  return {
+    rank: rank0 + 1,
+    member: decodeEntry(board.tieBreak, entry, board.subscore),
+    scaled: scaledFromSortScore(board.order, score),
+    ...subscoreOf(board, entry),
+  };
+}
+
 /** The read scripts' shared flag: '0' distinct ranks, '1' equal scores share one, '2' equal scores and subscores. */
 function sharedFlag(board: Board): string {
   if (board.tieBreak !== 'shared') return '0';
@@ -440,6 +545,32 @@ export interface SliceAndPlace {
 /** Given members' entries that are ranked in a scope, in scope order. */
 export interface Picked {
   picked: Array<Omit<SliceEntry, 'rank'>>;
+}
+
+/** What a targets read asks for (goals and cutoffs). */
+export interface TargetQuery {
+  /** The member whose placement, and the entry just above it, are read; null for none. */
+  member: string | null;
+  /** 1-based positions of the listing order whose entries are read. */
+  positions: readonly number[];
+  /** Fractions of the total, each naming the position max(1, ceil(total × fraction)). */
+  fractions: readonly Fraction[];
+  /** Members whose placements are read. */
+  members: readonly string[];
+}
+
+/** A targets read, at one moment. */
+export interface Targets {
+  total: number;
+  /** The member's placement; null when no member was asked for. */
+  own: Placed | null;
+  /** The entry just above the member in the listing order; null at the top or while unranked. */
+  next: SliceEntry | null;
+  /** The entry at each asked position, null past the end. */
+  positions: Array<SliceEntry | null>;
+  /** Each fraction's position and the entry there, null past the end. */
+  fractions: Array<{ position: number; entry: SliceEntry | null }>;
+  placed: Map<string, Placed>;
 }
 
 export interface Watched {

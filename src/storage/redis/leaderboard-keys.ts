@@ -14,6 +14,12 @@ import { WORLD } from '../../domain/ids.js';
  *   <prefix>:lb:{board|period}:t:<token>:pd:<category> live writes waiting for its replay
  *   <prefix>:lb:{board|period}:changes                 pub/sub channel of change notices (sharded on a cluster)
  *
+ * Beside them, with the same hash tag so they ride in the projection's round trip, but
+ * outside the period's `lb:` names (evicting or verifying a period never meets them):
+ *
+ *   <prefix>:lag:{board|period}:<hour>                 hash lag bucket (ms) -> events made visible in that hour
+ *                                                      (epoch ms of its start), for the rollups; expires
+ *
  * Outside any period, each in a slot of its own: <prefix>:pending (see pending()), the
  * "Laurel was here" markers <prefix>:lb:layout2 (one per master on a cluster), and the key
  * layout record <prefix>:lb:{layout}:* (key-layout.ts): any change to this layout raises KEY_LAYOUT.
@@ -41,6 +47,11 @@ export class LeaderboardKeys {
   /** The regions that have a sorted set in the category (the scripts keep it). */
   regions(board: string, period: string, category: string): string {
     return `${this.period(board, period)}:rg:${category}`;
+  }
+
+  /** Event-to-visible lags of the hour starting at `hourMs` (additive: no ranking read depends on it). */
+  lag(board: string, period: string, hourMs: number): string {
+    return `${this.prefix}:lag:{${board}|${period}}:${hourMs}`;
   }
 
   /** Which categories of the period are complete in Redis; reads fall back to Postgres otherwise. */

@@ -39,6 +39,7 @@ export interface LeaderboardCommands {
   laurelRebuildReplay(base: string, category: string, token: string, limit: number): Promise<number>;
   laurelRebuildSwap(base: string, category: string, token: string): Promise<number>;
   laurelErase(base: string, member: string, ...categories: string[]): Promise<number>;
+  laurelLagRecord(histogram: string, ttl: number, ...bucketCounts: Array<string | number>): Promise<number>;
   laurelSlice(
     scope: string,
     state: string,
@@ -82,7 +83,20 @@ export interface LeaderboardCommands {
     topN: number,
     ...members: string[]
   ): Promise<NotReady | [1, number, number, string[], Array<number | string>]>;
+  /** A member's place and the entry above it, entries at positions and fractions, members' places: goals and cutoffs. */
+  laurelTargets(
+    scope: string,
+    state: string,
+    ok: string,
+    category: string,
+    shared: string,
+    ...args: Array<string | number>
+  ): Promise<NotReady | [1, number, TargetTriple, TargetTriple, TargetTriples, TargetTriples, TargetTriples]>;
 }
+
+/** Flat (rank0, score, entry) triples; rank0 -1 with '' where nothing is ranked (fractions: a position before each). */
+type TargetTriple = [number, string, string];
+type TargetTriples = Array<number | string>;
 
 export type LeaderboardRedis = RedisClient & LeaderboardCommands;
 
@@ -94,11 +108,13 @@ const SCRIPTS: Record<keyof LeaderboardCommands, { file: string; keys: number }>
   laurelRebuildReplay: { file: 'rebuild-replay.lua', keys: 1 },
   laurelRebuildSwap: { file: 'rebuild-swap.lua', keys: 1 },
   laurelErase: { file: 'erase.lua', keys: 1 },
+  laurelLagRecord: { file: 'lag-record.lua', keys: 1 },
   laurelSlice: { file: 'slice.lua', keys: 3 },
   laurelPlace: { file: 'place.lua', keys: 3 },
   laurelAround: { file: 'around.lua', keys: 3 },
   laurelPick: { file: 'pick.lua', keys: 3 },
   laurelWatch: { file: 'watch.lua', keys: 3 },
+  laurelTargets: { file: 'targets.lua', keys: 3 },
 };
 
 // Read once per process (each connection defines the same scripts).

@@ -106,17 +106,6 @@ BEGIN
 
   v_ev := ARRAY(SELECT e FROM jsonb_populate_recordset(NULL::laurel_apply_event, p_events) AS e);
 
-  INSERT INTO members (id)
-  SELECT DISTINCT e.member_id FROM unnest(v_ev) AS e
-   ORDER BY 1
-  ON CONFLICT DO NOTHING;
-  -- Region changes, exclusions and voids lock the member FOR UPDATE: they wait for this
-  -- batch and it for them, so no batch projects a region or exclusion flag that is stale.
-  PERFORM 1 FROM members m
-   WHERE m.id IN (SELECT e.member_id FROM unnest(v_ev) AS e)
-   ORDER BY m.id
-     FOR SHARE;
-
   -- Classification, first pass: an event's identity is (board, key). One repeated inside the
   -- batch is decided by its first copy (see the final pass); one already in the key table is
   -- a duplicate or a conflict; what is left is a candidate, pending its period.
@@ -142,6 +131,25 @@ BEGIN
     LEFT JOIN LATERAL (SELECT k.payload_hash FROM score_event_keys k
                         WHERE k.idempotency_key = ev.h AND k.board_id = ev.board_id) se ON true;
 
+  -- A member is created only by an event that stores something under their id: one that may
+  -- enter the ledger, or a rejection. A duplicate (a repeat of one too: same payload, same
+  -- member) or an event of a board that does not exist creates none, so resending an erased
+  -- member's event does not bring the member back. (The first pass locks nothing.)
+  INSERT INTO members (id)
+  SELECT DISTINCT c.member_id
+    FROM (SELECT c.member_id, c.verdict, c.payload_hash,
+                 first_value(c.payload_hash) OVER (PARTITION BY c.board_id, c.key ORDER BY c.ord) AS first_hash
+            FROM ${classified('c')}) c
+   WHERE c.verdict <> 'duplicate' AND (c.verdict <> 'repeat' OR c.payload_hash <> c.first_hash)
+   ORDER BY 1
+  ON CONFLICT DO NOTHING;
+  -- Region changes, exclusions and voids lock the member FOR UPDATE: they wait for this
+  -- batch and it for them, so no batch projects a region or exclusion flag that is stale.
+  PERFORM 1 FROM members m
+   WHERE m.id IN (SELECT e.member_id FROM unnest(v_ev) AS e)
+   ORDER BY m.id
+     FOR SHARE;
+
   -- A period is created only by an event that can still count in it: never by a late,
   -- duplicate or refused one. The caller learns which periods it created: Redis holds all
   -- of such a period by construction.
@@ -164,10 +172,11 @@ BEGIN
    ORDER BY p.board_id, p.key
      FOR SHARE;
 
-  -- Second pass: a candidate counts only in a period that is still open.
+  -- Second pass: a candidate counts only in a period that is still open, and, in a period an
+  -- operator closed now (its end moved to that moment), only if it occurred before that end.
   SELECT array_agg(
            CASE WHEN c.verdict IS DISTINCT FROM 'candidate' THEN c.verdict
-                WHEN p.state = 'open' THEN 'fresh'
+                WHEN p.state = 'open' AND (p.close_requested_at IS NULL OR c.occurred_at < p.ends_at) THEN 'fresh'
                 ELSE 'period_closed' END ORDER BY c.i)
     INTO v_verdict
     FROM ${classified('c')}

@@ -6,15 +6,9 @@
 --@include lib/member-state.lua
 --@include lib/entry-of.lua
 --@include lib/shared-rank.lua
+--@include lib/placement.lua
 
 local total = redis.call('ZCARD', KEYS[1])
-local entry = entryOf(ARGV[2])
-if not entry then return {1, total} end
-local score = redis.call('ZSCORE', KEYS[1], entry)
-local rank
-if ARGV[3] ~= '0' then
-  rank = sharedRank0(KEYS[1], ARGV[3], score, entry)
-else
-  rank = redis.call('ZRANK', KEYS[1], entry)
-end
+local rank, score, entry = placementOf(ARGV[2], ARGV[3])
+if rank < 0 then return {1, total} end
 return {1, total, rank, score, entry}

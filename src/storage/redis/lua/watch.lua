@@ -10,6 +10,7 @@
 --@include lib/member-state.lua
 --@include lib/entry-of.lua
 --@include lib/shared-rank.lua
+--@include lib/placement.lua
 
 local total = redis.call('ZCARD', KEYS[1])
 local shared = ARGV[2] ~= '0'
@@ -21,14 +22,9 @@ if n > 0 then
 end
 local placed = {}
 for i = 4, #ARGV do
-  local rank, score = -1, ''
-  local entry = entryOf(ARGV[i])
-  if entry then
-    score = redis.call('ZSCORE', KEYS[1], entry)
-    if shared then rank = sharedRank0(KEYS[1], ARGV[2], score, entry) else rank = redis.call('ZRANK', KEYS[1], entry) end
-  end
+  local rank, score, entry = placementOf(ARGV[i], ARGV[2])
   placed[#placed + 1] = rank
   placed[#placed + 1] = score
-  placed[#placed + 1] = entry or ''
+  placed[#placed + 1] = entry
 end
 return {1, total, first, top, placed}

@@ -1,4 +1,4 @@
--- Shared by place.lua, around.lua and watch.lua (included after member-state.lua).
+-- Shared by place.lua, around.lua, watch.lua and targets.lua (included after member-state.lua).
 -- entryOf(member): the member's sorted-set entry in this scope (KEYS[1], found through the
 -- member state whose index is KEYS[2]), or nil.
 

@@ -1,5 +1,5 @@
 -- Shared by project.lua, rebuild-fill.lua, rebuild-replay.lua, rebuild-swap.lua, erase.lua,
--- place.lua, around.lua, watch.lua and pick.lua (included first, before apply-aggregate.lua or
+-- place.lua, around.lua, watch.lua, targets.lua and pick.lua (included first, before apply-aggregate.lua or
 -- entry-of.lua).
 -- The per-member state of one category of a family (live: the period base; a rebuild: its
 -- temp base) is not one big hash: a big hash costs about 80 bytes a member, its field and
@@ -89,12 +89,33 @@ local function stateSet(index, member, value, key)
 end
 
 -- A bucket left empty leaves the index too (its range joins the one before), so erasures do
--- not grow the index; the first bucket ('') stays.
+-- not grow the index; the first bucket ('') stays. A bucket is named by its lowest member id,
+-- so one whose namesake is deleted (an erasure) is renamed after its lowest remaining id: no
+-- key name or index entry keeps the id. Its range then starts there, and ids between fall to
+-- the bucket before, which is as correct (a bucket's range is only where lookups start).
 local function stateDelete(index, member)
   local key = bucketOf(index, member)
   if not key then return 0 end
   local removed = redis.call('HDEL', key, member)
-  if removed == 1 and key ~= index .. ':' and redis.call('EXISTS', key) == 0 then
+  if removed == 1 and key == index .. ':' .. member then
+    local fields = redis.call('HKEYS', key)
+    redis.call('ZREM', index, member)
+    if #fields > 0 then
+      local scratch = index .. ':~' -- '~' is not allowed in member ids: never a bucket's name
+      local args = {}
+      for i, f in ipairs(fields) do
+        args[2 * i - 1] = 0
+        args[2 * i] = f
+      end
+      redis.call('ZADD', scratch, unpack(args))
+      local lowest = redis.call('ZRANGE', scratch, 0, 0)[1]
+      redis.call('DEL', scratch)
+      -- RENAME keeps a temp bucket's TTL; the new name is free (it was in this bucket's range).
+      redis.call('RENAME', key, index .. ':' .. lowest)
+      redis.call('ZADD', index, 0, lowest)
+    end
+  elseif removed == 1 and key ~= index .. ':' and redis.call('EXISTS', key) == 0 then
+    -- A bucket whose namesake went before this release renamed them, now empty.
     redis.call('ZREM', index, string.sub(key, #index + 2))
   end
   return removed

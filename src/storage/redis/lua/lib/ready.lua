@@ -1,4 +1,4 @@
--- Shared prologue of the reads (slice, place, around, pick, watch; included, not a script of its own).
+-- Shared prologue of the reads (slice, place, around, pick, watch, targets; included, not a script of its own).
 -- KEYS[3] is the period's ok hash (<base>:ok), ARGV[1] the category. Returns {0, rebuilding}
 -- when the category is not known to be complete (Redis lost it, or a rebuild has not
 -- finished): the caller then reads Postgres instead, and asks for a rebuild unless one runs.

@@ -1,4 +1,4 @@
--- Shared by slice.lua, place.lua, around.lua and watch.lua (included). sharedRank0(key, flag, score, entry):
+-- Shared by slice.lua, place.lua, around.lua, watch.lua and targets.lua (included). sharedRank0(key, flag, score, entry):
 -- under `shared`, how many entries of the sorted set `key` rank strictly ahead of `entry`
 -- (whose score is `score`). flag '1': ties are equal scores, so it is a ZCOUNT of better
 -- scores. flag '2' (a board with a subscore): ties are equal scores with an equal 13-digit
