@@ -1,5 +1,7 @@
 import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
+import { estimatedKeyBits, MIN_KEY_BITS } from './key-strength.js';
+import { looksLikePlayerToken } from '../domain/player-token-shape.js';
 
 const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -60,7 +62,15 @@ const envSchema = z.object({
     .min(32, 'must be at least 32 characters (generate one: openssl rand -hex 32)')
     .max(512, 'must be at most 512 characters')
     .regex(/^\S+$/, 'must not contain whitespace')
-    .refine((key) => new Set(key).size > 1, 'must not be one character repeated'),
+    .refine((key) => !looksLikePlayerToken(key), 'must not look like a player token (three parts joined by dots)')
+    .superRefine((key, ctx) => {
+      const bits = estimatedKeyBits(key);
+      if (bits < MIN_KEY_BITS)
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          message: `is too easy to guess (about ${bits} bits estimated from its characters and repeats, at least ${MIN_KEY_BITS} needed; generate one: openssl rand -hex 32)`,
+        });
+    }),
   PUBLIC_READS: booleanFlag.default(false),
   /** Web processes (node:cluster) behind one port; 1 runs the web side in this process. */
   WEB_PROCESSES: z.coerce.number().int().min(1).max(64).default(1),
@@ -118,6 +128,16 @@ const envSchema = z.object({
   RATE_LIMIT_PER_IP: z.coerce.number().int().min(0).default(600),
   /** Postgres lookups of keys not yet cached, per client IP and window (before the lookup); 0 = off. */
   RATE_LIMIT_KEY_LOOKUPS_PER_IP: z.coerce.number().int().min(0).default(100),
+  /** Requests one member may make per window with player tokens, across all web processes; 0 = off. */
+  RATE_LIMIT_PER_PLAYER: z.coerce.number().int().min(0).default(120),
+  /**
+   * Signs and verifies player tokens (HS256): a game's backend may sign them itself with it.
+   * Unset: no player token is minted or accepted.
+   */
+  PLAYER_TOKEN_SECRET: z
+    .string()
+    .min(32, 'must be at least 32 characters (generate one: openssl rand -hex 32)')
+    .optional(),
   /**
    * Express "trust proxy": the number of proxy hops in front, or their addresses; decides the
    * client IP. `true` (trust every X-Forwarded-For hop) is refused: any client could then
@@ -145,6 +165,23 @@ const envSchema = z.object({
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
   /** Open connections one web process accepts (room for 10,000 open event streams, docs/design/realtime.md); beyond, new ones are closed at once. */
   HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1_000_000).default(16_384),
+  /**
+   * Connections one client address (an IPv6 /64) may hold open before their first request's
+   * headers are in; one more is closed at once, so half-sent headers cannot fill the process.
+   * Behind a proxy every connection comes from the proxy's address: raise it or set 0 (no cap).
+   */
+  HTTP_PENDING_CONNECTIONS_PER_IP: z.coerce.number().int().min(0).max(1_000_000).default(64),
+  /**
+   * Event streams one web process serves at once; below HTTP_MAX_CONNECTIONS, so probes and
+   * intake always find room. Unset: three quarters of HTTP_MAX_CONNECTIONS, at most 10,000.
+   */
+  STREAMS_MAX: z.coerce.number().int().min(1).max(1_000_000).optional(),
+  /** Event streams one API key holds open in one web process; 0 = no cap. */
+  STREAMS_PER_KEY: z.coerce.number().int().min(0).max(1_000_000).default(100),
+  /** Event streams one client address (an IPv6 /64) holds open in one web process; 0 = no cap. */
+  STREAMS_PER_IP: z.coerce.number().int().min(0).max(1_000_000).default(100),
+  /** Event streams one member holds open with player tokens in one web process; 0 = no cap. */
+  STREAMS_PER_PLAYER: z.coerce.number().int().min(0).max(1_000_000).default(4),
   /**
    * Postgres standings reads at once per process while the leaderboard Redis cannot answer;
    * one more is refused with 503 and Retry-After, so a burst during a Redis loss cannot
@@ -186,9 +223,24 @@ const envSchema = z.object({
   STREAM_KEEPALIVE_MS: z.coerce.number().int().min(50).max(600_000).default(15_000),
   WEBHOOK_URL: z.string().url().optional(),
   WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Keys the erasure record's member hash (services/erasure-service.ts); unset: derived from ADMIN_API_KEY. */
+  ERASURE_HASH_SECRET: z
+    .string()
+    .min(32, 'must be at least 32 characters (generate one: openssl rand -hex 32)')
+    .optional(),
 });
 
 export type Env = z.infer<typeof envSchema>;
+
+/**
+ * The event streams one web process serves at once: STREAMS_MAX, or by default three
+ * quarters of the connection limit (at most 10,000), so a quarter stays free for probes,
+ * intake and reads. Derived here rather than at parse time, so a parsed environment handed
+ * to another process still follows that process's own connection limit.
+ */
+export function streamsMax(env: Pick<Env, 'STREAMS_MAX' | 'HTTP_MAX_CONNECTIONS'>): number {
+  return env.STREAMS_MAX ?? Math.min(10_000, Math.floor((env.HTTP_MAX_CONNECTIONS * 3) / 4));
+}
 
 /** Every variable the environment schema reads (documented in .env.example). */
 export const ENV_VARIABLES: readonly string[] = Object.keys(envSchema.shape);
@@ -222,6 +274,10 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
     .refine((e) => e.HTTP_HEADERS_TIMEOUT_MS <= e.HTTP_REQUEST_TIMEOUT_MS, {
       path: ['HTTP_HEADERS_TIMEOUT_MS'],
       message: 'must not exceed HTTP_REQUEST_TIMEOUT_MS',
+    })
+    .refine((e) => e.STREAMS_MAX === undefined || e.STREAMS_MAX < e.HTTP_MAX_CONNECTIONS, {
+      path: ['STREAMS_MAX'],
+      message: 'must be below HTTP_MAX_CONNECTIONS (probes and intake need connections of their own)',
     })
     .refine((e) => e.CORS_ORIGINS !== '*' || e.PUBLIC_READS, {
       path: ['CORS_ORIGINS'],

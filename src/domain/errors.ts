@@ -77,3 +77,6 @@ export class Contention extends Unavailable {}
 
 /** Redis refused a write because it reached maxmemory (`noeviction`): nothing of it was written. */
 export class OutOfMemory extends Unavailable {}
+
+/** A feature this deployment has not been given the settings for: no retry helps until it is. */
+export class NotConfigured extends LaurelError {}

@@ -28,7 +28,7 @@ function corsFor(origins: CorsOrigins): RequestHandler {
  * What every answer starts with: the security headers (one constant block) and `no-store`
  * unless the route says its answer may be reused (`setReadHeaders`), then CORS. With a list
  * of origins, every answer varies by Origin (a cache must not hand a browser an answer made
- * for another origin, or for a client that sent none). A preflight is answered here, before
+ * for another origin, or for a client that sent none), and every answer by Accept-Encoding. A preflight is answered here, before
  * any key is looked for (browsers send none with it): 204, with CORS headers only for an
  * allowed origin.
  */
@@ -39,6 +39,9 @@ export function answerStart(origins: CorsOrigins): RequestHandler {
     for (const [name, value] of API_HEADERS) res.setHeader(name, value);
     res.setHeader('Cache-Control', CACHE_CONTROL.none);
     if (listed) res.vary('Origin');
+    // Any answer may be compressed, so every answer varies by Accept-Encoding; said here
+    // rather than by compression alone, which event streams and what they refuse bypass.
+    res.vary('Accept-Encoding');
     const preflight = req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
     // Without Origin there is nothing for CORS to answer (most clients are game servers).
     if (req.headers.origin === undefined && !preflight) return next();

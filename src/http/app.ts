@@ -19,9 +19,12 @@ import { eventRoutes } from './routes/event-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
 import { standingsRoutes } from './routes/standings-routes.js';
 import { streamRoutes } from './routes/stream-routes.js';
+import { StreamAdmission } from './stream-admission.js';
 import { memberRoutes } from './routes/member-routes.js';
+import { playerTokenRoutes } from './routes/player-token-routes.js';
+import { PlayerTokens } from '../services/player-tokens.js';
 import { adminRebuildRoutes } from './routes/admin-rebuild-routes.js';
-import { operationsRoutes } from './routes/operations-routes.js';
+import { metricsRoute, operationsRoutes } from './routes/operations-routes.js';
 import { consoleRoutes } from './routes/console-routes.js';
 import { StreamHub } from '../services/realtime/stream-hub.js';
 import { laurelReadiness } from '../health/laurel-checks.js';
@@ -60,36 +63,17 @@ export interface WebApp {
  * routers mounted in it: a request is matched once, by one router.
  */
 export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadiness(ctx, 'web')): WebApp {
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('query parser', 'simple');
-  app.set('trust proxy', ctx.env.TRUST_PROXY);
-  const verifier = new ApiKeyVerifier(ctx.db, ctx.env.ADMIN_API_KEY, ctx.env.API_KEY_CACHE_SECONDS * 1000);
+  const { app, verifier, tokens } = admittingApp(ctx, readiness);
   const intake = createIntake(ctx);
-  const budgets = createBudgets(
-    ctx.leaderboard.redis,
-    {
-      windowSeconds: ctx.env.RATE_LIMIT_WINDOW_SECONDS,
-      perKey: ctx.env.RATE_LIMIT_PER_KEY,
-      perIp: ctx.env.RATE_LIMIT_PER_IP,
-      lookupsPerIp: ctx.env.RATE_LIMIT_KEY_LOOKUPS_PER_IP,
-      keyPrefix: ctx.env.REDIS_PREFIX,
-    },
-    ctx.log,
-  );
   const streams = new StreamHub(ctx);
 
-  // Every route is the app's own: one router, tried in this order.
-  app.use(accessLog(ctx.log, ctx.metrics));
-  app.use(answerStart(ctx.env.CORS_ORIGINS));
-  healthRoutes(app, readiness);
-  app.use(authenticate(verifier, budgets));
-  streamRoutes(app, ctx, streams);
+  streamRoutes(app, ctx, streams, new StreamAdmission(ctx.env));
   app.use(compressWhenAccepted());
   app.use(readBody);
   eventRoutes(app, ctx, intake);
   standingsRoutes(app, ctx);
   memberRoutes(app, ctx);
+  playerTokenRoutes(app, tokens);
   boardRoutes(app, ctx);
   entrantRoutes(app, ctx);
   leagueRoutes(app, ctx);
@@ -97,8 +81,7 @@ export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadi
   adminRebuildRoutes(app, ctx);
   operationsRoutes(app, ctx);
   consoleRoutes(app);
-  app.use(methodNotAllowed(app));
-  app.use(errorHandler(ctx.log, ctx.failures, ctx.failureOf));
+  finish(app, ctx);
 
   return {
     handler: app,
@@ -110,4 +93,58 @@ export function createWebApp(ctx: AppContext, readiness: Readiness = laurelReadi
       await intake.close();
     },
   };
+}
+
+/**
+ * The start of both apps' chains, in order: the request id and access log; the headers every
+ * answer starts with; the probes (no key, no budget); admission (key and budget). Every route
+ * is the app's own: one router, tried in the order routes are added after this.
+ */
+function admittingApp(
+  ctx: AppContext,
+  readiness: Readiness,
+): { app: Express; verifier: ApiKeyVerifier; tokens: PlayerTokens } {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.set('trust proxy', ctx.env.TRUST_PROXY);
+  const verifier = new ApiKeyVerifier(ctx.db, ctx.env.ADMIN_API_KEY, ctx.env.API_KEY_CACHE_SECONDS * 1000);
+  const tokens = new PlayerTokens(ctx.env.PLAYER_TOKEN_SECRET, ctx.clock);
+  const budgets = createBudgets(
+    ctx.leaderboard.redis,
+    {
+      windowSeconds: ctx.env.RATE_LIMIT_WINDOW_SECONDS,
+      perKey: ctx.env.RATE_LIMIT_PER_KEY,
+      perPlayer: ctx.env.RATE_LIMIT_PER_PLAYER,
+      perIp: ctx.env.RATE_LIMIT_PER_IP,
+      lookupsPerIp: ctx.env.RATE_LIMIT_KEY_LOOKUPS_PER_IP,
+      keyPrefix: ctx.env.REDIS_PREFIX,
+    },
+    ctx.log,
+  );
+  app.use(accessLog(ctx.log, ctx.metrics));
+  app.use(answerStart(ctx.env.CORS_ORIGINS));
+  healthRoutes(app, readiness);
+  app.use(authenticate(verifier, tokens, budgets));
+  return { app, verifier, tokens };
+}
+
+/** The end of both chains: 405 or 404 for what no route answered, then the error answers. */
+function finish(app: Express, ctx: AppContext): void {
+  app.use(methodNotAllowed(app));
+  app.use(errorHandler(ctx.log, ctx.failures, ctx.failureOf));
+}
+
+/**
+ * The HTTP side of a worker-only process (on METRICS_PORT): the probes and `GET /metrics`,
+ * through the same chain as the web side's, so keys, roles, budgets, headers and error
+ * answers follow the same rules (a metrics or admin key scrapes; a read key is a 403).
+ */
+export function createProbeApp(ctx: AppContext, readiness: Readiness): RequestListener {
+  const { app } = admittingApp(ctx, readiness);
+  // Prometheus asks for gzip; a worker's metrics are as large as a web process's.
+  app.use(compressWhenAccepted());
+  metricsRoute(app, ctx);
+  finish(app, ctx);
+  return app;
 }

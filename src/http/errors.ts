@@ -1,5 +1,14 @@
 import type { ErrorRequestHandler } from 'express';
-import { Conflict, InvalidInput, LaurelError, NotFound, Unavailable, type ErrorDetail } from '../domain/errors.js';
+import {
+  Conflict,
+  InvalidInput,
+  LaurelError,
+  NotConfigured,
+  NotFound,
+  Unavailable,
+  type ErrorDetail,
+} from '../domain/errors.js';
+import { echoed } from '../domain/validation.js';
 import type { Logger } from '../logger.js';
 import type { RepeatLimitedLog } from '../observability/repeat-limited-log.js';
 
@@ -22,6 +31,7 @@ function statusOf(err: LaurelError): { status: number; code: string } {
   if (err instanceof NotFound) return { status: 404, code: 'not_found' };
   if (err instanceof Conflict) return { status: 409, code: err.code };
   if (err instanceof Unavailable) return { status: 503, code: 'unavailable' };
+  if (err instanceof NotConfigured) return { status: 503, code: 'not_configured' };
   return { status: 500, code: 'internal' };
 }
 
@@ -89,8 +99,17 @@ function errorAnswer(
   }
   const status = (err as { status?: unknown }).status;
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    // Malformed requests Express itself rejects (a badly encoded path, say).
-    return answer(400, 'bad_request', err instanceof Error ? err.message : 'bad request');
+    // zlib's own words ("incorrect header check") tell a client nothing it can act on.
+    if (/^Z_/.test(String((err as { code?: unknown }).code))) {
+      return answer(
+        400,
+        'bad_request',
+        'request body could not be decompressed: send valid gzip or deflate data, or no Content-Encoding',
+      );
+    }
+    // Malformed requests Express itself rejects (a badly encoded path, say): its message,
+    // which may quote the request, cut short.
+    return answer(400, 'bad_request', err instanceof Error ? echoed(err.message) : 'bad request');
   }
   log.error({ err, path }, 'unhandled error');
   return answer(500, 'internal', 'internal error');

@@ -1,12 +1,14 @@
-import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { boardDefinitionSchema } from '../domain/board.js';
 import { BOARD_ID, IDEMPOTENCY_KEY, MEMBER_ID } from '../domain/ids.js';
 import { eventBatchSchema, scoreEventSchema } from '../domain/event.js';
+import type { Role } from '../services/api-keys.js';
 import { followingSchema } from '../services/following-service.js';
-import { reasonSchema, restoreSchema } from '../services/moderation-service.js';
+import { reasonSchema, removalQuerySchema, restoreSchema } from '../services/moderation-service.js';
 import { memberSchema } from '../services/member-profile-service.js';
+import { bulkMembersSchema } from '../services/members-bulk-service.js';
 import { memberEventsQuerySchema } from '../services/member-events-service.js';
+import { playerTokenRequestSchema } from '../services/player-tokens.js';
 import {
   notificationsQuerySchema,
   periodsQuerySchema,
@@ -14,6 +16,8 @@ import {
 } from '../services/period-results-service.js';
 import { rebuildRequestSchema } from '../services/rebuild-service.js';
 import { topStreamQuerySchema } from '../services/realtime/stream-query.js';
+import { goalsQuerySchema } from '../services/goals-service.js';
+import { cutoffsQuerySchema } from '../services/cutoffs-service.js';
 import { statsQuerySchema } from '../services/stats-service.js';
 import { entrantsQuerySchema } from '../services/entrants-service.js';
 import { leagueQuerySchema } from '../services/league-service.js';
@@ -27,21 +31,7 @@ import {
 import { createKeySchema } from './routes/admin-key-routes.js';
 import { eventKeyQuerySchema, intakeQuerySchema } from './routes/event-routes.js';
 import * as answers from './schemas/responses.js';
-
-// The project's package.json is two folders up from the sources (src/http/) and three from
-// the build (dist/src/http/), which the image runs with package.json beside dist/.
-const version = ((): string => {
-  const load = createRequire(import.meta.url);
-  for (const candidate of ['../../package.json', '../../../package.json']) {
-    try {
-      const pkg = load(candidate) as { name?: string; version: string };
-      if (pkg.name === 'laurel') return pkg.version;
-    } catch {
-      // not at this level
-    }
-  }
-  throw new Error("Laurel's package.json not found above src/http");
-})();
+import { LAUREL_VERSION } from '../version.js';
 
 /** Request bodies, as components; converted with their input types (defaults make a field optional). */
 const requestBodies = z.registry<{ id: string }>();
@@ -51,6 +41,8 @@ for (const [id, schema] of Object.entries({
   EventBatch: eventBatchSchema,
   MemberUpdate: memberSchema,
   FollowingUpdate: followingSchema,
+  MemberBatch: bulkMembersSchema,
+  PlayerTokenRequest: playerTokenRequestSchema,
   Reason: reasonSchema,
   RestoreReason: restoreSchema,
   KeyRequest: createKeySchema,
@@ -96,18 +88,18 @@ function parameters(path: string, query?: z.ZodObject) {
   return [...inPath, ...inQuery];
 }
 
-type Access = 'none' | 'read' | 'ingest' | 'admin';
+type Access = 'none' | Role;
 
 const ERROR_TEXT: Record<number, string> = {
   400: 'validation failed: `details` names each field at fault',
   401: 'no or bad API key',
-  403: 'the key lacks the role',
+  403: "the key lacks the role (a player token: a write, another role's route or another member's member route)",
   404: 'unknown board, period, category, region, member, event, rebuild, erasure or key',
   409: 'conflicts with the current state',
   413: 'body larger than 1 MB',
   415: 'body is not JSON',
   429: 'rate limited: retry after the Retry-After header (seconds)',
-  503: 'a dependency is down; nothing was accepted: retry',
+  503: 'a dependency is down; nothing was accepted: retry (`not_configured`: a setting this route needs is missing)',
 };
 
 interface Operation {
@@ -265,6 +257,24 @@ const OPERATIONS: Record<string, Operation> = {
     ok: { 200: json(answers.followingStandingsSchema, 'the group ranking') },
     errors: [400, 404],
   },
+  'get /v1/boards/{boardId}/standings/{memberId}/goals': {
+    operationId: 'getMemberGoals',
+    tag: 'standings',
+    summary: 'What it takes to move up: the entry above, followed members, award tiers, promotion',
+    access: 'read',
+    query: goalsQuerySchema,
+    ok: { 200: json(answers.memberGoalsSchema, 'the goals') },
+    errors: [400, 404],
+  },
+  'get /v1/boards/{boardId}/cutoffs': {
+    operationId: 'getCutoffs',
+    tag: 'standings',
+    summary: 'The score at given positions and at the top p% of a scope',
+    access: 'read',
+    query: cutoffsQuerySchema,
+    ok: { 200: json(answers.cutoffsSchema, 'the cutoffs') },
+    errors: [400, 404],
+  },
   'get /v1/boards/{boardId}/standings/stream': {
     operationId: 'streamTop',
     tag: 'standings',
@@ -311,6 +321,36 @@ const OPERATIONS: Record<string, Operation> = {
     ok: { 200: json(answers.periodResultsSchema, 'the final standings') },
     errors: [400, 404, 409],
   },
+  'post /v1/boards/{boardId}/periods/{periodKey}/close': {
+    operationId: 'closePeriodNow',
+    tag: 'periods',
+    summary:
+      'Close an open period now: it ends at this moment, without grace, and closes as at its end (results, awards, reports, webhooks); on an all board the window ends too',
+    access: 'admin',
+    body: 'Reason',
+    ok: { 202: json(answers.periodCloseSchema, 'accepted; the period closes within moments') },
+    errors: [400, 404, 409, 413, 415],
+  },
+  'delete /v1/boards/{boardId}/members/{memberId}': {
+    operationId: 'removeMemberFromPeriod',
+    tag: 'members',
+    summary:
+      'Remove a member from one board period: every applied event of theirs there is voided with the reason; other boards and periods keep theirs',
+    access: 'admin',
+    query: removalQuerySchema,
+    body: 'Reason',
+    ok: { 200: json(answers.memberRemovalSchema, 'the events voided') },
+    errors: [400, 404, 409, 413, 415],
+  },
+  'put /v1/members': {
+    operationId: 'putMembers',
+    tag: 'members',
+    summary: 'Profiles and follow lists of up to 1000 members, in one transaction',
+    access: 'ingest',
+    body: 'MemberBatch',
+    ok: { 200: json(answers.membersUpdatedSchema, 'the batch is stored') },
+    errors: [400, 413, 415],
+  },
   'put /v1/members/{memberId}': {
     operationId: 'putMember',
     tag: 'members',
@@ -335,6 +375,15 @@ const OPERATIONS: Record<string, Operation> = {
     access: 'ingest',
     body: 'FollowingUpdate',
     ok: { 200: json(answers.followingListSchema, 'the list as stored') },
+    errors: [400, 413, 415],
+  },
+  'post /v1/player-tokens': {
+    operationId: 'createPlayerToken',
+    tag: 'members',
+    summary: "A player token: a game client's read access as its member",
+    access: 'ingest',
+    body: 'PlayerTokenRequest',
+    ok: { 201: json(answers.playerTokenSchema, 'the token, signed with PLAYER_TOKEN_SECRET') },
     errors: [400, 413, 415],
   },
   'post /v1/members/{memberId}/exclusion': {
@@ -461,8 +510,8 @@ const OPERATIONS: Record<string, Operation> = {
   'get /metrics': {
     operationId: 'getMetrics',
     tag: 'probes',
-    summary: 'Prometheus metrics (text exposition format)',
-    access: 'admin',
+    summary: 'Prometheus metrics (text exposition format), on web and worker-only processes',
+    access: 'metrics',
     ok: { 200: { description: 'Prometheus text', text: true } },
   },
   'get /healthz': {
@@ -496,8 +545,8 @@ const TAGS = [
 
 function security(access: Access) {
   if (access === 'none') return [];
-  // Read routes need no key where the deployment sets PUBLIC_READS=true.
-  return access === 'read' ? [{ bearer: [] }, {}] : [{ bearer: [] }];
+  // Read routes take player tokens too, and no key where the deployment sets PUBLIC_READS=true.
+  return access === 'read' ? [{ bearer: [] }, { playerToken: [] }, {}] : [{ bearer: [] }];
 }
 
 function responses(op: Operation) {
@@ -565,6 +614,13 @@ function components() {
         scheme: 'bearer',
         description: 'An API key: ADMIN_API_KEY, or one created with POST /v1/admin/keys',
       },
+      playerToken: {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+        description:
+          "A player token (HS256, iss laurel, sub the member) from POST /v1/player-tokens or the studio's backend: read routes, and of the member routes only its own member's",
+      },
     },
   };
 }
@@ -585,7 +641,7 @@ export function openApiDocument(): Record<string, unknown> {
       description:
         op.access === 'none'
           ? 'No key needed.'
-          : `Role: ${op.access}${op.access === 'read' ? ' (none with PUBLIC_READS=true)' : ''}.`,
+          : `Role: ${op.access}${op.access === 'read' ? ' (or a player token; none with PUBLIC_READS=true)' : ''}${op.access === 'admin' ? '' : ' or admin'}.`,
       security: security(op.access),
       parameters: parameters(path, op.query),
       ...(op.body ? { requestBody: body(op.body, !op.bodyOptional) } : {}),
@@ -596,9 +652,10 @@ export function openApiDocument(): Record<string, unknown> {
     openapi: '3.1.0',
     info: {
       title: 'Laurel',
-      version,
+      version: LAUREL_VERSION,
       description: 'Leaderboards for games: score intake, standings, periods, rebuilds.',
-      license: { name: 'UNLICENSED', identifier: 'LicenseRef-Proprietary' },
+      // The LICENSE file's terms, as an SPDX identifier.
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     // Relative: the Laurel that serves the document (Swagger UI's calls go there too).
     servers: [{ url: '/', description: 'the Laurel serving this document' }],

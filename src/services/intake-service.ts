@@ -3,7 +3,7 @@ import { checkAgainstBoard, MAX_BATCH, payloadHash, scoreEventSchema, type Score
 import { requestResults, type EventResult } from '../queue/score-events-queue.js';
 import { ScoreJobListener } from '../queue/queue-events.js';
 import { InvalidInput, Unavailable, type ErrorDetail } from '../domain/errors.js';
-import { zodDetails } from '../domain/validation.js';
+import { echoed, zodDetails } from '../domain/validation.js';
 import { QueueLagGuard } from './intake-backpressure.js';
 import { ENQUEUE_TIMEOUT_MS, IntakeGroups, queueAnswerWithin } from './intake-groups.js';
 
@@ -66,7 +66,8 @@ export function createIntake(ctx: AppContext): Intake {
 
 export const WAIT_TIMEOUT_MS = 5000;
 
-type CompleteResult = Required<Pick<EventResult, 'board' | 'previousScore' | 'previousRank'>> & EventResult;
+type CompleteResult = Omit<EventResult, 'idempotencyKey' | 'board'> &
+  Required<Pick<EventResult, 'previousScore' | 'previousRank'>> & { idempotencyKey: string; board: string };
 
 export type IntakeAnswer =
   | { status: 202; body: { accepted: number; jobId?: string; pending?: boolean } }
@@ -83,7 +84,10 @@ function eventsOf(body: unknown): { events: unknown[]; batch: boolean } {
   const { events, ...rest } = body;
   const extra = Object.keys(rest);
   if (extra.length > 0) {
-    throw new InvalidInput('invalid batch', [{ path: extra[0]!, message: `unknown field(s): ${extra.join(', ')}` }]);
+    throw new InvalidInput(
+      'invalid batch',
+      extra.map((name) => ({ path: echoed(name), message: 'unknown field' })),
+    );
   }
   if (!Array.isArray(events) || events.length < 1 || events.length > MAX_BATCH) {
     throw new InvalidInput('invalid batch', [
@@ -158,14 +162,15 @@ async function acceptAdmitted(
     const listening = await queueAnswerWithin(intake.listener.open(), Math.min(ENQUEUE_TIMEOUT_MS, WAIT_TIMEOUT_MS));
     const results = requestResults(await job.waitUntilFinished(listening, Math.max(1, deadline - Date.now())), request);
     if (!results) throw new Error("the job finished without this request's results");
-    // A worker of release 0.2 (rolling deploy) leaves out the board and the previous
-    // placement; results are in the request's order, so its events name the boards.
+    // Results are in the request's order and name no event (see EventResult): its own events
+    // name them. A worker of release 0.2 (rolling deploy) leaves out the previous placement.
     return {
       status: 200,
       body: {
-        results: results.map((r, i) => ({
+        results: results.map(({ idempotencyKey: _key, board: _board, ...r }, i) => ({
+          idempotencyKey: events[i]!.posted.idempotencyKey,
+          board: events[i]!.posted.board,
           ...r,
-          board: r.board ?? events[i]!.posted.board,
           previousScore: r.previousScore ?? null,
           previousRank: r.previousRank ?? null,
         })),

@@ -12,7 +12,7 @@ import { placesIn, resolveScope, withNames, type ResolvedScope } from './standin
 
 export const leagueQuerySchema = z.object({ period: z.string().max(32).default('current') });
 
-type LeagueBoard = Board & { league: League };
+export type LeagueBoard = Board & { league: League };
 
 async function leagueScope(
   ctx: AppContext,
@@ -38,19 +38,8 @@ async function bucketStandings(
   const members = scope.periodStored ? await bucketMembers(ctx.db, scope.board.id, scope.period, bucket) : [];
   const placed: ReadonlyMap<string, Placed> =
     members.length > 0 ? (await placesIn(ctx, scope, members)).placed : new Map<string, Placed>();
-  const ranked = members
-    .flatMap((member) => {
-      const p = placed.get(member);
-      return p?.rank != null && p.scaled !== null ? [{ member, scopeRank: p.rank, scaled: p.scaled }] : [];
-    })
-    .sort((a, b) => a.scopeRank - b.scopeRank || (a.member < b.member ? -1 : a.member > b.member ? 1 : 0));
-  // Within the bucket: shared scope ranks stay shared (competition ranking), others count 1..n.
-  const entries = ranked.map((e, i) => ({
-    member: e.member,
-    scaled: e.scaled,
-    rank: i > 0 && ranked[i - 1]!.scopeRank === e.scopeRank ? 0 : i + 1,
-  }));
-  for (let i = 1; i < entries.length; i += 1) if (entries[i]!.rank === 0) entries[i]!.rank = entries[i - 1]!.rank;
+  // A league's entries carry no subscore.
+  const entries = rankBucket(members, placed).map(({ subscore: _subscore, ...e }) => e);
   const named = await withNames(ctx, scope.board, entries);
   const { league } = scope.board;
   return {
@@ -63,6 +52,56 @@ async function bucketStandings(
     relegate: league.relegate,
     entries: named.map((e, i) => ({ ...e, zone: zoneOf(league, tier, i + 1, named.length) })),
   };
+}
+
+/** One entry of a bucket ranked within itself. */
+export interface BucketEntry {
+  member: string;
+  rank: number;
+  scaled: number;
+  /** Scaled; on boards with a subscore only. */
+  subscore?: number;
+}
+
+/**
+ * A bucket's ranked members in the order of their scope places (equal shared ranks by member
+ * id bytes), ranked within the bucket: shared scope ranks stay shared (competition
+ * ranking), others count 1..n.
+ */
+export function rankBucket(members: readonly string[], placed: ReadonlyMap<string, Placed>): BucketEntry[] {
+  const ranked = members
+    .flatMap((member) => {
+      const p = placed.get(member);
+      return p?.rank != null && p.scaled !== null
+        ? [
+            {
+              member,
+              scopeRank: p.rank,
+              scaled: p.scaled,
+              ...(p.subscore === undefined ? {} : { subscore: p.subscore }),
+            },
+          ]
+        : [];
+    })
+    .sort((a, b) => a.scopeRank - b.scopeRank || (a.member < b.member ? -1 : a.member > b.member ? 1 : 0));
+  const entries = ranked.map(({ scopeRank: _scopeRank, ...e }, i) => ({
+    ...e,
+    rank: i > 0 && ranked[i - 1]!.scopeRank === ranked[i]!.scopeRank ? 0 : i + 1,
+  }));
+  for (let i = 1; i < entries.length; i += 1) if (entries[i]!.rank === 0) entries[i]!.rank = entries[i - 1]!.rank;
+  return entries;
+}
+
+/** The member's bucket in a period of a league board and its members; null before their first event. */
+export async function bucketOf(
+  ctx: AppContext,
+  scope: ResolvedScope & { board: LeagueBoard },
+  memberId: string,
+): Promise<{ tier: string; bucket: string; members: string[] } | null> {
+  if (!scope.periodStored) return null;
+  const placement = await findPlacement(ctx.db, scope.board.id, scope.period, memberId);
+  if (!placement) return null;
+  return { ...placement, members: await bucketMembers(ctx.db, scope.board.id, scope.period, placement.bucket) };
 }
 
 /** GET /v1/boards/{id}/standings/{memberId}/league: the member's bucket, or their tier before they play. */

@@ -3,7 +3,7 @@ import type { AppContext } from '../context.js';
 import type { AggregateState } from '../storage/postgres/events-repository.js';
 import { memberProjection } from '../storage/postgres/moderation-repository.js';
 import { requestScopeRebuilds } from './rebuild-service.js';
-import { enqueue } from '../queue/enqueue.js';
+import { enqueue, enqueueBulk } from '../queue/enqueue.js';
 import { Unavailable } from '../domain/errors.js';
 
 /**
@@ -33,13 +33,26 @@ export async function project(ctx: AppContext, aggregates: AggregateState[]): Pr
  * level with Postgres. When the inline projection worked it is a no-op (same versions).
  */
 export async function queueReprojection(ctx: AppContext, member: string, openOnly: boolean): Promise<void> {
-  await enqueue(
+  await enqueue(ctx.rebuildQueue, 'member', { member, openOnly }, reprojectionOptions(member));
+}
+
+/** `queueReprojection` of several members, in one round trip. */
+export async function queueReprojections(
+  ctx: AppContext,
+  members: readonly string[],
+  openOnly: boolean,
+): Promise<void> {
+  if (members.length === 0) return;
+  await enqueueBulk(
     ctx.rebuildQueue,
-    'member',
-    { member, openOnly },
-    { delay: REPROJECT_DELAY_MS, deduplication: { id: `member|${member}` } },
+    members.map((member) => ({ name: 'member', data: { member, openOnly }, opts: reprojectionOptions(member) })),
   );
 }
+
+const reprojectionOptions = (member: string) => ({
+  delay: REPROJECT_DELAY_MS,
+  deduplication: { id: `member|${member}` },
+});
 
 const REPROJECT_DELAY_MS = 5000;
 

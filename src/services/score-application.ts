@@ -3,6 +3,7 @@ import type { Board } from '../domain/board.js';
 import { scaleNumber } from '../domain/decimal.js';
 import { ALL_CATEGORIES, WORLD } from '../domain/ids.js';
 import { outsideWindow, periodContaining } from '../domain/period.js';
+import { startOfHour } from '../domain/lag-histogram.js';
 import { unscale } from '../domain/decimal.js';
 import { openPeriodReader } from './standings/open-period-reader.js';
 import {
@@ -37,6 +38,8 @@ interface AppliedRequests {
   boards: Map<string, Board>;
   outcome: Extract<ApplyBatchResult, { results: unknown }>;
   before: Map<string, Placed>;
+  /** The `applied_at` of the batch's ledger rows: its hour is the rollup hour of their lags. */
+  appliedAt: Date;
 }
 
 /** A request's own end: its results (when it asked for them), or what failed it. */
@@ -161,9 +164,10 @@ async function applyRequests(ctx: AppContext, requests: readonly QueuedRequest[]
     const asking = routed.filter((e) => wanting(e.ord));
     const before = asking.length > 0 ? await placementsBefore(ctx, asking, boards) : new Map<string, Placed>();
     // Text Postgres cannot store throws InvalidInput: the job then fails for good (src/jobs/job-errors.ts).
-    const outcome = await applyBatch(ctx.db, routed, revisions, ctx.clock.now());
+    const appliedAt = ctx.clock.now();
+    const outcome = await applyBatch(ctx.db, routed, revisions, appliedAt);
     if (outcome.stale) continue;
-    return { requests, firstOrd, routed, boards, outcome, before };
+    return { requests, firstOrd, routed, boards, outcome, before, appliedAt };
   }
   throw new Error('board definitions kept changing while the batch was applied');
 }
@@ -177,7 +181,7 @@ async function publishRequests(
   applied: AppliedRequests,
   jobId?: string,
 ): Promise<Array<EventResult[] | undefined>> {
-  const { requests, firstOrd, routed, boards, outcome, before } = applied;
+  const { requests, firstOrd, routed, boards, outcome, before, appliedAt } = applied;
   // Duplicates count where their first copy was stored, possibly on a board this batch does not name.
   const named = new Set(outcome.aggregates.map((a) => a.board));
   if ([...named].some((id) => !boards.has(id))) {
@@ -186,9 +190,21 @@ async function publishRequests(
 
   await ctx.faults.afterCommit?.(jobId);
   const pendingKeys = routed.map((e) => ({ board: e.boardId, key: e.key }));
+  // Event-to-visible lag for the rollups: the projection is sent now and visible once this
+  // round trip returns, so the lag ends now; it rides in the same round trip.
+  const visibleAt = ctx.clock.now().getTime();
+  const lags = outcome.results
+    .filter((r) => r.outcome === 'applied')
+    .map((r) => {
+      const e = routed[r.ord]!;
+      return { board: e.boardId, period: e.periodKey, ms: visibleAt - e.receivedAt.getTime() };
+    });
   const incomplete = await ctx.leaderboard.project(outcome.aggregates, boards, {
     createdPeriods: outcome.createdPeriods,
-    extraWrite: clearPendingCommand(ctx.leaderboard, pendingKeys),
+    extraWrites: [
+      clearPendingCommand(ctx.leaderboard, pendingKeys),
+      ...ctx.leaderboard.lagCommands(startOfHour(appliedAt), lags),
+    ],
   });
   // Redis lost (part of) these periods: reads already fall back to Postgres; refill them.
   requestScopeRebuilds(ctx, incomplete, 'projection');
@@ -320,8 +336,6 @@ async function describeOutcomes(
     const board = boards.get(o.board)!;
     const rejected = o.outcome !== 'applied' && o.outcome !== 'duplicate';
     return {
-      idempotencyKey: o.key,
-      board: o.board,
       status: rejected ? 'rejected' : (o.outcome as 'applied' | 'duplicate'),
       ...(rejected ? { reason: o.outcome } : {}),
       period: o.period,

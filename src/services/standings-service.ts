@@ -81,10 +81,10 @@ export async function resolveScope(ctx: AppContext, boardId: string, query: unkn
 }
 
 /** resolveScope for a query already parsed by a schema that extends scopeQuerySchema. */
-async function resolveParsedScope(
+export async function resolveParsedScope(
   ctx: AppContext,
   boardId: string,
-  q: z.infer<typeof scopeQuerySchema>,
+  q: Pick<z.infer<typeof scopeQuerySchema>, 'period' | 'category' | 'region'>,
 ): Promise<ResolvedScope> {
   const board = await ctx.boards.get(boardId);
   if (!board) throw new NotFound(`board "${boardId}" not found`);

@@ -4,8 +4,8 @@ import { createHarness, type Harness } from '../support/harness.js';
 import { until } from '../support/poll.js';
 
 /**
- * The read targets: `?members=` (100 ids) and `?member=` are one Redis round trip and
- * no Postgres statement on a cached read. Counted, not timed: socket writes of the
+ * The read targets: `?members=` (100 ids), `?member=`, goals and cutoffs are one Redis
+ * round trip and no Postgres statement on a cached read. Counted, not timed: socket writes of the
  * leaderboard connection naming leaderboard keys (a pipeline or MULTI is one write) and every
  * pg query of the process.
  */
@@ -31,6 +31,9 @@ beforeAll(async () => {
     idempotencyKey: `rt-${i}`,
   }));
   for (let i = 0; i < events.length; i += 100) await h.postEvents(events.slice(i, i + 100), false);
+  // A follow list for goals: members above r150 and below it.
+  const following = { memberIds: Array.from({ length: 40 }, (_, i) => `r${i * 7}`) };
+  expect((await h.api('PUT', '/v1/members/r150/following', following)).status).toBeLessThan(300);
   await h.drain();
   // Nothing else may talk to Postgres while counting: no worker, no scheduler.
   await h.workers?.close();
@@ -73,6 +76,26 @@ describe('cached entries reads', () => {
     const read = await counted('/v1/boards/rt/standings?period=all&limit=50&member=r42');
     expect(read.body.source).toBe('cache');
     expect(read.body.me).toMatchObject({ member: 'r42' });
+    expect({ redis: read.redis, postgres: read.postgres }).toEqual({ redis: 1, postgres: 0 });
+  });
+
+  it('goals with a follow list and award tiers: one Redis round trip, no Postgres', async () => {
+    const read = await counted('/v1/boards/rt/standings/r150/goals?period=all');
+    expect(read.body.source).toBe('cache');
+    expect(read.body.next).not.toBeNull();
+    expect(read.body.following.length).toBeGreaterThan(0);
+    expect(read.body.awards.length).toBeGreaterThan(0);
+    expect({ redis: read.redis, postgres: read.postgres }).toEqual({ redis: 1, postgres: 0 });
+  });
+
+  it('cutoffs at 20 ranks and 20 percents: one Redis round trip, no Postgres', async () => {
+    const ranks = Array.from({ length: 20 }, (_, i) => i * 17 + 1);
+    const percents = Array.from({ length: 20 }, (_, i) => (i + 1) * 5);
+    const read = await counted(
+      `/v1/boards/rt/cutoffs?period=all&ranks=${ranks.join(',')}&percents=${percents.join(',')}`,
+    );
+    expect(read.body.source).toBe('cache');
+    expect([read.body.ranks.length, read.body.percents.length]).toEqual([20, 20]);
     expect({ redis: read.redis, postgres: read.postgres }).toEqual({ redis: 1, postgres: 0 });
   });
 

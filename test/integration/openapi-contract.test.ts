@@ -48,11 +48,12 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('says 3.1, carries the package version, a license, servers, and an operationId and tag on every operation', async () => {
-    const { version } = JSON.parse(await (await import('node:fs/promises')).readFile('package.json', 'utf8'));
+  it("says 3.1, carries the package's version and license, servers, and an operationId and tag on every operation", async () => {
+    const { version, license } = JSON.parse(await (await import('node:fs/promises')).readFile('package.json', 'utf8'));
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.version).toBe(version);
-    expect(doc.info.license.name).toBeTruthy();
+    // The same SPDX identifier as package.json (and LICENSE), never a proprietary placeholder.
+    expect(doc.info.license).toEqual({ name: license, identifier: license });
     expect(doc.servers.length).toBeGreaterThan(0);
     const ids: string[] = [];
     for (const [p, ops] of Object.entries<any>(doc.paths)) {
@@ -73,7 +74,7 @@ describe('every route answers as the document says', () => {
   const covered = new Map<string, Set<number>>();
 
   beforeAll(async () => {
-    h = await createHarness();
+    h = await createHarness({ env: { PLAYER_TOKEN_SECRET: 'contract-player-token-secret-0123456789abcdef' } });
   });
   afterAll(() => h.close());
 
@@ -190,6 +191,19 @@ describe('every route answers as the document says', () => {
     await call('PUT /v1/members/:memberId', '/v1/members/p2', { region: 'DE' });
     await call('PUT /v1/members/:memberId/following', '/v1/members/p1/following', { memberIds: ['p2', 'p3'] });
     await call('PUT /v1/members/:memberId/following', '/v1/members/p1/following', { memberIds: 'p2' });
+    const batch = await call('PUT /v1/members', '/v1/members', {
+      members: [
+        { id: 'p4', displayName: 'Player four', region: 'FR', following: ['p1'] },
+        { id: 'p5', following: [] },
+      ],
+    });
+    expect(batch.body).toEqual({ updated: 2 });
+    await call('PUT /v1/members', '/v1/members', { members: [{ id: 'p4' }, { id: 'bad id', region: 'world' }] });
+    const minted = await call('POST /v1/player-tokens', '/v1/player-tokens', { member: 'p1', ttlSeconds: 600 });
+    expect(minted.status).toBe(201);
+    await call('POST /v1/player-tokens', '/v1/player-tokens', { member: 'bad id' });
+    await call('GET /v1/members/:memberId', '/v1/members/p1', undefined, minted.body.token);
+    await call('GET /v1/members/:memberId', '/v1/members/p2', undefined, minted.body.token);
     const events = [1, 2, 3].map((i) => ({
       board: 'arena',
       member: `p${i}`,
@@ -232,6 +246,15 @@ describe('every route answers as the document says', () => {
       'GET /v1/boards/:boardId/standings/:memberId/following',
       '/v1/boards/arena/standings/p1/following?limit=10',
     );
+    await call('GET /v1/boards/:boardId/standings/:memberId/goals', '/v1/boards/arena/standings/p1/goals');
+    await call(
+      'GET /v1/boards/:boardId/standings/:memberId/goals',
+      '/v1/boards/arena/standings/nobody/goals?region=FR',
+    );
+    await call('GET /v1/boards/:boardId/standings/:memberId/goals', '/v1/boards/arena/standings/p1/goals?region=XX%20');
+    await call('GET /v1/boards/:boardId/cutoffs', '/v1/boards/arena/cutoffs?ranks=1,2,50&percents=1,50,100');
+    await call('GET /v1/boards/:boardId/cutoffs', '/v1/boards/arena/cutoffs');
+    await call('GET /v1/boards/:boardId/cutoffs', '/v1/boards/none/cutoffs?ranks=1');
     await call('PUT /v1/boards/:boardId', '/v1/boards/cup', { aggregation: 'best', maxMembers: 2 });
     await call('POST /v1/boards/:boardId/entrants/:memberId', '/v1/boards/cup/entrants/p1');
     await call('POST /v1/boards/:boardId/entrants/:memberId', '/v1/boards/cup/entrants/p1');
@@ -260,6 +283,15 @@ describe('every route answers as the document says', () => {
       idempotencyKey: 'ladder-1',
     });
     await call('GET /v1/boards/:boardId/standings/:memberId/league', '/v1/boards/ladder/standings/p1/league');
+    await call('POST /v1/events', '/v1/events?wait=true', {
+      board: 'ladder',
+      member: 'p2',
+      value: 1,
+      idempotencyKey: 'ladder-2',
+    });
+    await call('GET /v1/boards/:boardId/standings/:memberId/goals', '/v1/boards/ladder/standings/p2/goals').then((r) =>
+      expect(r.body.league).toMatchObject({ zone: 'promote', rank: 1, score: 3, needed: 4, gap: 3 }),
+    );
     await call('GET /v1/boards/:boardId/standings/:memberId/league', '/v1/boards/ladder/standings/p2/league');
     await call('GET /v1/boards/:boardId/standings/:memberId/league', '/v1/boards/arena/standings/p1/league');
     await call(
@@ -334,6 +366,17 @@ describe('every route answers as the document says', () => {
     expect(closed.messages.map((m) => m.event)).toEqual(['top', 'closed']);
     expect(closed.messages[0]!.data.entries.map((e: { member: string }) => e.member)).toEqual(['s1', 's2']);
     await call('POST /v1/events/:idempotencyKey/void', '/v1/events/c-2/void', { reason: 'too late' });
+    await call('DELETE /v1/boards/:boardId/members/:memberId', '/v1/boards/arena/members/p1', { reason: 'smurf' });
+    await call('DELETE /v1/boards/:boardId/members/:memberId', '/v1/boards/arena/members/p1?period=2026-11', {
+      reason: 'final',
+    });
+    await call('POST /v1/boards/:boardId/periods/:periodKey/close', '/v1/boards/arena/periods/2026-11/close', {
+      reason: 'again',
+    });
+    await call('POST /v1/boards/:boardId/periods/:periodKey/close', '/v1/boards/arena/periods/2026-12/close', {});
+    await call('POST /v1/boards/:boardId/periods/:periodKey/close', '/v1/boards/arena/periods/2026-12/close', {
+      reason: 'season stopped',
+    });
     await call('GET /v1/members/:memberId/awards', '/v1/members/p1/awards');
     await call('GET /v1/members/:memberId/notifications', '/v1/members/p1/notifications?limit=5');
     await call('GET /v1/members/:memberId/notifications', '/v1/members/p1/notifications?limit=x');

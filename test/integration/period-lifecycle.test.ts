@@ -8,7 +8,6 @@ import { createHarness, type Harness } from '../support/harness.js';
 import { referenceStandings, type RefEvent } from '../support/reference.js';
 import { closePeriod } from '../../src/services/period-closing.js';
 import { runTick } from '../../src/services/period-tick.js';
-import { computeRollups } from '../../src/services/rollups.js';
 import { registerSchedulers } from '../../src/queue/periods-queue.js';
 
 const SECRET = 'webhook-secret-for-tests-0123';
@@ -383,31 +382,4 @@ describe('scale and rollups', () => {
     expect(rows[0]).toMatchObject({ results: 50000, reports: 50000 });
     expect(rows[0]!.first).toBe(rows[0]!.last);
   }, 180000);
-
-  it('rolls up applied, duplicate, rejected and voided events per board, period and hour', async () => {
-    h.clock.set('2026-12-02T10:15:00Z');
-    await h.api('PUT', '/v1/boards/stats', { aggregation: 'sum', graceSeconds: 0 });
-    await h.postEvents([
-      { board: 'stats', member: 'a', value: 1, idempotencyKey: 'st-1' },
-      { board: 'stats', member: 'b', value: 1, idempotencyKey: 'st-2' },
-      { board: 'stats', member: 'a', value: 1, idempotencyKey: 'st-1' },
-      { board: 'stats', member: 'a', value: 5, idempotencyKey: 'st-2' },
-      { board: 'stats', member: 'c', value: 1, idempotencyKey: 'st-3', occurredAt: '2026-11-30T10:00:00Z' },
-    ]);
-    await h.api('POST', '/v1/events/st-2/void', { reason: 'test' });
-    await computeRollups(h.ctx);
-    const res = await h.api('GET', '/v1/admin/stats?board=stats&from=2026-12-02T00:00:00Z&to=2026-12-03T00:00:00Z');
-    expect(res.status).toBe(200);
-    const byPeriod = Object.fromEntries(res.body.rollups.map((r: any) => [r.period, r]));
-    expect(byPeriod['2026-12']).toMatchObject({
-      hour: '2026-12-02T10:00:00.000Z',
-      applied: 2,
-      duplicates: 1,
-      members: 2,
-      voids: 1,
-      rejected: { periodClosed: 0, conflict: 1, outOfRange: 0 },
-    });
-    expect(byPeriod['2026-11']).toMatchObject({ rejected: { periodClosed: 1 } });
-    expect((await h.api('GET', '/v1/admin/stats', undefined, null)).status).toBe(401);
-  });
 });

@@ -2,7 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, ADMIN_KEY, type Harness } from '../support/harness.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
 import { openSse } from '../support/sse-client.js';
-import { referenceStandings, wireEvent, type RefEvent, type RefStanding } from '../support/reference.js';
+import {
+  referenceCutoffs,
+  referenceGoals,
+  referenceNeeded,
+  referenceStandings,
+  wireEvent,
+  type RefEvent,
+  type RefGoal,
+  type RefStanding,
+} from '../support/reference.js';
 import { referenceLeague } from '../support/league-reference.js';
 import { runTick } from '../../src/services/period-tick.js';
 import { waitUntilReady } from '../../src/storage/redis/connections.js';
@@ -57,7 +66,8 @@ const SCOPES = [
     s.category,
   ),
 }));
-const ladderRanked = referenceStandings(ladderEvents, { aggregation: 'sum', order: 'desc', tieBreak: 'first' });
+const LADDER_RULES = { aggregation: 'sum', order: 'desc', tieBreak: 'first' } as const;
+const ladderRanked = referenceStandings(ladderEvents, LADDER_RULES);
 const ladderBuckets = referenceLeague([ladderEvents], Infinity, Infinity, LEAGUE).buckets;
 
 const rows = (entries: ReadonlyArray<{ rank: number; member: string; score: number }>) =>
@@ -67,6 +77,13 @@ const placing = (ranked: readonly RefStanding[], member: string) => {
   const found = ranked.find((s) => s.member === member);
   return { rank: found?.rank ?? null, score: found?.units ?? null };
 };
+const goalRow = ({ member, rank, units, needed, gap }: RefGoal) => ({ member, rank, score: units, needed, gap });
+/** The award tiers of a scope, as the close grants them (the board's default awards). */
+const tiersOf = (scope: { category?: string; region?: string }) => {
+  if (scope.region === undefined) return [1, 10, 50, 100].map((n) => ({ award: `top${n}`, rank: n }));
+  return scope.category === undefined ? [{ award: 'region_top50', rank: 50 }] : [];
+};
+
 /** The reference of the following route: the group's ranked members in scope order, ranked among themselves. */
 function followingRows(ranked: readonly RefStanding[]): unknown[] {
   const group = new Set([FOLLOWER, ...FOLLOWED]);
@@ -198,6 +215,34 @@ async function readEverything(source: 'cache' | 'database'): Promise<void> {
       `?members= with ?member= ${where}`,
     ).toEqual([source, refRows(picked), placing(ranked, FOLLOWER)]);
 
+    for (const member of [middle, FOLLOWER, ranked[0]!.member, 'nobody']) {
+      const goals = await get(`/v1/boards/${BOARD}/standings/${member}/goals?${p}${query}`);
+      const expected = referenceGoals(ranked, BOARD_RULES, member, member === FOLLOWER ? FOLLOWED : [], tiersOf(scope));
+      expect(
+        [goals.source, goals.rank, goals.score, goals.next, goals.following, goals.awards, goals.league],
+        `goals of ${member} ${where}`,
+      ).toEqual([
+        source,
+        expected.rank,
+        expected.units,
+        expected.next && goalRow(expected.next),
+        expected.following.map(goalRow),
+        expected.awards.map(({ award, ...g }) => {
+          const { member: _member, ...row } = goalRow(g);
+          return { award, ...row };
+        }),
+        null,
+      ]);
+    }
+    const cutoffs = await get(`/v1/boards/${BOARD}/cutoffs?${p}&ranks=1,3,30&percents=10,50,100${query}`);
+    const expectedCutoffs = referenceCutoffs(ranked, [1, 3, 30], [100_000, 500_000, 1_000_000]);
+    expect([cutoffs.source, cutoffs.total, cutoffs.ranks, cutoffs.percents], `cutoffs ${where}`).toEqual([
+      source,
+      total,
+      expectedCutoffs.ranks.map((r) => ({ rank: r.rank, score: r.units })),
+      expectedCutoffs.percents.map((c) => ({ percent: c.percent, rank: c.rank, score: c.units })),
+    ]);
+
     const following = await get(`/v1/boards/${BOARD}/standings/${FOLLOWER}/following?${p}${query}`);
     const expectedFollowing = followingRows(ranked);
     expect([following.source, following.total, rows(following.entries)], `following ${where}`).toEqual([
@@ -236,6 +281,19 @@ async function readEverything(source: 'cache' | 'database'): Promise<void> {
   for (const [bucket, standings] of ladderBuckets) {
     const body = await get(`/v1/boards/${LADDER}/league/${bucket}?${p}`);
     expect([body.total, rows(body.entries)], `league bucket ${bucket}`).toEqual([standings.length, refRows(standings)]);
+    // Goals: the lowest promoting place of the bucket, for those not in it.
+    const lowest = standings[LEAGUE.promote - 1]!;
+    for (const [place, mine] of standings.entries()) {
+      const goals = await get(`/v1/boards/${LADDER}/standings/${mine.member}/goals?${p}`);
+      const world = ladderRanked.find((s) => s.member === mine.member)!;
+      const needed = referenceNeeded(LADDER_RULES, mine.member, world, lowest);
+      expect([goals.source, goals.league], `league goal of ${mine.member}`).toEqual([
+        source,
+        place < LEAGUE.promote
+          ? null
+          : { zone: 'promote', rank: lowest.rank, score: lowest.units, needed, gap: Math.abs(needed - world.units) },
+      ]);
+    }
   }
 }
 

@@ -18,7 +18,7 @@ import {
 } from './databases.js';
 import { ManualClock } from './manual-clock.js';
 
-export const ADMIN_KEY = 'test-admin-key-0123456789abcdef-0123';
+export const ADMIN_KEY = 'test-admin-key-5e1a9c3f7b0d2e8a4c6f-91b7';
 
 export interface ApiResponse<T = any> {
   status: number;

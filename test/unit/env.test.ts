@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseEnv } from '../../src/config/env.js';
+import { parseEnv, streamsMax } from '../../src/config/env.js';
 
 const base = {
   DATABASE_URL: 'postgres://u@h/db',
@@ -32,7 +32,7 @@ describe('parseEnv', () => {
     );
   });
 
-  it('refuses a guessable ADMIN_API_KEY: short, with whitespace, or one character repeated', () => {
+  it('refuses a guessable ADMIN_API_KEY: short, with whitespace, or under about 128 bits', () => {
     expect(() => parseEnv({ ...base, ADMIN_API_KEY: 'password12345678' })).toThrow(
       /ADMIN_API_KEY must be at least 32 characters/,
     );
@@ -42,10 +42,29 @@ describe('parseEnv', () => {
     expect(() => parseEnv({ ...base, ADMIN_API_KEY: 'a-long-enough-admin-key 0123456789' })).toThrow(
       'ADMIN_API_KEY must not contain whitespace',
     );
-    expect(() => parseEnv({ ...base, ADMIN_API_KEY: 'x'.repeat(40) })).toThrow(
-      'invalid environment: ADMIN_API_KEY must not be one character repeated',
-    );
-    expect(parseEnv({ ...base, ADMIN_API_KEY: '0123456789abcdef0123456789abcdef' }).ADMIN_API_KEY).toHaveLength(32);
+    // Long enough, but a guesser gets most characters for free: repeats, runs, one class.
+    for (const guessable of [
+      'x'.repeat(40),
+      'ab'.repeat(16),
+      'password'.repeat(4),
+      '1234567890'.repeat(3) + '12',
+      'a'.repeat(31) + 'b',
+      '0123456789abcdef'.repeat(2),
+      'abcdefghijklmnopqrstuvwxyz012345',
+      '31415926535897932384626433832795', // 32 digits: about 106 bits even if random
+    ]) {
+      expect(() => parseEnv({ ...base, ADMIN_API_KEY: guessable }), guessable).toThrow(
+        /^invalid environment: ADMIN_API_KEY is too easy to guess \(about \d+ bits .*at least 128 needed; generate one: openssl rand -hex 32\)$/,
+      );
+    }
+    // What the generators give: hex of 16 and 32 bytes, base64url of 24 bytes.
+    for (const random of [
+      'd68c918dce3233d77d17f5c6f25cb2a5',
+      '75149cce1c418d95cce32f227c4e3840ea2b98c7604a05d4e83a0e30ae4ab4c9',
+      'yyuHCbA4uCZavBVKZjTwDSJ6OfXWqKSJ',
+    ]) {
+      expect(parseEnv({ ...base, ADMIN_API_KEY: random }).ADMIN_API_KEY).toBe(random);
+    }
   });
 
   it('reads rate limits and the proxy setting, 0 turning a limit off', () => {
@@ -112,6 +131,33 @@ describe('parseEnv', () => {
     expect(() => parseEnv({ ...base, HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '10000' })).toThrow(
       'invalid environment: HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS',
     );
+  });
+
+  it('reads the player token settings: no secret by default, one of at least 32 characters', () => {
+    expect(parseEnv(base)).toMatchObject({ RATE_LIMIT_PER_PLAYER: 120, STREAMS_PER_PLAYER: 4 });
+    expect(parseEnv(base).PLAYER_TOKEN_SECRET).toBeUndefined();
+    const secret = 'x'.repeat(32);
+    expect(parseEnv({ ...base, PLAYER_TOKEN_SECRET: secret }).PLAYER_TOKEN_SECRET).toBe(secret);
+    expect(() => parseEnv({ ...base, PLAYER_TOKEN_SECRET: 'x'.repeat(31) })).toThrow(
+      /^invalid environment: PLAYER_TOKEN_SECRET must be at least 32 characters/,
+    );
+    // Admission tells tokens from keys by shape: an admin key of a token's shape would never work.
+    expect(() => parseEnv({ ...base, ADMIN_API_KEY: 'eyJhbGciOi.a-long-enough-admin-key.0123456789abcdef' })).toThrow(
+      /^invalid environment: ADMIN_API_KEY must not look like a player token/,
+    );
+  });
+
+  it('caps event streams below the connection limit, per key and per address', () => {
+    const env = parseEnv(base);
+    expect(env).toMatchObject({ STREAMS_PER_KEY: 100, STREAMS_PER_IP: 100, HTTP_PENDING_CONNECTIONS_PER_IP: 64 });
+    // Unset: three quarters of the connection limit, at most 10,000.
+    expect(streamsMax(env)).toBe(10_000);
+    expect(streamsMax(parseEnv({ ...base, HTTP_MAX_CONNECTIONS: '400' }))).toBe(300);
+    expect(streamsMax(parseEnv({ ...base, HTTP_MAX_CONNECTIONS: '400', STREAMS_MAX: '399' }))).toBe(399);
+    expect(() => parseEnv({ ...base, HTTP_MAX_CONNECTIONS: '400', STREAMS_MAX: '400' })).toThrow(
+      /^invalid environment: STREAMS_MAX must be below HTTP_MAX_CONNECTIONS/,
+    );
+    expect(() => parseEnv({ ...base, STREAMS_PER_KEY: '-1' })).toThrow(/^invalid environment: STREAMS_PER_KEY /);
   });
 
   it('takes a comma-separated list of seed nodes only for a Redis Cluster, on database 0', () => {

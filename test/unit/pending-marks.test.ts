@@ -6,7 +6,7 @@ import { markRidesWithJobAdd } from '../../src/storage/redis/pending-events.js';
 const base = {
   DATABASE_URL: 'postgres://x/y',
   REDIS_URL: 'redis://127.0.0.1:6379',
-  ADMIN_API_KEY: 'test-admin-key-0123456789abcdef-0123',
+  ADMIN_API_KEY: 'test-admin-key-5e1a9c3f7b0d2e8a4c6f-91b7',
 };
 const queue = {} as RedisClient;
 

@@ -2,6 +2,8 @@ import { type IRouter, type Response } from 'express';
 import type { AppContext } from '../../context.js';
 import { boardPeriods, periodResults } from '../../services/period-results-service.js';
 import { aroundMember, followingStandings, memberStanding, standingsPage } from '../../services/standings-service.js';
+import { memberGoals } from '../../services/goals-service.js';
+import { scopeCutoffs } from '../../services/cutoffs-service.js';
 import { param } from '../params.js';
 import { requireRole } from '../auth.js';
 import { aboutClosedPeriod, replyRead } from '../read-reply.js';
@@ -28,6 +30,12 @@ export function standingsRoutes(router: IRouter, ctx: AppContext): void {
   });
   router.get('/v1/boards/:boardId/standings/:memberId/following', read, async (req, res) => {
     reply(res, await followingStandings(ctx, param(req, 'boardId'), param(req, 'memberId'), req.query));
+  });
+  router.get('/v1/boards/:boardId/standings/:memberId/goals', read, async (req, res) => {
+    reply(res, await memberGoals(ctx, param(req, 'boardId'), param(req, 'memberId'), req.query));
+  });
+  router.get('/v1/boards/:boardId/cutoffs', read, async (req, res) => {
+    reply(res, await scopeCutoffs(ctx, param(req, 'boardId'), req.query));
   });
   router.get('/v1/boards/:boardId/periods', read, async (req, res) => {
     replyRead(res, cors, await boardPeriods(ctx, param(req, 'boardId'), req.query));

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ROLES } from '../../services/api-keys.js';
 import { AGGREGATIONS, periodSpecSchema } from '../../domain/board.js';
 import { SORT_ORDERS, TIE_BREAKS } from '../../domain/ranking.js';
 
@@ -10,7 +11,7 @@ import { SORT_ORDERS, TIE_BREAKS } from '../../domain/ranking.js';
  */
 
 const instant = z.iso.datetime();
-const role = z.enum(['ingest', 'read', 'admin']);
+const role = z.enum(ROLES);
 
 export const errorSchema = z
   .strictObject({
@@ -159,6 +160,19 @@ const rejectedEvent = z.strictObject({
 });
 export const eventStatusSchema = z.union([storedEvent, pendingEvent, rejectedEvent]).meta({ id: 'EventStatus' });
 
+export const periodCloseSchema = z
+  .strictObject({ board: z.string(), period: z.string().meta({ description: "the period's key" }) })
+  .meta({ id: 'PeriodClose' });
+
+export const memberRemovalSchema = z
+  .strictObject({
+    board: z.string(),
+    period: z.string().meta({ description: "the period's key" }),
+    member: z.string(),
+    voided: z.number().int().meta({ description: 'applied events voided' }),
+  })
+  .meta({ id: 'MemberRemoval' });
+
 export const voidedEventSchema = z
   .strictObject({
     idempotencyKey: z.string(),
@@ -216,6 +230,59 @@ export const standingsPageSchema = z
 export const memberStandingSchema = z
   .strictObject({ ...scopeHeader, member: z.string(), ...placement })
   .meta({ id: 'MemberStanding' });
+
+/** What it takes to pass one target: its place and score, the score needed and how far that is. */
+const toReach = {
+  rank: z.number().int(),
+  score: z.number(),
+  needed: z.number().meta({
+    description:
+      'the aggregate score that ranks the member ahead of the target (or level, on `shared` boards) if reached now',
+  }),
+  gap: z.number().nullable().meta({ description: '|needed − score| of the member; null for a member without a score' }),
+};
+
+export const memberGoalsSchema = z
+  .strictObject({
+    board: z.string(),
+    period: periodViewSchema,
+    category: z.string(),
+    region: z.string(),
+    source: z.enum(['cache', 'database']),
+    member: z.string(),
+    rank: z.number().int().nullable(),
+    score: z.number().nullable(),
+    next: z
+      .strictObject({ member: z.string(), ...toReach })
+      .nullable()
+      .meta({ description: 'the entry just above in the listing order; null at the top or without a score' }),
+    following: z.array(z.strictObject({ member: z.string(), ...toReach })).meta({
+      description:
+        'followed members ranked above, nearest first (without a score: the ranked ones, lowest first); at most 10',
+    }),
+    awards: z.array(z.strictObject({ award: z.string(), ...toReach })).meta({
+      description: 'per award tier of the scope not reached yet: the entry at that position of the listing order',
+    }),
+    league: z
+      .strictObject({ zone: z.literal('promote'), ...toReach })
+      .nullable()
+      .meta({ description: "on a league board: the lowest promoting place of the member's bucket, when not in it" }),
+  })
+  .meta({ id: 'MemberGoals' });
+
+export const cutoffsSchema = z
+  .strictObject({
+    ...scopeHeader,
+    ranks: z.array(z.strictObject({ rank: z.number().int(), score: z.number().nullable() })),
+    percents: z.array(
+      z.strictObject({
+        percent: z.number(),
+        rank: z.number().int().meta({ description: 'the position max(1, ceil(total × percent / 100))' }),
+        score: z.number().nullable(),
+      }),
+    ),
+  })
+  .meta({ id: 'Cutoffs', description: 'scores at positions of the listing order; null past the end' });
 
 /** The `closed` event of a stream, its last message: the period it watched has ended. */
 export const streamClosedSchema = z
@@ -333,6 +400,14 @@ export const followingListSchema = z
   .strictObject({ member: z.string(), memberIds: z.array(z.string()) })
   .meta({ id: 'FollowingList' });
 
+export const membersUpdatedSchema = z
+  .strictObject({ updated: z.number().int() })
+  .meta({ id: 'MembersUpdated', description: 'How many distinct members the batch updated.' });
+
+export const playerTokenSchema = z
+  .strictObject({ token: z.string(), member: z.string(), expiresAt: instant })
+  .meta({ id: 'PlayerToken', description: 'A player token for one member: send it as Authorization: Bearer <token>.' });
+
 export const memberAwardsSchema = z
   .strictObject({
     member: z.string(),
@@ -431,9 +506,18 @@ export const statsSchema = z
           periodClosed: z.number().int(),
           conflict: z.number().int(),
           outOfRange: z.number().int(),
+          outsideWindow: z.number().int(),
+          boardFull: z.number().int(),
+          attemptsExhausted: z
+            .number()
+            .int()
+            .meta({ description: "events beyond their member's maxAttempts: kept in the ledger, never counted" }),
         }),
-        members: z.number().int(),
-        lagP50Ms: z.number().nullable(),
+        members: z.number().int().meta({ description: 'distinct members with an event applied in the hour' }),
+        lagP50Ms: z
+          .number()
+          .nullable()
+          .meta({ description: 'event-to-visible lag (received to projected), to two significant figures' }),
         lagP99Ms: z.number().nullable(),
         voids: z.number().int(),
         rebuilds: z.number().int(),

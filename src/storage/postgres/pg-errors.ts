@@ -12,6 +12,8 @@ export const PG_ERROR = {
   /** A lock not granted within lock_timeout. */
   lockNotAvailable: '55P03',
   deadlockDetected: '40P01',
+  /** A repeatable read transaction touched a row changed since its snapshot. */
+  serializationFailure: '40001',
   /** statement_timeout (or a cancel request) ended the statement. */
   queryCanceled: '57014',
   /** The server is going away or not accepting connections. */

@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { Role } from './api-keys-repository.js';
 import type { RejectionReason } from './events-repository.js';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -46,6 +47,9 @@ export interface PeriodsTable {
   cache_evicted_at: Date | null;
   /** A league close whose waiting members are not placed yet. */
   league_waiting: Generated<boolean>;
+  /** Closed now by an operator: the moment asked (ends_at moved to it; no grace), and why. */
+  close_requested_at: Date | null;
+  close_reason: string | null;
 }
 
 export interface MembersTable {
@@ -125,7 +129,8 @@ export interface RejectionsTable {
 
 export interface ErasuresTable {
   id: string;
-  member_hash: string;
+  /** `hmac-sha256:<hex>` of the member id (erasure-service.ts); null once the erasure is done. */
+  member_hash: string | null;
   pseudonym: string;
   state: Generated<'queued' | 'running' | 'done' | 'failed'>;
   requested_at: Date;
@@ -152,7 +157,7 @@ export interface MemberAggregatesTable {
 export interface ApiKeysTable {
   id: Generated<string>;
   name: string;
-  role: 'ingest' | 'read' | 'admin';
+  role: Role;
   key_hash: string;
   created_at: Generated<Date>;
   revoked_at: Date | null;
@@ -220,6 +225,9 @@ export interface RollupsTable {
   rejected_period_closed: number;
   rejected_conflict: number;
   rejected_out_of_range: number;
+  rejected_outside_window: Generated<number>;
+  rejected_board_full: Generated<number>;
+  rejected_attempts_exhausted: Generated<number>;
   members: number;
   lag_p50_ms: number | null;
   lag_p99_ms: number | null;
