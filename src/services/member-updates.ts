@@ -1,10 +1,10 @@
 import type { AppContext } from '../context.js';
 import {
-  lockMember,
+  lockAndUpdateMembers,
   membersProjection,
   moveOpenAggregates,
-  updateMember,
   type MemberRow,
+  type ProfileWrite,
 } from '../storage/postgres/moderation-repository.js';
 import { replaceFollowing } from '../storage/postgres/members-repository.js';
 import { project, queueReprojections } from './member-projection.js';
@@ -29,37 +29,45 @@ export function followedBy(memberId: string, memberIds: readonly string[]): stri
 
 /**
  * The one write path of member profiles and follow lists: a single route applies one update,
- * `PUT /v1/members` up to a thousand, with the same effect member by member, in one
- * transaction. A region change moves the member's entries of open periods to the new
- * region's scopes with the member locked, so the member is never in two regions or in none.
- *
- * Updates are applied in member id order (stably: a member named twice gets both, in the
- * order given), so two batches lock their members in one order and never deadlock. Returns
- * each profiled member's row as it now stands.
+ * `PUT /v1/members` up to a thousand, in one transaction and a fixed number of statements
+ * whatever the batch's size. A member named twice ends as if its updates ran in the order
+ * given: a later field, or a later follow list, replaces an earlier one. A region change
+ * moves the member's entries of open periods to the new region's scopes with the member
+ * locked, so the member is never in two regions or in none. Returns each profiled member's
+ * row as it now stands.
  */
 export async function applyMemberUpdates(
   ctx: AppContext,
   updates: readonly MemberUpdate[],
 ): Promise<Map<string, MemberRow>> {
-  const ordered = [...updates].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const profiles = new Map<string, ProfileWrite>();
+  const lists = new Map<string, string[]>();
+  for (const { id, profile, following } of updates) {
+    if (profile) profiles.set(id, { ...profiles.get(id), ...definedOnly(profile), id });
+    if (following) lists.set(id, followedBy(id, following));
+  }
   const profiled = await ctx.db.transaction().execute(async (trx) => {
+    const before = await lockAndUpdateMembers(trx, [...profiles.values()]);
     const rows = new Map<string, MemberRow>();
-    const moved = new Set<string>();
-    for (const { id, profile, following } of ordered) {
-      if (profile) {
-        const current = (await lockMember(trx, id, true))!;
-        await updateMember(trx, id, profile);
-        if (profile.region !== undefined && profile.region !== current.region) {
-          await moveOpenAggregates(trx, id, profile.region);
-          moved.add(id);
-        }
-        rows.set(id, { ...current, ...definedOnly(profile) });
-      }
-      if (following) await replaceFollowing(trx, id, followedBy(id, following));
+    const moves: Array<{ id: string; region: string | null }> = [];
+    for (const write of profiles.values()) {
+      const current = before.get(write.id)!;
+      if (write.region !== undefined && write.region !== current.region)
+        moves.push({ id: write.id, region: write.region });
+      rows.set(write.id, { ...current, ...definedOnly(write) });
     }
+    await moveOpenAggregates(trx, moves);
+    await replaceFollowing(
+      trx,
+      [...lists].map(([memberId, followed]) => ({ memberId, followed })),
+    );
     // Queued before the commit (see queueReprojection): a process dying between the commit
     // and the projection below still leaves Redis to be brought level.
-    await queueReprojections(ctx, [...moved], true);
+    await queueReprojections(
+      ctx,
+      moves.map((m) => m.id),
+      true,
+    );
     return rows;
   });
   await ctx.members.changedAll([...new Set(updates.map((u) => u.id))]);
@@ -68,6 +76,6 @@ export async function applyMemberUpdates(
 }
 
 /** The fields a request set (an omitted one leaves the stored value). */
-function definedOnly(profile: ProfileChanges): Partial<MemberRow> {
-  return Object.fromEntries(Object.entries(profile).filter(([, v]) => v !== undefined));
+function definedOnly<T extends object>(profile: T): Partial<T> {
+  return Object.fromEntries(Object.entries(profile).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

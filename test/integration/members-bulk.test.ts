@@ -151,6 +151,53 @@ describe('PUT /v1/members', () => {
     expect(stored.map((r) => r.followed_id).sort()).toEqual([...thousand].sort());
   });
 
+  it('costs the same statements for 500 members as for 5: none per member', async () => {
+    const statements: string[] = [];
+    const query = pg.Client.prototype.query;
+    pg.Client.prototype.query = function counted(this: pg.Client, ...args: unknown[]) {
+      const first = args[0] as string | { text?: string } | undefined;
+      const text = typeof first === 'string' ? first : (first?.text ?? '');
+      // Only the member tables: the scheduler's ticks share the process.
+      if (/\bmember(s|_follows|_aggregates)\b/.test(text)) statements.push(text);
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
+    const batch = (n: number, tag: string) => ({
+      members: Array.from({ length: n }, (_, i) => ({
+        id: `${tag}${i}`,
+        displayName: `${tag} ${i}`,
+        region: i % 2 === 0 ? 'FR' : 'DE',
+        following: [`${tag}${(i + 1) % n}`],
+      })),
+    });
+    const cost = async (n: number, tag: string) => {
+      statements.length = 0;
+      expect((await bulk.api('PUT', '/v1/members', batch(n, tag))).status).toBe(200);
+      // A second batch moves every member's region: the moves are set-based too.
+      const moved = batch(n, tag).members.map((m) => ({ id: m.id, region: m.region === 'FR' ? 'DE' : 'FR' }));
+      expect((await bulk.api('PUT', '/v1/members', { members: moved })).status).toBe(200);
+      return statements.length;
+    };
+    try {
+      const five = await cost(5, 'sa');
+      const fiveHundred = await cost(500, 'sb');
+      expect(fiveHundred).toBe(five);
+      expect(five).toBeLessThanOrEqual(20);
+    } finally {
+      pg.Client.prototype.query = query;
+    }
+    const stored = await bulk.ctx.db
+      .selectFrom('members')
+      .select(['id', 'region', 'display_name'])
+      .where('id', 'in', ['sb0', 'sb1', 'sb499'])
+      .orderBy('id')
+      .execute();
+    expect(stored).toEqual([
+      { id: 'sb0', region: 'DE', display_name: 'sb 0' },
+      { id: 'sb1', region: 'FR', display_name: 'sb 1' },
+      { id: 'sb499', region: 'FR', display_name: 'sb 499' },
+    ]);
+  });
+
   it('writes nothing of a batch that fails part way through', async () => {
     const before = await observed(bulk);
     // A member row held by another transaction stops the batch at that member; cancelling

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from './database.js';
 
 /** Display names of many members in one query (members without a name are left out). */
@@ -17,13 +18,29 @@ export async function followedBy(db: Db, memberId: string): Promise<string[]> {
   return rows.map((r) => r.followed_id);
 }
 
-/** Replaces the member's follow list; `trx` is the caller's transaction, so no one sees it half replaced. */
-export async function replaceFollowing(trx: Db, memberId: string, followed: readonly string[]): Promise<void> {
-  await trx.deleteFrom('member_follows').where('member_id', '=', memberId).execute();
-  if (followed.length > 0) {
-    await trx
-      .insertInto('member_follows')
-      .values(followed.map((followed_id) => ({ member_id: memberId, followed_id })))
-      .execute();
+/**
+ * Replaces the follow lists of several members in two statements; `trx` is the caller's
+ * transaction, so no one sees a list half replaced. A member with an empty list follows no one.
+ */
+export async function replaceFollowing(
+  trx: Db,
+  lists: ReadonlyArray<{ memberId: string; followed: readonly string[] }>,
+): Promise<void> {
+  if (lists.length === 0) return;
+  await trx
+    .deleteFrom('member_follows')
+    .where(
+      'member_id',
+      'in',
+      lists.map((l) => l.memberId),
+    )
+    .execute();
+  const pairs = lists.flatMap((l) => l.followed.map((followed_id) => ({ member_id: l.memberId, followed_id })));
+  if (pairs.length > 0) {
+    await sql`
+      INSERT INTO member_follows (member_id, followed_id)
+      SELECT * FROM unnest(${pairs.map((p) => p.member_id)}::text[], ${pairs.map((p) => p.followed_id)}::text[])`.execute(
+      trx,
+    );
   }
 }

@@ -37,36 +37,78 @@ export async function findMember(db: Db, memberId: string): Promise<MemberRow | 
   return row && { id: row.id, displayName: row.display_name, region: row.region, excludedAt: row.excluded_at };
 }
 
-export async function updateMember(
-  db: Db,
-  memberId: string,
-  changes: { displayName?: string | null; region?: string | null },
-) {
-  await db
-    .updateTable('members')
-    .set({
-      ...(changes.displayName !== undefined ? { display_name: changes.displayName } : {}),
-      ...(changes.region !== undefined ? { region: changes.region } : {}),
-      updated_at: new Date(),
-    })
-    .where('id', '=', memberId)
-    .execute();
+/** One member's profile as a batch sets it: a field left undefined keeps its stored value. */
+export interface ProfileWrite {
+  id: string;
+  displayName?: string | null | undefined;
+  region?: string | null | undefined;
 }
 
-/** Moves the member's aggregates of open periods on region boards to a new region. */
-export async function moveOpenAggregates(db: Db, memberId: string, region: string | null): Promise<void> {
-  // Hold the member's open periods FOR SHARE, so a close in progress cannot read half a move.
+/**
+ * Creates the members that do not exist yet, locks them all in id order (two batches never
+ * wait on each other in a cycle) and sets the fields each write names: three statements
+ * whatever the batch's size. Returns each member's row as it stood before, so the caller
+ * sees whose region changed. `writes` holds each member once.
+ */
+export async function lockAndUpdateMembers(db: Db, writes: readonly ProfileWrite[]): Promise<Map<string, MemberRow>> {
+  if (writes.length === 0) return new Map();
+  const ids = writes.map((w) => w.id).sort();
+  const input = JSON.stringify(
+    writes.map((w) => ({
+      id: w.id,
+      set_name: w.displayName !== undefined,
+      display_name: w.displayName ?? null,
+      set_region: w.region !== undefined,
+      region: w.region ?? null,
+    })),
+  );
+  try {
+    await sql`
+      INSERT INTO members (id) SELECT id FROM unnest(${ids}::text[]) AS u(id) ORDER BY id
+          ON CONFLICT (id) DO NOTHING`.execute(db);
+    const { rows } = await sql<{
+      id: string;
+      display_name: string | null;
+      region: string | null;
+      excluded_at: Date | null;
+    }>`
+      SELECT id, display_name, region, excluded_at FROM members
+       WHERE id = ANY(${ids}::text[]) ORDER BY id FOR UPDATE`.execute(db);
+    await sql`
+      UPDATE members m
+         SET display_name = CASE WHEN x.set_name THEN x.display_name ELSE m.display_name END,
+             region = CASE WHEN x.set_region THEN x.region ELSE m.region END,
+             updated_at = now()
+        FROM jsonb_to_recordset(${input}::jsonb)
+             AS x(id text, set_name boolean, display_name text, set_region boolean, region text)
+       WHERE m.id = x.id`.execute(db);
+    return new Map(
+      rows.map((r) => [r.id, { id: r.id, displayName: r.display_name, region: r.region, excludedAt: r.excluded_at }]),
+    );
+  } catch (err) {
+    throw asDomainError(err);
+  }
+}
+
+/** Moves the members' aggregates of open periods on region boards to each one's new region. */
+export async function moveOpenAggregates(
+  db: Db,
+  moves: ReadonlyArray<{ id: string; region: string | null }>,
+): Promise<void> {
+  if (moves.length === 0) return;
+  const ids = moves.map((m) => m.id);
+  // Hold the members' open periods FOR SHARE, so a close in progress cannot read half a move.
   await sql`
     SELECT 1 FROM periods p
      WHERE p.state = 'open'
-       AND (p.board_id, p.key) IN (SELECT board_id, period_key FROM member_aggregates WHERE member_id = ${memberId})
+       AND (p.board_id, p.key) IN (SELECT board_id, period_key FROM member_aggregates WHERE member_id = ANY(${ids}::text[]))
      ORDER BY p.board_id, p.key
        FOR SHARE`.execute(db);
   await sql`
     UPDATE member_aggregates a
-       SET region = ${region}, version = a.version + 1, updated_at = now()
-      FROM periods p, boards b
-     WHERE a.member_id = ${memberId}
+       SET region = x.region, version = a.version + 1, updated_at = now()
+      FROM jsonb_to_recordset(${JSON.stringify(moves)}::jsonb) AS x(id text, region text), periods p, boards b
+     WHERE a.member_id = x.id
        AND p.board_id = a.board_id AND p.key = a.period_key AND p.state = 'open'
        AND b.id = a.board_id AND b.regions`.execute(db);
 }
