@@ -43,6 +43,20 @@ function trustsAddresses(list: string): boolean {
   }
 }
 
+/**
+ * A secret Laurel signs or keys hashes with: long, without whitespace (a generated one has
+ * none, and the deploy/ placeholders do, so an unchanged manifest fails at start) and as
+ * hard to guess as a random 128-bit key.
+ */
+const signingSecret = z
+  .string()
+  .min(32, 'must be at least 32 characters (generate one: openssl rand -hex 32)')
+  .regex(/^\S+$/, 'must not contain whitespace (generate one: openssl rand -hex 32)')
+  .refine(
+    (secret) => estimatedKeyBits(secret) >= MIN_KEY_BITS,
+    `is too easy to guess (at least ${MIN_KEY_BITS} bits needed; generate one: openssl rand -hex 32)`,
+  );
+
 const envSchema = z.object({
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
   REDIS_URL: redisUrls,
@@ -134,10 +148,7 @@ const envSchema = z.object({
    * Signs and verifies player tokens (HS256): a game's backend may sign them itself with it.
    * Unset: no player token is minted or accepted.
    */
-  PLAYER_TOKEN_SECRET: z
-    .string()
-    .min(32, 'must be at least 32 characters (generate one: openssl rand -hex 32)')
-    .optional(),
+  PLAYER_TOKEN_SECRET: signingSecret.optional(),
   /**
    * Express "trust proxy": the number of proxy hops in front, or their addresses; decides the
    * client IP. `true` (trust every X-Forwarded-For hop) is refused: any client could then
@@ -224,10 +235,7 @@ const envSchema = z.object({
   WEBHOOK_URL: z.string().url().optional(),
   WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Keys the erasure record's member hash (services/erasure-service.ts); unset: derived from ADMIN_API_KEY. */
-  ERASURE_HASH_SECRET: z
-    .string()
-    .min(32, 'must be at least 32 characters (generate one: openssl rand -hex 32)')
-    .optional(),
+  ERASURE_HASH_SECRET: signingSecret.optional(),
 });
 
 export type Env = z.infer<typeof envSchema>;

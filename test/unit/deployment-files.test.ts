@@ -232,13 +232,21 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
 
   it('configures only variables the code knows, with values its schema accepts', () => {
     for (const name of [...Object.keys(config), ...Object.keys(secret)]) expect(ENV_VARIABLES).toContain(name);
-    const ADMIN_API_KEY = 'f3a9c1e07b5d42a8961ce0d7b3f4a2c5'; // the placeholder is to be replaced; any real key is long enough
-    expect(() => parseEnv({ ...config, ...secret, ADMIN_API_KEY })).not.toThrow();
+    // The placeholders are to be replaced; any generated secret is long enough.
+    const ADMIN_API_KEY = 'f3a9c1e07b5d42a8961ce0d7b3f4a2c5';
+    const PLAYER_TOKEN_SECRET = '0d4b8e2a9f6c13e75a0b9d8c2f4e6a71';
+    expect(() => parseEnv({ ...config, ...secret, ADMIN_API_KEY, PLAYER_TOKEN_SECRET })).not.toThrow();
   });
 
-  it('ships an admin key placeholder Laurel refuses, so an unchanged apply cannot start', () => {
-    expect(secret.ADMIN_API_KEY).toMatch(/replace me/i);
-    expect(() => parseEnv({ ...config, ...secret })).toThrow(/ADMIN_API_KEY/);
+  it('ships admin key and player token placeholders Laurel refuses, so an unchanged apply cannot start', () => {
+    for (const name of ['ADMIN_API_KEY', 'PLAYER_TOKEN_SECRET']) {
+      expect(secret[name]).toMatch(/replace me/i);
+      const others = {
+        ADMIN_API_KEY: 'f3a9c1e07b5d42a8961ce0d7b3f4a2c5',
+        PLAYER_TOKEN_SECRET: '0d4b8e2a9f6c13e75a0b9d8c2f4e6a71',
+      };
+      expect(() => parseEnv({ ...config, ...secret, ...others, [name]: secret[name] })).toThrow(new RegExp(name));
+    }
   });
 
   it('has Prometheus scrape each pod on the port it listens on, with a metrics key', () => {

@@ -133,14 +133,22 @@ describe('parseEnv', () => {
     );
   });
 
-  it('reads the player token settings: no secret by default, one of at least 32 characters', () => {
+  it('reads the player token settings: no secret by default, one hard to guess', () => {
     expect(parseEnv(base)).toMatchObject({ RATE_LIMIT_PER_PLAYER: 120, STREAMS_PER_PLAYER: 4 });
     expect(parseEnv(base).PLAYER_TOKEN_SECRET).toBeUndefined();
-    const secret = 'x'.repeat(32);
+    const secret = '5c0e9a7f31b24d68e0a1f9c3b7d52e84';
     expect(parseEnv({ ...base, PLAYER_TOKEN_SECRET: secret }).PLAYER_TOKEN_SECRET).toBe(secret);
-    expect(() => parseEnv({ ...base, PLAYER_TOKEN_SECRET: 'x'.repeat(31) })).toThrow(
+    expect(() => parseEnv({ ...base, PLAYER_TOKEN_SECRET: secret.slice(1) })).toThrow(
       /^invalid environment: PLAYER_TOKEN_SECRET must be at least 32 characters/,
     );
+    // Anyone who guesses it mints tokens: a repeated character is refused, and so is the
+    // deploy/ placeholder, which has spaces.
+    expect(() => parseEnv({ ...base, PLAYER_TOKEN_SECRET: 'x'.repeat(40) })).toThrow(
+      /PLAYER_TOKEN_SECRET is too easy to guess/,
+    );
+    expect(() =>
+      parseEnv({ ...base, ERASURE_HASH_SECRET: 'replace me with the output of openssl rand -hex 32' }),
+    ).toThrow(/ERASURE_HASH_SECRET must not contain whitespace/);
     // Admission tells tokens from keys by shape: an admin key of a token's shape would never work.
     expect(() => parseEnv({ ...base, ADMIN_API_KEY: 'eyJhbGciOi.a-long-enough-admin-key.0123456789abcdef' })).toThrow(
       /^invalid environment: ADMIN_API_KEY must not look like a player token/,
