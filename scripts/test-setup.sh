@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `npm test`'s pretest hook: dependencies installed, Postgres and Redis up, test database
-# present, and two Debian packages the tests drive: chromium (the browser tests) and
-# prometheus (promtool checks the alert rules). Run as root with apt-get, it installs what is
-# missing and says so; otherwise it names what to install and stops.
+# present, and the Debian packages the tests drive: chromium (the browser tests), prometheus
+# (promtool checks the alert rules) and Mono (mcs and mono build and run the C# client's
+# test). Run as root with apt-get, it installs what is missing and says so; otherwise it
+# names what to install and stops.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 . scripts/lib.sh
@@ -37,6 +38,21 @@ if ! command -v promtool >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends prometheus >/dev/null
   else
     echo "promtool: not found; install it (apt-get install prometheus) for the alert rules test" >&2
+    exit 1
+  fi
+fi
+
+# The C# client test compiles the client with Mono's mcs and runs its test program with mono;
+# the client needs only System.Net.Http and System.Runtime.Serialization (JSON) of the runtime.
+MONO_PACKAGES="mono-mcs mono-runtime libmono-system-runtime-serialization4.0-cil libmono-system-net-http4.0-cil"
+if ! command -v mcs >/dev/null 2>&1 || ! command -v mono >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "mcs/mono: not found; installing Debian's Mono for the C# client test"
+    apt-get -o DPkg::Lock::Timeout=600 update -qq
+    # shellcheck disable=SC2086 # one word per package
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $MONO_PACKAGES >/dev/null
+  else
+    echo "mcs/mono: not found; install them (apt-get install $MONO_PACKAGES) for the C# client test" >&2
     exit 1
   fi
 fi
