@@ -1,46 +1,59 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { unscale } from '../domain/decimal.js';
-import { PERCENT_DECIMALS, percentFraction, positionOfFraction } from '../domain/cutoffs.js';
+import { PERCENT_DECIMALS, percentFraction, positionOfFraction, type Fraction } from '../domain/cutoffs.js';
 import { parseOrThrow } from '../domain/validation.js';
 import { readerOf } from './standings/reader.js';
 import { resolveParsedScope, scopeQuerySchema } from './standings-service.js';
 
 export const MAX_CUTOFFS = 20;
 
-/** `a,b,c`: 1-20 values, each checked by `item` and named by its index when at fault. */
-function listOf<T extends z.ZodType<unknown, string>>(item: T) {
-  return z
-    .string()
-    .transform((text) => text.split(','))
-    .pipe(z.array(item).min(1).max(MAX_CUTOFFS, `at most ${MAX_CUTOFFS} values`));
+/**
+ * `a,b,c`: 1-20 values, each read by `item` (null when it is at fault, named by its index).
+ * One transform over the whole list: a zod schema per item cost more than the read it asks for.
+ */
+function listOf<T>(item: (text: string) => T | null, message: string) {
+  return z.string().transform((text, ctx) => {
+    const parts = text.split(',');
+    if (parts.length > MAX_CUTOFFS) {
+      ctx.addIssue({ code: 'custom', message: `at most ${MAX_CUTOFFS} values` });
+      return z.NEVER;
+    }
+    const values: T[] = [];
+    parts.forEach((part, i) => {
+      const value = item(part);
+      if (value === null) ctx.addIssue({ code: 'custom', path: [i], message });
+      else values.push(value);
+    });
+    return values.length === parts.length ? values : z.NEVER;
+  });
 }
 
 /** Ranks as deep as a standings page reaches (its offset's bound). */
 export const MAX_CUTOFF_RANK = 10_000_001;
 
-const rankItem = z
-  .string()
-  .regex(/^[1-9]\d{0,7}$/, 'must be an integer of at least 1')
-  .transform(Number)
-  .refine((rank) => rank <= MAX_CUTOFF_RANK, `must be at most ${MAX_CUTOFF_RANK}`);
+const RANK_TEXT = /^[1-9]\d{0,7}$/;
 
-const percentItem = z
-  .string()
-  .refine((text) => percentFraction(text) !== null, {
-    message: `must be a number in (0, 100] with at most ${PERCENT_DECIMALS} decimals`,
-  })
-  .transform((text) => ({ percent: Number(text), fraction: percentFraction(text)! }));
+function rankItem(text: string): number | null {
+  if (!RANK_TEXT.test(text)) return null;
+  const rank = Number(text);
+  return rank <= MAX_CUTOFF_RANK ? rank : null;
+}
+
+function percentItem(text: string): { percent: number; fraction: Fraction } | null {
+  const fraction = percentFraction(text);
+  return fraction === null ? null : { percent: Number(text), fraction };
+}
 
 export const cutoffsQuerySchema = scopeQuerySchema
   .omit({ metadata: true })
   .extend({
-    ranks: listOf(rankItem)
+    ranks: listOf(rankItem, `must be an integer from 1 to ${MAX_CUTOFF_RANK}`)
       .optional()
       .meta({
         description: `comma-separated positions (1-${MAX_CUTOFFS} integers from 1 to ${MAX_CUTOFF_RANK}), e.g. 1,10,100`,
       }),
-    percents: listOf(percentItem)
+    percents: listOf(percentItem, `must be a number in (0, 100] with at most ${PERCENT_DECIMALS} decimals`)
       .optional()
       .meta({ description: `comma-separated percents (1-${MAX_CUTOFFS} numbers in (0, 100]), e.g. 1,10,50` }),
   })

@@ -82,8 +82,8 @@ export async function memberGoals(ctx: AppContext, boardId: string, memberId: st
     awards: tiers.flatMap((tier, i) => {
       const target = read.positions[i];
       if (!target || (own.rank !== null && own.rank <= tier.rank)) return [];
-      const { member: _member, ...toReach } = goal(target);
-      return [{ award: tier.award, ...toReach, rank: tier.rank }];
+      const { member: _member, ...toReach } = goal({ ...target, rank: tier.rank });
+      return [{ award: tier.award, ...toReach }];
     }),
     league: bucket ? promotionGoal(scope.board as LeagueBoard, bucket, memberId, read.placed, goal) : null,
   };

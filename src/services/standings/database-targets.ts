@@ -2,7 +2,7 @@ import type { AppContext } from '../../context.js';
 import { positionOfFraction } from '../../domain/cutoffs.js';
 import type { Placed } from '../../domain/ranking.js';
 import type { Scope } from '../../domain/scope.js';
-import type { SliceEntry, TargetQuery, Targets } from '../../storage/redis/leaderboard-cache.js';
+import type { PositionEntry, SliceEntry, TargetQuery, Targets } from '../../storage/redis/leaderboard-cache.js';
 import type { DatabaseReads } from './reader.js';
 
 /**
@@ -29,16 +29,17 @@ export async function targetsFromReads(
     own = mine ? placedOf(total, mine) : { total, rank: null, scaled: null };
     next = at > 0 ? near.entries[at - 1]! : null;
   }
-  const read = new Map<number, SliceEntry | null>();
-  const entryAt = async (position: number): Promise<SliceEntry | null> => {
+  const read = new Map<number, PositionEntry | null>();
+  const entryAt = async (position: number): Promise<PositionEntry | null> => {
     if (!read.has(position)) {
       const page = await reads.slice(ctx, s, position - 1, 1);
       total = page.total;
-      read.set(position, page.entries[0] ?? null);
+      const found = page.entries[0];
+      read.set(position, found ? withoutRank(found) : null);
     }
     return read.get(position)!;
   };
-  const positions: Array<SliceEntry | null> = [];
+  const positions: Array<PositionEntry | null> = [];
   for (const position of q.positions) positions.push(await entryAt(position));
   if (total === undefined && q.fractions.length > 0) await entryAt(1);
   const fractions: Targets['fractions'] = [];
@@ -49,6 +50,11 @@ export async function targetsFromReads(
   const placed = q.members.length > 0 ? (await reads.watch(ctx, s, q.members, 0)).placed : new Map<string, Placed>();
   total ??= q.members.length > 0 ? [...placed.values()][0]!.total : (await reads.slice(ctx, s, 0, 1)).total;
   return { total, own, next, positions, fractions, placed };
+}
+
+/** A page's entry as a position's: the cache's side reads no rank there (see PositionEntry). */
+function withoutRank({ rank: _rank, ...entry }: SliceEntry): PositionEntry {
+  return entry;
 }
 
 function placedOf(total: number, e: SliceEntry): Placed {

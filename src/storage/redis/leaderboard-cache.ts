@@ -339,10 +339,10 @@ export class LeaderboardCache {
       total,
       own: q.member === null ? null : placedAt(own, 0),
       next: entryAt(above, 0),
-      positions: q.positions.map((_, i) => entryAt(positions, i * 3)),
+      positions: q.positions.map((_, i) => positionEntry(s.board, positions, i * 2)),
       fractions: q.fractions.map((_, i) => ({
-        position: Number(fractions[i * 4]),
-        entry: entryAt(fractions, i * 4 + 1),
+        position: Number(fractions[i * 3]),
+        entry: positionEntry(s.board, fractions, i * 3 + 1),
       })),
       placed: new Map(q.members.map((member, i) => [member, placedAt(placed, i * 3)])),
     };
@@ -461,6 +461,17 @@ function placedFrom(reply: PlaceReply, board: Board): Placed | Miss {
   return { total, rank: rank0 + 1, scaled: scaledFromSortScore(board.order, score), ...subscoreOf(board, entry ?? '') };
 }
 
+/** The (score, entry) pair at `i` of a targets reply as an entry; null past the end ('', ''). */
+function positionEntry(board: Board, flat: readonly unknown[], i: number): PositionEntry | null {
+  const entry = flat[i + 1];
+  if (typeof entry !== 'string' || entry === '') return null;
+  return {
+    member: decodeEntry(board.tieBreak, entry, board.subscore),
+    scaled: scaledFromSortScore(board.order, String(flat[i])),
+    ...subscoreOf(board, entry),
+  };
+}
+
 /** The (rank0, score, entry) triple at `i` of a targets reply as an entry; null where rank0 is -1. */
 function targetEntry(board: Board, flat: readonly unknown[], i: number): SliceEntry | null {
   const rank0 = Number(flat[i]);
@@ -547,6 +558,12 @@ export interface Picked {
   picked: Array<Omit<SliceEntry, 'rank'>>;
 }
 
+/**
+ * The entry at a position of the listing order, without a rank: the position is its place,
+ * and its shared rank, which would cost a count, is asked for by no answer.
+ */
+export type PositionEntry = Omit<SliceEntry, 'rank'>;
+
 /** What a targets read asks for (goals and cutoffs). */
 export interface TargetQuery {
   /** The member whose placement, and the entry just above it, are read; null for none. */
@@ -567,9 +584,9 @@ export interface Targets {
   /** The entry just above the member in the listing order; null at the top or while unranked. */
   next: SliceEntry | null;
   /** The entry at each asked position, null past the end. */
-  positions: Array<SliceEntry | null>;
+  positions: Array<PositionEntry | null>;
   /** Each fraction's position and the entry there, null past the end. */
-  fractions: Array<{ position: number; entry: SliceEntry | null }>;
+  fractions: Array<{ position: number; entry: PositionEntry | null }>;
   placed: Map<string, Placed>;
 }
 

@@ -9,8 +9,9 @@
 -- Returns {1, total, own, above, positions, fractions, placed}: `own` and `placed` are
 -- {rank0, score, entry} per member (-1, '', '' when unranked); `above` the same for the
 -- entry above the member (-1, '', '' at the top, for an unranked member or none); `positions`
--- {rank0, score, entry} per position and `fractions` {position, rank0, score, entry} per
--- fraction (-1, '', '' past the end); or {0, rebuilding}.
+-- {score, entry} per position and `fractions` {position, score, entry} per fraction ('', ''
+-- past the end): an entry at a position needs no rank of its own (the position is its
+-- place), so none is counted; or {0, rebuilding}.
 -- O((p + f + k) log size) for p positions, f fractions and k members.
 --@include lib/ready.lua
 --@include lib/member-state.lua
@@ -37,6 +38,13 @@ local function pushAt(out, i)
   push(out, rank, item[2], item[1])
 end
 
+-- The score and entry at 0-based index i, flattened into `out` ('', '' past the end).
+local function pushEntryAt(out, i)
+  local item = redis.call('ZRANGE', KEYS[1], i, i, 'WITHSCORES')
+  table.insert(out, item[2] or '')
+  table.insert(out, item[1] or '')
+end
+
 local own, above = {-1, '', ''}, {-1, '', ''}
 if ARGV[3] ~= '' then
   local rank, score, entry = placementOf(ARGV[3], flag)
@@ -49,7 +57,7 @@ end
 
 local at = 4
 local positions = {}
-for i = at + 1, at + tonumber(ARGV[at]) do pushAt(positions, tonumber(ARGV[i]) - 1) end
+for i = at + 1, at + tonumber(ARGV[at]) do pushEntryAt(positions, tonumber(ARGV[i]) - 1) end
 at = at + tonumber(ARGV[at]) + 1
 
 local fractions = {}
@@ -58,7 +66,7 @@ for i = 1, tonumber(ARGV[at]) do
   -- An exact ceiling: total * numerator stays below 2^53 (at most 4 decimals of a percent).
   local position = math.max(1, math.floor((total * numerator + denominator - 1) / denominator))
   table.insert(fractions, position)
-  pushAt(fractions, position - 1)
+  pushEntryAt(fractions, position - 1)
 end
 at = at + 2 * tonumber(ARGV[at]) + 1
 

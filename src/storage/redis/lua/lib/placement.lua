@@ -5,9 +5,8 @@
 -- -1, '' and '' when the member is not ranked.
 
 local function placementOf(member, flag)
-  local entry = entryOf(member)
+  local entry, score = entryOf(member)
   if not entry then return -1, '', '' end
-  local score = redis.call('ZSCORE', KEYS[1], entry)
   if flag ~= '0' then return sharedRank0(KEYS[1], flag, score, entry), score, entry end
   return redis.call('ZRANK', KEYS[1], entry), score, entry
 end
