@@ -8,6 +8,7 @@ import { reasonSchema, removalQuerySchema, restoreSchema } from '../services/mod
 import { memberSchema } from '../services/member-profile-service.js';
 import { bulkMembersSchema } from '../services/members-bulk-service.js';
 import { memberEventsQuerySchema } from '../services/member-events-service.js';
+import { memberSearchQuerySchema } from '../services/member-search-service.js';
 import { playerTokenRequestSchema } from '../services/player-tokens.js';
 import {
   notificationsQuerySchema,
@@ -350,6 +351,15 @@ const OPERATIONS: Record<string, Operation> = {
     body: 'MemberBatch',
     ok: { 200: json(answers.membersUpdatedSchema, 'the batch is stored') },
     errors: [400, 413, 415],
+  },
+  'get /v1/members': {
+    operationId: 'searchMembers',
+    tag: 'members',
+    summary: 'Members whose id starts with q, then those whose display name starts with q in any case',
+    access: 'admin',
+    query: memberSearchQuerySchema,
+    ok: { 200: json(answers.memberSearchSchema, 'at most `limit` members, each once') },
+    errors: [400],
   },
   'put /v1/members/{memberId}': {
     operationId: 'putMember',

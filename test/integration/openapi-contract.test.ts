@@ -199,6 +199,9 @@ describe('every route answers as the document says', () => {
     });
     expect(batch.body).toEqual({ updated: 2 });
     await call('PUT /v1/members', '/v1/members', { members: [{ id: 'p4' }, { id: 'bad id', region: 'world' }] });
+    const found = await call('GET /v1/members', '/v1/members?q=player&limit=5');
+    expect(found.body.members.map((m: { id: string }) => m.id)).toEqual(['p4', 'p1']);
+    await call('GET /v1/members', '/v1/members?limit=5');
     const minted = await call('POST /v1/player-tokens', '/v1/player-tokens', { member: 'p1', ttlSeconds: 600 });
     expect(minted.status).toBe(201);
     await call('POST /v1/player-tokens', '/v1/player-tokens', { member: 'bad id' });

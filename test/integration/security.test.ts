@@ -50,6 +50,7 @@ const ACCESS: Record<string, Access> = {
   'POST /v1/boards/:boardId/periods/:periodKey/close': 'admin',
   'DELETE /v1/boards/:boardId/members/:memberId': 'admin',
   'PUT /v1/members': 'ingest',
+  'GET /v1/members': 'admin',
   'PUT /v1/members/:memberId': 'ingest',
   'GET /v1/members/:memberId': 'read',
   'DELETE /v1/members/:memberId': 'admin',

@@ -76,6 +76,9 @@ export function operations(http: Client<paths>, send: Send) {
     /** Profiles and follow lists of up to 1000 members, in one transaction */
     putMembers: (init: Init<'/v1/members', 'put'>) =>
       send<Ok<paths['/v1/members']['put']>>(http.PUT('/v1/members', init as never)),
+    /** Members whose id starts with q, then those whose display name starts with q in any case */
+    searchMembers: (init: Init<'/v1/members', 'get'>) =>
+      send<Ok<paths['/v1/members']['get']>>(http.GET('/v1/members', init as never)),
     /** Display name and region (omitted = unchanged, null = cleared) */
     putMember: (init: Init<'/v1/members/{memberId}', 'put'>) =>
       send<Ok<paths['/v1/members/{memberId}']['put']>>(http.PUT('/v1/members/{memberId}', init as never)),

@@ -611,7 +611,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Members whose id starts with q, then those whose display name starts with q in any case
+         * @description Role: admin.
+         */
+        get: operations["searchMembers"];
         /**
          * Profiles and follow lists of up to 1000 members, in one transaction
          * @description Role: ingest or admin.
@@ -1327,6 +1331,15 @@ export interface components {
             period: string;
             /** @description applied events voided */
             voided: number;
+        };
+        /** @description Members found by id prefix (id byte order), then by display name prefix (by name), each once. */
+        MemberSearch: {
+            members: {
+                displayName: string | null;
+                excluded: boolean;
+                id: string;
+                region: string | null;
+            }[];
         };
         MemberStanding: {
             board: string;
@@ -2666,6 +2679,34 @@ export interface operations {
             409: components["responses"]["E409"];
             413: components["responses"]["E413"];
             415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    searchMembers: {
+        parameters: {
+            query: {
+                limit?: number;
+                q: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description at most `limit` members, each once */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberSearch"];
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
             429: components["responses"]["E429"];
             503: components["responses"]["E503"];
         };

@@ -396,6 +396,22 @@ export const memberViewSchema = z
   })
   .meta({ id: 'Member' });
 
+export const memberSearchSchema = z
+  .strictObject({
+    members: z.array(
+      z.strictObject({
+        id: z.string(),
+        displayName: z.string().nullable(),
+        region: z.string().nullable(),
+        excluded: z.boolean(),
+      }),
+    ),
+  })
+  .meta({
+    id: 'MemberSearch',
+    description: 'Members found by id prefix (id byte order), then by display name prefix (by name), each once.',
+  });
+
 export const followingListSchema = z
   .strictObject({ member: z.string(), memberIds: z.array(z.string()) })
   .meta({ id: 'FollowingList' });
