@@ -22,6 +22,7 @@ import { cutoffsQuerySchema } from '../services/cutoffs-service.js';
 import { statsQuerySchema } from '../services/stats-service.js';
 import { entrantsQuerySchema } from '../services/entrants-service.js';
 import { leagueQuerySchema } from '../services/league-service.js';
+import { regionsQuerySchema } from '../services/regions-service.js';
 import {
   aroundQuerySchema,
   followingQuerySchema,
@@ -311,6 +312,15 @@ const OPERATIONS: Record<string, Operation> = {
     access: 'read',
     query: periodsQuerySchema,
     ok: { 200: json(answers.periodListSchema, 'the periods') },
+    errors: [400, 404],
+  },
+  'get /v1/boards/{boardId}/regions': {
+    operationId: 'listRegions',
+    tag: 'standings',
+    summary: 'The regions of the members ranked in a period, sorted: the region scopes with someone in them',
+    access: 'read',
+    query: regionsQuerySchema,
+    ok: { 200: json(answers.boardRegionsSchema, 'the regions') },
     errors: [400, 404],
   },
   'get /v1/boards/{boardId}/periods/{periodKey}/results': {

@@ -41,6 +41,7 @@ const ACCESS: Record<string, Access> = {
   'GET /v1/boards/:boardId/standings/:memberId/stream': 'read',
   'GET /v1/boards/:boardId/standings/stream': 'read',
   'GET /v1/boards/:boardId/periods': 'read',
+  'GET /v1/boards/:boardId/regions': 'read',
   'POST /v1/boards/:boardId/entrants/:memberId': 'ingest',
   'GET /v1/boards/:boardId/entrants': 'read',
   'GET /v1/boards/:boardId/standings/:memberId/league': 'read',

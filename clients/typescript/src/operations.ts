@@ -64,6 +64,9 @@ export function operations(http: Client<paths>, send: Send) {
     /** Periods of a board and their state, newest first */
     listPeriods: (init: Init<'/v1/boards/{boardId}/periods', 'get'>) =>
       send<Ok<paths['/v1/boards/{boardId}/periods']['get']>>(http.GET('/v1/boards/{boardId}/periods', init as never)),
+    /** The regions of the members ranked in a period, sorted: the region scopes with someone in them */
+    listRegions: (init: Init<'/v1/boards/{boardId}/regions', 'get'>) =>
+      send<Ok<paths['/v1/boards/{boardId}/regions']['get']>>(http.GET('/v1/boards/{boardId}/regions', init as never)),
     /** Final standings of a closed period, with the awards of the scope */
     getPeriodResults: (init: Init<'/v1/boards/{boardId}/periods/{periodKey}/results', 'get'>) =>
       send<Ok<paths['/v1/boards/{boardId}/periods/{periodKey}/results']['get']>>(http.GET('/v1/boards/{boardId}/periods/{periodKey}/results', init as never)),

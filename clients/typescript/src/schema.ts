@@ -384,6 +384,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/boards/{boardId}/regions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The regions of the members ranked in a period, sorted: the region scopes with someone in them
+         * @description Role: read (or a player token; none with PUBLIC_READS=true) or admin.
+         */
+        get: operations["listRegions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/boards/{boardId}/standings": {
         parameters: {
             query?: never;
@@ -1008,6 +1028,12 @@ export interface components {
         };
         BoardList: {
             boards: components["schemas"]["Board"][];
+        };
+        BoardRegions: {
+            board: string;
+            period: components["schemas"]["Period"];
+            /** @description the regions of the period's ranked members (a closed period's: of its final results), sorted by their bytes; none on a board without regions */
+            regions: string[];
         };
         CreatedKey: {
             /** Format: date-time */
@@ -2294,6 +2320,36 @@ export interface operations {
             403: components["responses"]["E403"];
             404: components["responses"]["E404"];
             409: components["responses"]["E409"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    listRegions: {
+        parameters: {
+            query?: {
+                period?: string;
+            };
+            header?: never;
+            path: {
+                boardId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the regions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BoardRegions"];
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
             429: components["responses"]["E429"];
             503: components["responses"]["E503"];
         };

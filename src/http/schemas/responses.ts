@@ -363,6 +363,17 @@ export const periodListSchema = z
   .strictObject({ board: z.string(), periods: z.array(periodViewSchema) })
   .meta({ id: 'PeriodList' });
 
+export const boardRegionsSchema = z
+  .strictObject({
+    board: z.string(),
+    period: periodViewSchema,
+    regions: z.array(z.string()).meta({
+      description:
+        "the regions of the period's ranked members (a closed period's: of its final results), sorted by their bytes; none on a board without regions",
+    }),
+  })
+  .meta({ id: 'BoardRegions' });
+
 export const periodResultsSchema = z
   .strictObject({
     ...scopeHeader,
