@@ -830,6 +830,55 @@ describe('the console', () => {
     await page.getByText(`ranks 1–50 of ${totalBefore - 1}`).waitFor();
   });
 
+  it('searches members by the start of an id or name and opens one; an exact id still opens', async () => {
+    const named = [
+      { id: 'fc-1', displayName: 'Falconer', region: 'DE' },
+      { id: 'fc-2', displayName: 'falcon two', region: 'FR' },
+      { id: 'falcon-9', displayName: 'Hawk', region: null },
+      { id: 'hw-1', displayName: 'Hawkeye', region: null },
+    ];
+    expect((await h.api('PUT', '/v1/members', { members: named })).status).toBe(200);
+    // Ids first, then names by their lower case (these are ASCII: byte order is string order).
+    const q = 'falc';
+    const byName = (a: (typeof named)[number], b: (typeof named)[number]) =>
+      a.displayName.toLowerCase() < b.displayName.toLowerCase() ? -1 : 1;
+    const expected = [
+      ...named.filter((m) => m.id.startsWith(q)),
+      ...named.filter((m) => !m.id.startsWith(q) && m.displayName.toLowerCase().startsWith(q)).sort(byName),
+    ].map((m) => [m.id, m.displayName, m.region ?? '—', 'no']);
+    expect(expected.map((r) => r[0])).toEqual(['falcon-9', 'fc-2', 'fc-1']);
+
+    await go('/members');
+    await page.getByLabel('Id or name starts with').fill(q);
+    await page.getByRole('button', { name: 'Search' }).click();
+    const found = page.getByRole('table', { name: 'Members found' });
+    await expect.poll(() => rowsOf(found)).toEqual(expected);
+    await found.getByRole('link', { name: 'fc-1' }).click();
+    await page.getByRole('heading', { name: 'Member fc-1' }).waitFor();
+    await expect
+      .poll(() => fact(page.getByRole('region', { name: 'Profile' }), 'Display name').textContent())
+      .toBe('Falconer');
+    // Back to the list the URL holds, then the exact id.
+    await page.goBack();
+    await expect.poll(() => rowsOf(found)).toEqual(expected);
+    await page.getByLabel('Member id').fill('hw-1');
+    await page.getByRole('button', { name: 'Open' }).click();
+    await page.getByRole('heading', { name: 'Member hw-1' }).waitFor();
+
+    // A search the API refuses shows its words.
+    const long = 'x'.repeat(65);
+    const refused = await h.api('GET', `/v1/members?q=${long}`);
+    expect(refused.status).toBe(400);
+    await go('/members');
+    await page.getByLabel('Id or name starts with').fill(long);
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect
+      .poll(() => page.getByRole('region', { name: 'Members found' }).getByRole('alert').textContent())
+      .toBe(
+        `400 ${refused.body.message}${refused.body.details.map((d: { path: string; message: string }) => `${d.path}: ${d.message}`).join('')}`,
+      );
+  });
+
   it('links to Bull Board, and logging out forgets the key and everything the tab remembered', async () => {
     const queues = page.getByRole('link', { name: 'Queues (Bull Board)' });
     expect(await queues.evaluate((a: any) => a.href)).toBe(`${h.baseUrl}/admin/queues`);
