@@ -879,6 +879,45 @@ describe('the console', () => {
       );
   });
 
+  it('shows each board schedule in words, a tournament window as dates in the board time zone', async () => {
+    const definitions: Record<string, Record<string, unknown>> = {
+      regional: { aggregation: 'sum', period: 'week', timezone: 'Europe/Paris', regions: true },
+      cup: {
+        aggregation: 'best',
+        period: 'all',
+        timezone: 'Europe/Paris',
+        graceSeconds: 600,
+        window: { startsAt: '2026-12-04T17:00:00Z', endsAt: '2026-12-11T17:00:00Z' },
+      },
+      fridays: { aggregation: 'sum', period: { cron: '0 18 * * FRI' }, timezone: 'Europe/Paris', graceSeconds: 0 },
+      fortnight: { aggregation: 'sum', period: { every: '2w', anchor: '2026-11-30T08:00:00Z' } },
+    };
+    for (const [id, definition] of Object.entries(definitions)) {
+      expect((await h.api('PUT', `/v1/boards/${id}`, definition)).status, id).toBe(201);
+    }
+    // Paris is UTC+1 in December; 30 November 2026 is a Monday; grace defaults to 300 s.
+    const words: Record<string, string> = {
+      regional: 'Weekly, resets Monday 00:00 Europe/Paris · grace 5 min',
+      cup: 'Tournament 4 Dec 2026 18:00 – 11 Dec 2026 18:00 Europe/Paris · grace 10 min',
+      fridays: 'Weekly, resets Friday 18:00 Europe/Paris · no grace',
+      fortnight: 'Every 2 weeks, resets Monday 08:00 UTC, from 30 Nov 2026 · grace 5 min',
+      arena: 'All time, never resets',
+      daily: 'Daily, resets 00:00 UTC · no grace',
+    };
+    await go('/boards');
+    const boards = page.getByRole('table', { name: 'Boards' });
+    await expect
+      .poll(async () =>
+        Object.fromEntries((await rowsOf(boards)).filter((r) => r[0]! in words).map((r) => [r[0], r[4]])),
+      )
+      .toEqual(words);
+    // No definition shown as JSON anywhere in the list.
+    expect((await rowsOf(boards)).flat().filter((cell) => /[{}]/.test(cell))).toEqual([]);
+    await go('/boards/cup/edit');
+    await page.getByRole('heading', { name: 'Edit board cup' }).waitFor();
+    expect(await fact(page.locator('main'), 'Schedule').textContent()).toBe(words.cup);
+  });
+
   it('links to Bull Board, and logging out forgets the key and everything the tab remembered', async () => {
     const queues = page.getByRole('link', { name: 'Queues (Bull Board)' });
     expect(await queues.evaluate((a: any) => a.href)).toBe(`${h.baseUrl}/admin/queues`);
