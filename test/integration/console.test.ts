@@ -918,6 +918,50 @@ describe('the console', () => {
     expect(await fact(page.locator('main'), 'Schedule').textContent()).toBe(words.cup);
   });
 
+  it('picks the region from those ranked in the period in view, world first', async () => {
+    const players = [
+      { id: 'rg-1', region: 'FR', value: 40 },
+      { id: 'rg-2', region: 'FR', value: 70 },
+      { id: 'rg-3', region: 'DE', value: 55 },
+      { id: 'rg-4', region: 'JP', value: 10 },
+      { id: 'rg-5', region: null, value: 90 },
+    ];
+    expect(
+      (await h.api('PUT', '/v1/members', { members: players.map(({ id, region }) => ({ id, region })) })).status,
+    ).toBe(200);
+    await post(players.map((p) => ({ board: 'regional', member: p.id, value: p.value, idempotencyKey: `rg-${p.id}` })));
+    const regions = [...new Set(players.flatMap((p) => (p.region ? [p.region] : [])))].sort();
+    expect(regions).toEqual(['DE', 'FR', 'JP']);
+
+    await go('/standings/regional');
+    const scopeForm = page.getByRole('form', { name: 'Scope' });
+    const region = scopeForm.getByLabel('Region');
+    await expect.poll(() => region.locator('option').allTextContents()).toEqual(['world', ...regions]);
+    expect(await region.evaluate((el: any) => String(el.tagName))).toBe('SELECT');
+    await region.selectOption('FR');
+    await scopeForm.getByRole('button', { name: 'Show' }).click();
+    const standings = page.getByRole('table', { name: 'Standings' });
+    const french = players.filter((p) => p.region === 'FR').sort((a, b) => b.value - a.value);
+    await expect
+      .poll(async () => (await rowsOf(standings)).map((r) => [r[0], r[1], r[3]]))
+      .toEqual(french.map((p, i) => [String(i + 1), p.id, String(p.value)]));
+    expect(new URL(page.url()).hash).toContain('region=FR');
+    expect(await region.inputValue()).toBe('FR');
+    expect(await pageWidth()).toBeLessThanOrEqual(1280);
+
+    // A region from the URL that the period does not list stays selected, after the listed ones.
+    await go('/standings/regional?region=QQ');
+    await expect.poll(() => region.locator('option').allTextContents()).toEqual(['world', ...regions, 'QQ']);
+    expect(await region.inputValue()).toBe('QQ');
+    await page.getByText('no entries').waitFor();
+
+    // A closed period's results on a board without regions: the world alone.
+    await go('/periods/daily/2026-12-02');
+    await expect
+      .poll(() => page.getByRole('form', { name: 'Scope' }).getByLabel('Region').locator('option').allTextContents())
+      .toEqual(['world']);
+  });
+
   it('links to Bull Board, and logging out forgets the key and everything the tab remembered', async () => {
     const queues = page.getByRole('link', { name: 'Queues (Bull Board)' });
     expect(await queues.evaluate((a: any) => a.href)).toBe(`${h.baseUrl}/admin/queues`);
