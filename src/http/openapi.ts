@@ -8,6 +8,7 @@ import { reasonSchema, removalQuerySchema, restoreSchema } from '../services/mod
 import { memberSchema } from '../services/member-profile-service.js';
 import { bulkMembersSchema } from '../services/members-bulk-service.js';
 import { memberEventsQuerySchema } from '../services/member-events-service.js';
+import { memberSearchQuerySchema } from '../services/member-search-service.js';
 import { playerTokenRequestSchema } from '../services/player-tokens.js';
 import {
   notificationsQuerySchema,
@@ -21,6 +22,7 @@ import { cutoffsQuerySchema } from '../services/cutoffs-service.js';
 import { statsQuerySchema } from '../services/stats-service.js';
 import { entrantsQuerySchema } from '../services/entrants-service.js';
 import { leagueQuerySchema } from '../services/league-service.js';
+import { regionsQuerySchema } from '../services/regions-service.js';
 import {
   aroundQuerySchema,
   followingQuerySchema,
@@ -312,6 +314,15 @@ const OPERATIONS: Record<string, Operation> = {
     ok: { 200: json(answers.periodListSchema, 'the periods') },
     errors: [400, 404],
   },
+  'get /v1/boards/{boardId}/regions': {
+    operationId: 'listRegions',
+    tag: 'standings',
+    summary: 'The regions of the members ranked in a period, sorted: the region scopes with someone in them',
+    access: 'read',
+    query: regionsQuerySchema,
+    ok: { 200: json(answers.boardRegionsSchema, 'the regions') },
+    errors: [400, 404],
+  },
   'get /v1/boards/{boardId}/periods/{periodKey}/results': {
     operationId: 'getPeriodResults',
     tag: 'periods',
@@ -350,6 +361,15 @@ const OPERATIONS: Record<string, Operation> = {
     body: 'MemberBatch',
     ok: { 200: json(answers.membersUpdatedSchema, 'the batch is stored') },
     errors: [400, 413, 415],
+  },
+  'get /v1/members': {
+    operationId: 'searchMembers',
+    tag: 'members',
+    summary: 'Members whose id starts with q, then those whose display name starts with q in any case',
+    access: 'admin',
+    query: memberSearchQuerySchema,
+    ok: { 200: json(answers.memberSearchSchema, 'at most `limit` members, each once') },
+    errors: [400],
   },
   'put /v1/members/{memberId}': {
     operationId: 'putMember',

@@ -830,6 +830,138 @@ describe('the console', () => {
     await page.getByText(`ranks 1–50 of ${totalBefore - 1}`).waitFor();
   });
 
+  it('searches members by the start of an id or name and opens one; an exact id still opens', async () => {
+    const named = [
+      { id: 'fc-1', displayName: 'Falconer', region: 'DE' },
+      { id: 'fc-2', displayName: 'falcon two', region: 'FR' },
+      { id: 'falcon-9', displayName: 'Hawk', region: null },
+      { id: 'hw-1', displayName: 'Hawkeye', region: null },
+    ];
+    expect((await h.api('PUT', '/v1/members', { members: named })).status).toBe(200);
+    // Ids first, then names by their lower case (these are ASCII: byte order is string order).
+    const q = 'falc';
+    const byName = (a: (typeof named)[number], b: (typeof named)[number]) =>
+      a.displayName.toLowerCase() < b.displayName.toLowerCase() ? -1 : 1;
+    const expected = [
+      ...named.filter((m) => m.id.startsWith(q)),
+      ...named.filter((m) => !m.id.startsWith(q) && m.displayName.toLowerCase().startsWith(q)).sort(byName),
+    ].map((m) => [m.id, m.displayName, m.region ?? '—', 'no']);
+    expect(expected.map((r) => r[0])).toEqual(['falcon-9', 'fc-2', 'fc-1']);
+
+    await go('/members');
+    await page.getByLabel('Id or name starts with').fill(q);
+    await page.getByRole('button', { name: 'Search' }).click();
+    const found = page.getByRole('table', { name: 'Members found' });
+    await expect.poll(() => rowsOf(found)).toEqual(expected);
+    await found.getByRole('link', { name: 'fc-1' }).click();
+    await page.getByRole('heading', { name: 'Member fc-1' }).waitFor();
+    await expect
+      .poll(() => fact(page.getByRole('region', { name: 'Profile' }), 'Display name').textContent())
+      .toBe('Falconer');
+    // Back to the list the URL holds, then the exact id.
+    await page.goBack();
+    await expect.poll(() => rowsOf(found)).toEqual(expected);
+    await page.getByLabel('Member id').fill('hw-1');
+    await page.getByRole('button', { name: 'Open' }).click();
+    await page.getByRole('heading', { name: 'Member hw-1' }).waitFor();
+
+    // A search the API refuses shows its words.
+    const long = 'x'.repeat(65);
+    const refused = await h.api('GET', `/v1/members?q=${long}`);
+    expect(refused.status).toBe(400);
+    await go('/members');
+    await page.getByLabel('Id or name starts with').fill(long);
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect
+      .poll(() => page.getByRole('region', { name: 'Members found' }).getByRole('alert').textContent())
+      .toBe(
+        `400 ${refused.body.message}${refused.body.details.map((d: { path: string; message: string }) => `${d.path}: ${d.message}`).join('')}`,
+      );
+  });
+
+  it('shows each board schedule in words, a tournament window as dates in the board time zone', async () => {
+    const definitions: Record<string, Record<string, unknown>> = {
+      regional: { aggregation: 'sum', period: 'week', timezone: 'Europe/Paris', regions: true },
+      cup: {
+        aggregation: 'best',
+        period: 'all',
+        timezone: 'Europe/Paris',
+        graceSeconds: 600,
+        window: { startsAt: '2026-12-04T17:00:00Z', endsAt: '2026-12-11T17:00:00Z' },
+      },
+      fridays: { aggregation: 'sum', period: { cron: '0 18 * * FRI' }, timezone: 'Europe/Paris', graceSeconds: 0 },
+      fortnight: { aggregation: 'sum', period: { every: '2w', anchor: '2026-11-30T08:00:00Z' } },
+    };
+    for (const [id, definition] of Object.entries(definitions)) {
+      expect((await h.api('PUT', `/v1/boards/${id}`, definition)).status, id).toBe(201);
+    }
+    // Paris is UTC+1 in December; 30 November 2026 is a Monday; grace defaults to 300 s.
+    const words: Record<string, string> = {
+      regional: 'Weekly, resets Monday 00:00 Europe/Paris · grace 5 min',
+      cup: 'Tournament 4 Dec 2026 18:00 – 11 Dec 2026 18:00 Europe/Paris · grace 10 min',
+      fridays: 'Weekly, resets Friday 18:00 Europe/Paris · no grace',
+      fortnight: 'Every 2 weeks, resets Monday 08:00 UTC, from 30 Nov 2026 · grace 5 min',
+      arena: 'All time, never resets',
+      daily: 'Daily, resets 00:00 UTC · no grace',
+    };
+    await go('/boards');
+    const boards = page.getByRole('table', { name: 'Boards' });
+    await expect
+      .poll(async () =>
+        Object.fromEntries((await rowsOf(boards)).filter((r) => r[0]! in words).map((r) => [r[0], r[4]])),
+      )
+      .toEqual(words);
+    // No definition shown as JSON anywhere in the list.
+    expect((await rowsOf(boards)).flat().filter((cell) => /[{}]/.test(cell))).toEqual([]);
+    await go('/boards/cup/edit');
+    await page.getByRole('heading', { name: 'Edit board cup' }).waitFor();
+    expect(await fact(page.locator('main'), 'Schedule').textContent()).toBe(words.cup);
+  });
+
+  it('picks the region from those ranked in the period in view, world first', async () => {
+    const players = [
+      { id: 'rg-1', region: 'FR', value: 40 },
+      { id: 'rg-2', region: 'FR', value: 70 },
+      { id: 'rg-3', region: 'DE', value: 55 },
+      { id: 'rg-4', region: 'JP', value: 10 },
+      { id: 'rg-5', region: null, value: 90 },
+    ];
+    expect(
+      (await h.api('PUT', '/v1/members', { members: players.map(({ id, region }) => ({ id, region })) })).status,
+    ).toBe(200);
+    await post(players.map((p) => ({ board: 'regional', member: p.id, value: p.value, idempotencyKey: `rg-${p.id}` })));
+    const regions = [...new Set(players.flatMap((p) => (p.region ? [p.region] : [])))].sort();
+    expect(regions).toEqual(['DE', 'FR', 'JP']);
+
+    await go('/standings/regional');
+    const scopeForm = page.getByRole('form', { name: 'Scope' });
+    const region = scopeForm.getByLabel('Region');
+    await expect.poll(() => region.locator('option').allTextContents()).toEqual(['world', ...regions]);
+    expect(await region.evaluate((el: any) => String(el.tagName))).toBe('SELECT');
+    await region.selectOption('FR');
+    await scopeForm.getByRole('button', { name: 'Show' }).click();
+    const standings = page.getByRole('table', { name: 'Standings' });
+    const french = players.filter((p) => p.region === 'FR').sort((a, b) => b.value - a.value);
+    await expect
+      .poll(async () => (await rowsOf(standings)).map((r) => [r[0], r[1], r[3]]))
+      .toEqual(french.map((p, i) => [String(i + 1), p.id, String(p.value)]));
+    expect(new URL(page.url()).hash).toContain('region=FR');
+    expect(await region.inputValue()).toBe('FR');
+    expect(await pageWidth()).toBeLessThanOrEqual(1280);
+
+    // A region from the URL that the period does not list stays selected, after the listed ones.
+    await go('/standings/regional?region=QQ');
+    await expect.poll(() => region.locator('option').allTextContents()).toEqual(['world', ...regions, 'QQ']);
+    expect(await region.inputValue()).toBe('QQ');
+    await page.getByText('no entries').waitFor();
+
+    // A closed period's results on a board without regions: the world alone.
+    await go('/periods/daily/2026-12-02');
+    await expect
+      .poll(() => page.getByRole('form', { name: 'Scope' }).getByLabel('Region').locator('option').allTextContents())
+      .toEqual(['world']);
+  });
+
   it('links to Bull Board, and logging out forgets the key and everything the tab remembered', async () => {
     const queues = page.getByRole('link', { name: 'Queues (Bull Board)' });
     expect(await queues.evaluate((a: any) => a.href)).toBe(`${h.baseUrl}/admin/queues`);

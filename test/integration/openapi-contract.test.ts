@@ -199,6 +199,9 @@ describe('every route answers as the document says', () => {
     });
     expect(batch.body).toEqual({ updated: 2 });
     await call('PUT /v1/members', '/v1/members', { members: [{ id: 'p4' }, { id: 'bad id', region: 'world' }] });
+    const found = await call('GET /v1/members', '/v1/members?q=player&limit=5');
+    expect(found.body.members.map((m: { id: string }) => m.id)).toEqual(['p4', 'p1']);
+    await call('GET /v1/members', '/v1/members?limit=5');
     const minted = await call('POST /v1/player-tokens', '/v1/player-tokens', { member: 'p1', ttlSeconds: 600 });
     expect(minted.status).toBe(201);
     await call('POST /v1/player-tokens', '/v1/player-tokens', { member: 'bad id' });
@@ -238,6 +241,11 @@ describe('every route answers as the document says', () => {
       await call('GET /v1/boards/:boardId/standings', `/v1/boards/arena/standings${query}`);
     }
     await call('GET /v1/boards/:boardId/standings', '/v1/boards/arena/standings?period=1999-01');
+    // arena was replaced by a definition without `regions`: it ranks no region.
+    const ranked = await call('GET /v1/boards/:boardId/regions', '/v1/boards/arena/regions');
+    expect(ranked.body.regions).toEqual([]);
+    await call('GET /v1/boards/:boardId/regions', '/v1/boards/arena/regions?period=1999-01');
+    await call('GET /v1/boards/:boardId/regions', `/v1/boards/arena/regions?period=${'x'.repeat(40)}`);
     await call('GET /v1/boards/:boardId/standings/:memberId', '/v1/boards/arena/standings/p2');
     await call('GET /v1/boards/:boardId/standings/:memberId', '/v1/boards/arena/standings/nobody');
     await call('GET /v1/boards/:boardId/standings/:memberId/around', '/v1/boards/arena/standings/p2/around?radius=1');
@@ -357,6 +365,7 @@ describe('every route answers as the document says', () => {
     );
     await call('GET /v1/boards/:boardId/periods/:periodKey/results', '/v1/boards/arena/periods/2026-12/results');
     await call('GET /v1/boards/:boardId/standings', '/v1/boards/arena/standings?period=2026-11');
+    await call('GET /v1/boards/:boardId/regions', '/v1/boards/arena/regions?period=2026-11');
     // A closed period's stream: its final state, then `closed`, then the server ends it.
     const closed = await callStream(
       'GET /v1/boards/:boardId/standings/stream',

@@ -64,6 +64,9 @@ export function operations(http: Client<paths>, send: Send) {
     /** Periods of a board and their state, newest first */
     listPeriods: (init: Init<'/v1/boards/{boardId}/periods', 'get'>) =>
       send<Ok<paths['/v1/boards/{boardId}/periods']['get']>>(http.GET('/v1/boards/{boardId}/periods', init as never)),
+    /** The regions of the members ranked in a period, sorted: the region scopes with someone in them */
+    listRegions: (init: Init<'/v1/boards/{boardId}/regions', 'get'>) =>
+      send<Ok<paths['/v1/boards/{boardId}/regions']['get']>>(http.GET('/v1/boards/{boardId}/regions', init as never)),
     /** Final standings of a closed period, with the awards of the scope */
     getPeriodResults: (init: Init<'/v1/boards/{boardId}/periods/{periodKey}/results', 'get'>) =>
       send<Ok<paths['/v1/boards/{boardId}/periods/{periodKey}/results']['get']>>(http.GET('/v1/boards/{boardId}/periods/{periodKey}/results', init as never)),
@@ -76,6 +79,9 @@ export function operations(http: Client<paths>, send: Send) {
     /** Profiles and follow lists of up to 1000 members, in one transaction */
     putMembers: (init: Init<'/v1/members', 'put'>) =>
       send<Ok<paths['/v1/members']['put']>>(http.PUT('/v1/members', init as never)),
+    /** Members whose id starts with q, then those whose display name starts with q in any case */
+    searchMembers: (init: Init<'/v1/members', 'get'>) =>
+      send<Ok<paths['/v1/members']['get']>>(http.GET('/v1/members', init as never)),
     /** Display name and region (omitted = unchanged, null = cleared) */
     putMember: (init: Init<'/v1/members/{memberId}', 'put'>) =>
       send<Ok<paths['/v1/members/{memberId}']['put']>>(http.PUT('/v1/members/{memberId}', init as never)),

@@ -384,6 +384,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/boards/{boardId}/regions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The regions of the members ranked in a period, sorted: the region scopes with someone in them
+         * @description Role: read (or a player token; none with PUBLIC_READS=true) or admin.
+         */
+        get: operations["listRegions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/boards/{boardId}/standings": {
         parameters: {
             query?: never;
@@ -611,7 +631,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Members whose id starts with q, then those whose display name starts with q in any case
+         * @description Role: admin.
+         */
+        get: operations["searchMembers"];
         /**
          * Profiles and follow lists of up to 1000 members, in one transaction
          * @description Role: ingest or admin.
@@ -1005,6 +1029,12 @@ export interface components {
         BoardList: {
             boards: components["schemas"]["Board"][];
         };
+        BoardRegions: {
+            board: string;
+            period: components["schemas"]["Period"];
+            /** @description the regions of the period's ranked members (a closed period's: of its final results), sorted by their bytes; none on a board without regions */
+            regions: string[];
+        };
         CreatedKey: {
             /** Format: date-time */
             createdAt: string;
@@ -1327,6 +1357,15 @@ export interface components {
             period: string;
             /** @description applied events voided */
             voided: number;
+        };
+        /** @description Members found by id prefix (id byte order), then by display name prefix (by name), each once. */
+        MemberSearch: {
+            members: {
+                displayName: string | null;
+                excluded: boolean;
+                id: string;
+                region: string | null;
+            }[];
         };
         MemberStanding: {
             board: string;
@@ -2285,6 +2324,36 @@ export interface operations {
             503: components["responses"]["E503"];
         };
     };
+    listRegions: {
+        parameters: {
+            query?: {
+                period?: string;
+            };
+            header?: never;
+            path: {
+                boardId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the regions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BoardRegions"];
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
     getStandings: {
         parameters: {
             query?: {
@@ -2666,6 +2735,34 @@ export interface operations {
             409: components["responses"]["E409"];
             413: components["responses"]["E413"];
             415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    searchMembers: {
+        parameters: {
+            query: {
+                limit?: number;
+                q: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description at most `limit` members, each once */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberSearch"];
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
             429: components["responses"]["E429"];
             503: components["responses"]["E503"];
         };

@@ -1,7 +1,6 @@
 import { api, seg } from '../api.js';
 import { facts, field, form, h, input, link, notice, select, table } from '../dom.js';
-
-const periodText = (period) => (typeof period === 'string' ? period : JSON.stringify(period));
+import { scheduleText } from '../schedule.js';
 
 export async function boardsPage({ query }) {
   const { boards } = await api('GET', '/v1/boards');
@@ -12,13 +11,13 @@ export async function boardsPage({ query }) {
     query.saved ? notice(`Board ${query.saved} saved.`) : null,
     h('p', {}, link('#/boards/new', 'New board')),
     table(
-      ['Board', 'Name', 'Aggregation', 'Order', 'Period', 'Current period', 'State', ''],
+      ['Board', 'Name', 'Aggregation', 'Order', 'Schedule', 'Current period', 'State', ''],
       boards.map((b) => [
         link(`#/standings/${seg(b.id)}`, b.id),
         b.displayName,
         b.aggregation,
         b.order,
-        periodText(b.period),
+        scheduleText(b),
         b.currentPeriod ? b.currentPeriod.key : 'none',
         b.currentPeriod ? b.currentPeriod.state : 'outside window',
         h(
@@ -178,6 +177,7 @@ export async function boardFormPage({ navigate }, boardId) {
               ? `${board.currentPeriod.key} (${board.currentPeriod.state})`
               : 'none: the board is outside its window',
           ],
+          ['Schedule', scheduleText(board)],
           ['Created', board.createdAt],
         ])
       : null,

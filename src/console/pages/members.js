@@ -2,17 +2,48 @@ import { api, seg } from '../api.js';
 import { zoneCell } from './standings.js';
 import { button, errorBox, facts, field, form, h, input, link, notice, panel, table, tableRow, time } from '../dom.js';
 
-export function membersPage({ navigate }) {
+/** The API's largest search answer is 100; a page of 50 leaves the operator to type more. */
+const SEARCH_LIMIT = 50;
+
+/**
+ * Finds members by the start of their id or display name (`GET /v1/members?q=`), the query in
+ * the URL so a reload or Back shows the same list; or opens a member by their exact id.
+ */
+export function membersPage({ query, navigate, signal }) {
+  const q = query.q ?? '';
   return h(
     'div',
     {},
     h('h1', {}, 'Members'),
+    form(
+      { 'aria-label': 'Search members', class: 'inline' },
+      [field('Id or name starts with', input('q', { value: q, size: 30, autocomplete: 'off' }))],
+      'Search',
+      ({ q: typed }) => navigate('/members', { q: String(typed).trim() }),
+    ),
+    q ? panel('Members found', () => searchResults(q, signal)) : null,
     form(
       { 'aria-label': 'Find a member' },
       [field('Member id', input('member', { required: true }))],
       'Open',
       ({ member }) => navigate(`/members/${seg(member.trim())}`),
     ),
+  );
+}
+
+async function searchResults(q, signal) {
+  const { members } = await api('GET', '/v1/members', { query: { q, limit: SEARCH_LIMIT }, signal });
+  return h(
+    'div',
+    {},
+    table(
+      ['Member', 'Name', 'Region', 'Excluded'],
+      members.map((m) => [link(`#/members/${seg(m.id)}`, m.id), m.displayName, m.region, m.excluded ? 'yes' : 'no']),
+      { label: 'Members found', empty: `No member's id or name starts with "${q}".` },
+    ),
+    members.length === SEARCH_LIMIT
+      ? h('p', { class: 'scope' }, `The first ${SEARCH_LIMIT}: type more of the id or name to narrow them.`)
+      : null,
   );
 }
 

@@ -1,6 +1,6 @@
 import { api, seg } from '../api.js';
 import { button, errorBox, field, form, h, input, link, notice, select, table, time, boardField } from '../dom.js';
-import { entriesTable, scopeLine } from './standings.js';
+import { entriesTable, regionPicker, scopeLine } from './standings.js';
 
 export async function periodsPage({ params, navigate, signal }) {
   const { boards } = await api('GET', '/v1/boards');
@@ -124,10 +124,13 @@ function closeDialog(boardId, { closed, refused }) {
 const PAGE = 100;
 
 /** A closed period's final standings and awards, a page at a time; reports are the members' notifications. */
-export async function resultsPage({ params, query, navigate }) {
+export async function resultsPage({ params, query, navigate, signal }) {
   const [boardId, key] = params;
-  const board = await api('GET', `/v1/boards/${seg(boardId)}`);
   const scope = { category: query.category || 'all', region: query.region || 'world' };
+  const [board, region] = await Promise.all([
+    api('GET', `/v1/boards/${seg(boardId)}`),
+    regionPicker(boardId, key, scope.region, signal),
+  ]);
   const offset = Math.max(0, Number.parseInt(query.offset ?? '0', 10) || 0);
   const results = await api('GET', `/v1/boards/${seg(boardId)}/periods/${seg(key)}/results`, {
     query: { ...scope, limit: PAGE, offset },
@@ -140,12 +143,9 @@ export async function resultsPage({ params, query, navigate }) {
     h('p', {}, link(`#/periods/${seg(boardId)}`, 'All periods')),
     form(
       { 'aria-label': 'Scope', class: 'inline' },
-      [
-        field('Category', select('category', ['all', ...board.categories], scope.category)),
-        field('Region', input('region', { value: scope.region, size: 8 })),
-      ],
+      [field('Category', select('category', ['all', ...board.categories], scope.category)), region.field],
       'Show',
-      (v) => go({ category: v.category, region: v.region.trim(), offset: 0 }),
+      (v) => go({ category: v.category, region: v.region, offset: 0 }),
     ),
     h('p', { class: 'scope' }, scopeLine(results)),
     h(

@@ -44,16 +44,17 @@ async function pickBoard(navigate) {
 export async function standingsPage({ params, query, signal, navigate }) {
   if (!params[0]) return pickBoard(navigate);
   const boardId = params[0];
-  const [board, { boards }, periods] = await Promise.all([
-    api('GET', `/v1/boards/${seg(boardId)}`),
-    api('GET', '/v1/boards'),
-    api('GET', `/v1/boards/${seg(boardId)}/periods`).catch(() => ({ periods: [] })),
-  ]);
   const scope = {
     period: query.period || 'current',
     category: query.category || 'all',
     region: query.region || 'world',
   };
+  const [board, { boards }, periods, region] = await Promise.all([
+    api('GET', `/v1/boards/${seg(boardId)}`),
+    api('GET', '/v1/boards'),
+    api('GET', `/v1/boards/${seg(boardId)}/periods`).catch(() => ({ periods: [] })),
+    regionPicker(boardId, scope.period, scope.region, signal),
+  ]);
   const limit = PAGE_SIZES.includes(Number(query.limit)) ? Number(query.limit) : 50;
   const offset = Math.max(0, Number.parseInt(query.offset ?? '0', 10) || 0);
   const go = (changes) =>
@@ -77,16 +78,18 @@ export async function standingsPage({ params, query, signal, navigate }) {
           'period',
           [['current', 'current'], ...periods.periods.map((p) => [p.key, `${p.key} (${p.state})`])],
           scope.period,
+          // Another period has other regions: the picker follows the period picked.
+          { onchange: (event) => void region.load(event.target.value) },
         ),
       ),
       field('Category', select('category', ['all', ...board.categories], scope.category)),
-      field('Region', input('region', { value: scope.region, size: 8 })),
+      region.field,
       field('Page size', select('limit', PAGE_SIZES.map(String), String(limit))),
     ],
     'Show',
     (v) =>
       v.board === boardId
-        ? go({ period: v.period, category: v.category, region: v.region.trim(), limit: v.limit, offset: 0 })
+        ? go({ period: v.period, category: v.category, region: v.region, limit: v.limit, offset: 0 })
         : navigate(`/standings/${seg(v.board)}`, { limit: v.limit }),
   );
 
@@ -213,6 +216,41 @@ export async function standingsPage({ params, query, signal, navigate }) {
       h('div', {}, memberPanel, board.league ? leaguePanel(board, scope, query, go, signal) : null, livePanel),
     ),
   );
+}
+
+/**
+ * The "Region" picker of a scope: "world", then the regions ranked in the period
+ * (`GET /v1/boards/{id}/regions`), so only a region scope the API knows can be asked for; a
+ * region named in the URL stays selected even where the period lists it no more. `load(period)`
+ * lists another period's regions, keeping the region selected when it is still there. A
+ * refused list leaves "world" and says why beside the picker.
+ */
+export async function regionPicker(boardId, period, selected, signal) {
+  const control = h('select', { name: 'region' });
+  const problem = h('small', { hidden: true });
+  const el = field('Region', control);
+  el.append(problem);
+  let asked = 0;
+  const load = async (forPeriod) => {
+    const ask = ++asked;
+    const keep = control.value || selected;
+    let regions = [];
+    let refusal = null;
+    try {
+      ({ regions } = await api('GET', `/v1/boards/${seg(boardId)}/regions`, { query: { period: forPeriod }, signal }));
+    } catch (err) {
+      refusal = err;
+    }
+    // A later pick of the period got its answer first: this one is stale.
+    if (ask !== asked) return;
+    const values = ['world', ...regions];
+    if (keep && !values.includes(keep)) values.push(keep);
+    control.replaceChildren(...values.map((v) => h('option', { value: v, selected: v === keep }, v)));
+    problem.replaceChildren(refusal ? `regions not listed: ${refusal.message}` : '');
+    problem.hidden = !refusal;
+  };
+  await load(period);
+  return { field: el, load };
 }
 
 export const memberFacts = (s) =>

@@ -6,6 +6,7 @@ import { putMembers } from '../../services/members-bulk-service.js';
 import { excludeMember, restoreMember } from '../../services/moderation-service.js';
 import { requestErasure } from '../../services/erasure-service.js';
 import { memberEventsPage } from '../../services/member-events-service.js';
+import { searchMembers } from '../../services/member-search-service.js';
 import { awardsOf, notificationsOf } from '../../services/period-results-service.js';
 import { memberAcrossBoards } from '../../services/standings-service.js';
 import { param } from '../params.js';
@@ -20,6 +21,9 @@ export function memberRoutes(router: IRouter, ctx: AppContext): void {
 
   router.put('/v1/members', ingest, async (req, res) => {
     res.json(await putMembers(ctx, req.body));
+  });
+  router.get('/v1/members', admin, async (req, res) => {
+    res.json(await searchMembers(ctx, req.query));
   });
   router.get('/v1/members/:memberId/standings', read, async (req, res) => {
     replyRead(res, cors, await memberAcrossBoards(ctx, param(req, 'memberId'), req.query));

@@ -4,12 +4,13 @@ import { boardPeriods, periodResults } from '../../services/period-results-servi
 import { aroundMember, followingStandings, memberStanding, standingsPage } from '../../services/standings-service.js';
 import { memberGoals } from '../../services/goals-service.js';
 import { scopeCutoffs } from '../../services/cutoffs-service.js';
+import { boardRegions } from '../../services/regions-service.js';
 import { param } from '../params.js';
 import { requireRole } from '../auth.js';
 import { aboutClosedPeriod, replyRead } from '../read-reply.js';
 
 /**
- * The standings reads, periods and results. Registered right after intake: most requests
+ * The standings reads, periods, results and the regions ranked in a period. Registered right after intake: most requests
  * are these, and the router tries routes in order. (The event streams under
  * `/standings/.../stream` are `stream-routes.ts`.)
  */
@@ -39,6 +40,9 @@ export function standingsRoutes(router: IRouter, ctx: AppContext): void {
   });
   router.get('/v1/boards/:boardId/periods', read, async (req, res) => {
     replyRead(res, cors, await boardPeriods(ctx, param(req, 'boardId'), req.query));
+  });
+  router.get('/v1/boards/:boardId/regions', read, async (req, res) => {
+    reply(res, await boardRegions(ctx, param(req, 'boardId'), req.query));
   });
   router.get('/v1/boards/:boardId/periods/:periodKey/results', read, async (req, res) => {
     reply(res, await periodResults(ctx, param(req, 'boardId'), param(req, 'periodKey'), req.query));

@@ -363,6 +363,17 @@ export const periodListSchema = z
   .strictObject({ board: z.string(), periods: z.array(periodViewSchema) })
   .meta({ id: 'PeriodList' });
 
+export const boardRegionsSchema = z
+  .strictObject({
+    board: z.string(),
+    period: periodViewSchema,
+    regions: z.array(z.string()).meta({
+      description:
+        "the regions of the period's ranked members (a closed period's: of its final results), sorted by their bytes; none on a board without regions",
+    }),
+  })
+  .meta({ id: 'BoardRegions' });
+
 export const periodResultsSchema = z
   .strictObject({
     ...scopeHeader,
@@ -395,6 +406,22 @@ export const memberViewSchema = z
       .meta({ description: 'admin keys only' }),
   })
   .meta({ id: 'Member' });
+
+export const memberSearchSchema = z
+  .strictObject({
+    members: z.array(
+      z.strictObject({
+        id: z.string(),
+        displayName: z.string().nullable(),
+        region: z.string().nullable(),
+        excluded: z.boolean(),
+      }),
+    ),
+  })
+  .meta({
+    id: 'MemberSearch',
+    description: 'Members found by id prefix (id byte order), then by display name prefix (by name), each once.',
+  });
 
 export const followingListSchema = z
   .strictObject({ member: z.string(), memberIds: z.array(z.string()) })
