@@ -1,10 +1,9 @@
-import pg from 'pg';
-import { Kysely, PostgresDialect, sql, type CompiledQuery } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTick } from '../../src/services/period-tick.js';
-import type { Database } from '../../src/storage/postgres/schema.js';
 import { rankedRegions } from '../../src/storage/postgres/regions-repository.js';
 import { createHarness, type Harness } from '../support/harness.js';
+import { plansOf } from '../support/query-plans.js';
 
 /**
  * A model of who is ranked, kept by the test beside what it sends: the regions of a period
@@ -225,11 +224,6 @@ describe('GET /v1/boards/{id}/regions', () => {
 });
 
 describe('the regions query', () => {
-  /** Every node of a plan, the plan itself included. */
-  function nodesOf(plan: Record<string, any>): Array<Record<string, any>> {
-    return [plan, ...((plan.Plans ?? []) as Array<Record<string, any>>).flatMap(nodesOf)];
-  }
-
   it('is a loose index scan of member_aggregates_region_rank_idx, never a sequential scan', async () => {
     // 40,000 ranked members in 20 regions (and none) in the open period of a board of their own.
     expect((await h.api('PUT', '/v1/boards/big', { aggregation: 'best', period: 'day', regions: true })).status).toBe(
@@ -245,28 +239,14 @@ describe('the regions query', () => {
     await sql`ANALYZE member_aggregates`.execute(h.ctx.db);
     expect((await regions('big')).body.regions).toEqual(['FR', ...codes].sort());
 
-    const pool = new pg.Pool({ connectionString: h.env.DATABASE_URL, max: 1 });
-    const captured: CompiledQuery[] = [];
-    const db = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool }),
-      log: (e) => {
-        if (e.level === 'query') captured.push(e.query);
-      },
+    const [nodes] = await plansOf(h.env.DATABASE_URL, (db) => rankedRegions(db, 'big', '2026-12-02'), {
+      analyze: true,
     });
-    try {
-      await rankedRegions(db, 'big', '2026-12-02');
-      const { rows } = await pool.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${captured[0]!.sql}`, [
-        ...captured[0]!.parameters,
-      ]);
-      const nodes = nodesOf((rows[0] as { 'QUERY PLAN': Array<{ Plan: Record<string, any> }> })['QUERY PLAN'][0]!.Plan);
-      expect(nodes.some((n) => n['Node Type'] === 'Recursive Union')).toBe(true);
-      const onAggregates = nodes.filter((n) => n['Relation Name'] === 'member_aggregates');
-      expect(onAggregates.length).toBeGreaterThanOrEqual(3);
-      expect(onAggregates.map((n) => [/^Index (Only )?Scan$/.test(n['Node Type']), n['Index Name']])).toEqual(
-        onAggregates.map(() => [true, 'member_aggregates_region_rank_idx']),
-      );
-    } finally {
-      await db.destroy();
-    }
+    expect(nodes!.some((n) => n['Node Type'] === 'Recursive Union')).toBe(true);
+    const onAggregates = nodes!.filter((n) => n['Relation Name'] === 'member_aggregates');
+    expect(onAggregates.length).toBeGreaterThanOrEqual(3);
+    expect(onAggregates.map((n) => [/^Index (Only )?Scan$/.test(n['Node Type']), n['Index Name']])).toEqual(
+      onAggregates.map(() => [true, 'member_aggregates_region_rank_idx']),
+    );
   });
 });

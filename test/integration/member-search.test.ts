@@ -1,10 +1,9 @@
-import pg from 'pg';
-import { Kysely, PostgresDialect, sql, type CompiledQuery } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTick } from '../../src/services/period-tick.js';
-import type { Database } from '../../src/storage/postgres/schema.js';
 import { findMembersByPrefix } from '../../src/storage/postgres/member-search-repository.js';
 import { createHarness, type Harness } from '../support/harness.js';
+import { plansOf } from '../support/query-plans.js';
 import { until } from '../support/poll.js';
 
 interface Member {
@@ -187,11 +186,6 @@ describe('GET /v1/members?q=', () => {
 });
 
 describe('the search query', () => {
-  /** Every node of a plan, the plan itself included. */
-  function nodesOf(plan: Record<string, any>): Array<Record<string, any>> {
-    return [plan, ...((plan.Plans ?? []) as Array<Record<string, any>>).flatMap(nodesOf)];
-  }
-
   it('reads members through the primary key and the name index, never a sequential scan', async () => {
     // Enough members for the planner to choose by cost, ids and names sharing prefixes with many.
     await sql`
@@ -200,32 +194,15 @@ describe('the search query', () => {
         FROM generate_series(1, 30000) i`.execute(h.ctx.db);
     await sql`ANALYZE members`.execute(h.ctx.db);
 
-    const pool = new pg.Pool({ connectionString: h.env.DATABASE_URL, max: 1 });
-    const captured: CompiledQuery[] = [];
-    const db = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool }),
-      log: (e) => {
-        if (e.level === 'query') captured.push(e.query);
-      },
-    });
-    try {
-      for (const q of ['seed-0123', 'seed', 'Seed 12', 's', '100%']) {
-        captured.length = 0;
-        await findMembersByPrefix(db, q, 20);
-        const { rows } = await pool.query(`EXPLAIN (FORMAT JSON) ${captured[0]!.sql}`, [...captured[0]!.parameters]);
-        const nodes = nodesOf(
-          (rows[0] as { 'QUERY PLAN': Array<{ Plan: Record<string, any> }> })['QUERY PLAN'][0]!.Plan,
-        );
-        expect(
-          nodes.filter((n) => n['Node Type'] === 'Seq Scan').map((n) => n['Relation Name']),
-          q,
-        ).toEqual([]);
-        expect(new Set(nodes.flatMap((n) => n['Index Name'] ?? [])), q).toEqual(
-          new Set(['members_pkey', 'members_display_name_prefix_idx']),
-        );
-      }
-    } finally {
-      await db.destroy();
+    for (const q of ['seed-0123', 'seed', 'Seed 12', 's', '100%']) {
+      const [nodes] = await plansOf(h.env.DATABASE_URL, (db) => findMembersByPrefix(db, q, 20), { analyze: false });
+      expect(
+        nodes!.filter((n) => n['Node Type'] === 'Seq Scan').map((n) => n['Relation Name']),
+        q,
+      ).toEqual([]);
+      expect(new Set(nodes!.flatMap((n) => n['Index Name'] ?? [])), q).toEqual(
+        new Set(['members_pkey', 'members_display_name_prefix_idx']),
+      );
     }
   });
 });

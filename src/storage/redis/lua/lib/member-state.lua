@@ -49,8 +49,9 @@ end
 
 -- Moves the upper half of a bucket (in byte order, as a sorted set with equal scores orders
 -- it) into a new bucket named after its lowest id.
-local function splitBucket(index, key)
-  local fields = redis.call('HKEYS', key)
+-- The fields from `start` to `stop` (ZRANGE indexes) of `fields` in byte order, sorted by
+-- a scratch sorted set next to the index.
+local function sortedFields(index, fields, start, stop)
   local scratch = index .. ':~' -- '~' is not allowed in member ids: never a bucket's name
   local args = {}
   for i, f in ipairs(fields) do
@@ -58,8 +59,14 @@ local function splitBucket(index, key)
     args[2 * i] = f
   end
   redis.call('ZADD', scratch, unpack(args))
-  local upper = redis.call('ZRANGE', scratch, math.floor(#fields / 2), -1)
+  local range = redis.call('ZRANGE', scratch, start, stop)
   redis.call('DEL', scratch)
+  return range
+end
+
+local function splitBucket(index, key)
+  local fields = redis.call('HKEYS', key)
+  local upper = sortedFields(index, fields, math.floor(#fields / 2), -1)
   local values = redis.call('HMGET', key, unpack(upper))
   local moved = {}
   for i, f in ipairs(upper) do
@@ -101,15 +108,7 @@ local function stateDelete(index, member)
     local fields = redis.call('HKEYS', key)
     redis.call('ZREM', index, member)
     if #fields > 0 then
-      local scratch = index .. ':~' -- '~' is not allowed in member ids: never a bucket's name
-      local args = {}
-      for i, f in ipairs(fields) do
-        args[2 * i - 1] = 0
-        args[2 * i] = f
-      end
-      redis.call('ZADD', scratch, unpack(args))
-      local lowest = redis.call('ZRANGE', scratch, 0, 0)[1]
-      redis.call('DEL', scratch)
+      local lowest = sortedFields(index, fields, 0, 0)[1]
       -- RENAME keeps a temp bucket's TTL; the new name is free (it was in this bucket's range).
       redis.call('RENAME', key, index .. ':' .. lowest)
       redis.call('ZADD', index, 0, lowest)
