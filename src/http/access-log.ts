@@ -22,8 +22,8 @@ function routePattern(req: Request): string {
   return typeof pattern === 'string' ? `${req.baseUrl}${pattern}` : 'unmatched';
 }
 
-/** Query parameters that name members (`member=`, `members=`). */
-const MEMBER_QUERY = /([?&]members?=)[^&]*/g;
+/** Query parameters that name members (`member=`, `members=`, and a member search's `q=`). */
+const MEMBER_QUERY = /([?&](?:members?|q)=)[^&]*/g;
 
 /**
  * The URL as the line shows it: member ids left out, as `:memberId` in the path and `:member`

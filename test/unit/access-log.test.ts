@@ -71,13 +71,15 @@ describe('access log', () => {
     expect(text).toMatch(/laurel_http_request_duration_seconds_count\{method="GET",route="\/healthz",status="200"\} 1/);
   });
 
-  it('names no member: the id in the path stays a pattern, member= and members= values are left out', async () => {
+  it('names no member: the id in the path stays a pattern, member=, members= and q= values are left out', async () => {
     const victim = 'victim-4711';
     await fetch(`${base}/v1/boards/weekly/standings/${victim}?period=current&member=${victim}`, {
       method: 'DELETE',
       headers: { 'x-request-id': 'req-member' },
     });
     await fetch(`${base}/v1/things/7?members=${victim},other&limit=5`, { headers: { 'x-request-id': 'req-query' } });
+    // A member search names the start of an id or a display name.
+    await fetch(`${base}/v1/things/7?limit=5&q=${victim.slice(0, 8)}`, { headers: { 'x-request-id': 'req-search' } });
     await new Promise((r) => setTimeout(r, 50));
     expect(lines.find((l) => l.reqId === 'req-member')).toMatchObject({
       req: { method: 'DELETE', url: '/v1/boards/weekly/standings/:memberId?period=current&member=:member' },
@@ -85,6 +87,9 @@ describe('access log', () => {
     expect(lines.find((l) => l.reqId === 'req-query')).toMatchObject({
       req: { url: '/v1/things/7?members=:member&limit=5' },
     });
-    expect(raw.join('')).not.toContain(victim);
+    expect(lines.find((l) => l.reqId === 'req-search')).toMatchObject({
+      req: { url: '/v1/things/7?limit=5&q=:member' },
+    });
+    expect(raw.join('')).not.toContain(victim.slice(0, 8));
   });
 });
