@@ -49,7 +49,9 @@ export const SLOW_PENDING_MS = 1_000;
  * holding `cap` such connections has its next one closed at once. Only the slow ones count:
  * a burst of a thousand quick requests from one game server (or one proxy) is not refused,
  * however many of its connections are open before their headers are parsed. A connection
- * leaves the count at its first request or when it closes. Returns, per socket, the
+ * leaves the count at its first request or when it closes. Only first requests are watched:
+ * an idle kept-alive connection looks like a slow one, and pools keep many; a later request
+ * sent slowly on a kept-alive connection is bounded by the headers timeout alone. Returns, per socket, the
  * function that takes it out of the count.
  */
 function capPendingConnections(server: Server, cap: number): WeakMap<Socket, () => void> {
@@ -61,8 +63,13 @@ function capPendingConnections(server: Server, cap: number): WeakMap<Socket, () 
     if ((slowByAddress.get(address) ?? 0) >= cap) return void socket.destroy();
     let counted = false;
     const timer = setTimeout(() => {
-      counted = true;
-      slowByAddress.set(address, (slowByAddress.get(address) ?? 0) + 1);
+      // Timers run before sockets are read: after a pause of the event loop (a long GC),
+      // headers waiting in the kernel are parsed first, so a quick connection is not counted.
+      setImmediate(() => {
+        if (!release.has(socket)) return;
+        counted = true;
+        slowByAddress.set(address, (slowByAddress.get(address) ?? 0) + 1);
+      });
     }, SLOW_PENDING_MS);
     timer.unref();
     const done = () => {
