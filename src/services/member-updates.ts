@@ -8,6 +8,8 @@ import {
 } from '../storage/postgres/moderation-repository.js';
 import { replaceFollowing } from '../storage/postgres/members-repository.js';
 import { project, queueReprojections } from './member-projection.js';
+import { Contention } from '../domain/errors.js';
+import { asDomainError } from '../storage/postgres/pg-errors.js';
 
 /** A member's profile fields as a request sets them: omitted = unchanged, null = cleared. */
 export interface ProfileChanges {
@@ -46,12 +48,30 @@ export async function applyMemberUpdates(
     if (profile) profiles.set(id, { ...profiles.get(id), ...definedOnly(profile), id });
     if (following) lists.set(id, followedBy(id, following));
   }
-  const profiled = await ctx.db.transaction().execute(async (trx) => {
+  const profiled = await writeMembers(ctx, profiles, lists).catch((err: unknown) => {
+    // A wait Postgres gave up (lock or statement timeout, deadlock, cancel) in any statement
+    // of the batch: the whole transaction is undone and the request may be sent again.
+    throw asDomainError(err);
+  });
+  await ctx.members.changedAll([...new Set(updates.map((u) => u.id))]);
+  if (profiled.size > 0) await project(ctx, await membersProjection(ctx.db, [...profiled.keys()], { openOnly: true }));
+  return profiled;
+}
+
+/** The batch's one transaction: profiles, region moves and follow lists. */
+async function writeMembers(
+  ctx: AppContext,
+  profiles: ReadonlyMap<string, ProfileWrite>,
+  lists: ReadonlyMap<string, string[]>,
+): Promise<Map<string, MemberRow>> {
+  return ctx.db.transaction().execute(async (trx) => {
     const before = await lockAndUpdateMembers(trx, [...profiles.values()]);
     const rows = new Map<string, MemberRow>();
     const moves: Array<{ id: string; region: string | null }> = [];
     for (const write of profiles.values()) {
-      const current = before.get(write.id)!;
+      const current = before.get(write.id);
+      // Created by this batch, then erased before it locked the row: nothing to update.
+      if (!current) throw new Contention(`member "${write.id}" was erased during the update; send it again`);
       if (write.region !== undefined && write.region !== current.region)
         moves.push({ id: write.id, region: write.region });
       rows.set(write.id, { ...current, ...definedOnly(write) });
@@ -70,9 +90,6 @@ export async function applyMemberUpdates(
     );
     return rows;
   });
-  await ctx.members.changedAll([...new Set(updates.map((u) => u.id))]);
-  if (profiled.size > 0) await project(ctx, await membersProjection(ctx.db, [...profiled.keys()], { openOnly: true }));
-  return profiled;
 }
 
 /** The fields a request set (an omitted one leaves the stored value). */
