@@ -249,4 +249,18 @@ describe('the regions query', () => {
       onAggregates.map(() => [true, 'member_aggregates_region_rank_idx']),
     );
   });
+  it('lists at most 1000 regions, the first by their bytes', async () => {
+    expect((await h.api('PUT', '/v1/boards/many', { aggregation: 'best', period: 'day', regions: true })).status).toBe(
+      201,
+    );
+    await h.postEvents([{ board: 'many', member: 'r01', value: 1, idempotencyKey: 'many-r01' }]);
+    await sql`
+      INSERT INTO member_aggregates (board_id, period_key, category, member_id, value, reached_at, last_key, event_count, region)
+      SELECT 'many', '2026-12-02', 'all', 'seed-' || i, i, now(), 'k' || i, 1, 'Z' || lpad(i::text, 4, '0')
+        FROM generate_series(1, 1005) i`.execute(h.ctx.db);
+    const expected = ['FR', ...Array.from({ length: 1005 }, (_, i) => `Z${String(i + 1).padStart(4, '0')}`)]
+      .sort()
+      .slice(0, 1000);
+    expect((await regions('many')).body.regions).toEqual(expected);
+  });
 });

@@ -6,18 +6,22 @@ import { ALL_CATEGORIES, WORLD } from '../../domain/ids.js';
  * `r(region)`: the distinct regions of the rows of `table` (aliased `t`) that `where` keeps,
  * by a loose index scan of an index led by the scope's columns and then region: each step is
  * one descent of the index to the first region after the previous one, so it costs one
- * descent per region, whatever the number of rows. Ends with a null row.
+ * descent per region, whatever the number of rows, and stops after MAX_REGIONS (region codes
+ * are free text: a read route must not walk an unbounded number). Ends with a null row.
  */
 function distinctRegions(table: 'member_aggregates' | 'period_results', where: RawBuilder<unknown>) {
   const t = sql.table(table);
   return sql`
-    WITH RECURSIVE r(region) AS (
-      (SELECT t.region FROM ${t} t WHERE ${where} ORDER BY t.region LIMIT 1)
+    WITH RECURSIVE r(region, n) AS (
+      (SELECT t.region, 1 FROM ${t} t WHERE ${where} ORDER BY t.region LIMIT 1)
       UNION ALL
-      SELECT (SELECT t.region FROM ${t} t WHERE ${where} AND t.region > r.region ORDER BY t.region LIMIT 1)
-        FROM r WHERE r.region IS NOT NULL
+      SELECT (SELECT t.region FROM ${t} t WHERE ${where} AND t.region > r.region ORDER BY t.region LIMIT 1), r.n + 1
+        FROM r WHERE r.region IS NOT NULL AND r.n < ${MAX_REGIONS}
     )`;
 }
+
+/** The most regions a regions read lists (the first by their bytes). */
+export const MAX_REGIONS = 1000;
 
 /**
  * The regions of the members ranked in an open (or closing) period, sorted by their bytes,
