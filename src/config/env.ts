@@ -44,18 +44,23 @@ function trustsAddresses(list: string): boolean {
 }
 
 /**
- * A secret Laurel signs or keys hashes with: long, without whitespace (a generated one has
- * none, and the deploy/ placeholders do, so an unchanged manifest fails at start) and as
- * hard to guess as a random 128-bit key.
+ * A key or secret a person or a script chose: long, without whitespace (a generated one has
+ * none, and the deploy/ placeholders do, so an unchanged manifest fails at start) and as hard
+ * to guess as a random 128-bit key. ADMIN_API_KEY, PLAYER_TOKEN_SECRET, ERASURE_HASH_SECRET.
  */
-const signingSecret = z
+const hardToGuess = z
   .string()
   .min(32, 'must be at least 32 characters (generate one: openssl rand -hex 32)')
-  .regex(/^\S+$/, 'must not contain whitespace (generate one: openssl rand -hex 32)')
-  .refine(
-    (secret) => estimatedKeyBits(secret) >= MIN_KEY_BITS,
-    `is too easy to guess (at least ${MIN_KEY_BITS} bits needed; generate one: openssl rand -hex 32)`,
-  );
+  .max(512, 'must be at most 512 characters')
+  .regex(/^\S+$/, 'must not contain whitespace')
+  .superRefine((key, ctx) => {
+    const bits = estimatedKeyBits(key);
+    if (bits < MIN_KEY_BITS)
+      ctx.addIssue({
+        code: 'custom',
+        message: `is too easy to guess (about ${bits} bits estimated from its characters and repeats, at least ${MIN_KEY_BITS} needed; generate one: openssl rand -hex 32)`,
+      });
+  });
 
 const envSchema = z.object({
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
@@ -71,20 +76,10 @@ const envSchema = z.object({
     .regex(/^[A-Za-z0-9_-]{1,32}$/, 'letters, digits, _ or -, at most 32')
     .default('laurel'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  ADMIN_API_KEY: z
-    .string()
-    .min(32, 'must be at least 32 characters (generate one: openssl rand -hex 32)')
-    .max(512, 'must be at most 512 characters')
-    .regex(/^\S+$/, 'must not contain whitespace')
-    .refine((key) => !looksLikePlayerToken(key), 'must not look like a player token (three parts joined by dots)')
-    .superRefine((key, ctx) => {
-      const bits = estimatedKeyBits(key);
-      if (bits < MIN_KEY_BITS)
-        ctx.addIssue({
-          code: z.ZodIssueCode.custom,
-          message: `is too easy to guess (about ${bits} bits estimated from its characters and repeats, at least ${MIN_KEY_BITS} needed; generate one: openssl rand -hex 32)`,
-        });
-    }),
+  ADMIN_API_KEY: hardToGuess.refine(
+    (key) => !looksLikePlayerToken(key),
+    'must not look like a player token (three parts joined by dots)',
+  ),
   PUBLIC_READS: booleanFlag.default(false),
   /** Web processes (node:cluster) behind one port; 1 runs the web side in this process. */
   WEB_PROCESSES: z.coerce.number().int().min(1).max(64).default(1),
@@ -148,7 +143,7 @@ const envSchema = z.object({
    * Signs and verifies player tokens (HS256): a game's backend may sign them itself with it.
    * Unset: no player token is minted or accepted.
    */
-  PLAYER_TOKEN_SECRET: signingSecret.optional(),
+  PLAYER_TOKEN_SECRET: hardToGuess.optional(),
   /**
    * Express "trust proxy": the number of proxy hops in front, or their addresses; decides the
    * client IP. `true` (trust every X-Forwarded-For hop) is refused: any client could then
@@ -235,7 +230,7 @@ const envSchema = z.object({
   WEBHOOK_URL: z.string().url().optional(),
   WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Keys the erasure record's member hash (services/erasure-service.ts); unset: derived from ADMIN_API_KEY. */
-  ERASURE_HASH_SECRET: signingSecret.optional(),
+  ERASURE_HASH_SECRET: hardToGuess.optional(),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -555,12 +555,12 @@ export interface SliceAndPlace {
 
 /** Given members' entries that are ranked in a scope, in scope order. */
 export interface Picked {
-  picked: Array<Omit<SliceEntry, 'rank'>>;
+  picked: PositionEntry[];
 }
 
 /**
- * The entry at a position of the listing order, without a rank: the position is its place,
- * and its shared rank, which would cost a count, is asked for by no answer.
+ * An entry without its rank: at a position of the listing order the position is its place
+ * (its shared rank, which would cost a count, is asked for by no answer); a pick has none.
  */
 export type PositionEntry = Omit<SliceEntry, 'rank'>;
 
