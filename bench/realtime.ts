@@ -69,6 +69,15 @@ export async function realtimePart(setup: RealtimeSetup, log: (line: string) => 
     PORT: String(setup.port),
     WEB_PROCESSES: '1',
     LOG_LEVEL: 'warn',
+    // One key and one address open every stream here, as a fleet of game clients behind many
+    // keys and addresses would: the per-key and per-address caps are off, the process's
+    // cap holds them all (below HTTP_MAX_CONNECTIONS), and connections opened by the
+    // thousand are not held to the pending-headers cap meant for one misbehaving client.
+    STREAMS_PER_KEY: '0',
+    STREAMS_PER_IP: '0',
+    STREAMS_MAX: String(Math.max(10_000, STREAMS)),
+    HTTP_MAX_CONNECTIONS: String(Math.max(16_384, STREAMS + 1_000)),
+    HTTP_PENDING_CONNECTIONS_PER_IP: '0',
   });
   let clients: ChildProcess | undefined;
   try {
