@@ -544,6 +544,15 @@ describe('the C# client against a running Laurel', { timeout: 180_000 }, () => {
         Score: p.units === null ? null : score(p.units),
       })),
     });
+    const scaled = referenceCutoffs(FINAL, [], [125_000, 1_000_000]);
+    expect(report.cutoffsScaled).toMatchObject({
+      Ranks: [],
+      Percents: scaled.percents.map((p) => ({
+        Percent: p.percent,
+        Rank: p.rank,
+        Score: p.units === null ? null : score(p.units),
+      })),
+    });
     const fr = referenceCutoffs(standings(ALL_EVENTS.filter((e) => regionOf(e.member) === 'FR')), [1, 2], []);
     expect(report.cutoffsFR).toMatchObject({
       Region: 'FR',

@@ -182,6 +182,13 @@ namespace Laurel.Client
             return GetAsync<MemberGoals>(path, cancellationToken);
         }
 
+        // A decimal keeps its scale (12.500000m prints so); Laurel takes at most 4 decimals, so
+        // the value is sent without the zeros that say nothing. A finer percent is still refused.
+        private static decimal WithoutTrailingZeros(decimal value)
+        {
+            return value / 1.000000000000000000000000000000000m;
+        }
+
         /// <summary>
         /// <c>GET /v1/boards/{id}/cutoffs</c>: the score at positions (<paramref name="ranks"/>, ≥ 1)
         /// and at top percents (<paramref name="percents"/>, in (0, 100]); 1-20 of each, at least one list.
@@ -192,7 +199,7 @@ namespace Laurel.Client
         {
             var query = Scoped(scope)
                 .AddList("ranks", ranks, r => r.ToString(CultureInfo.InvariantCulture))
-                .AddList("percents", percents, p => p.ToString(CultureInfo.InvariantCulture));
+                .AddList("percents", percents, p => WithoutTrailingZeros(p).ToString(CultureInfo.InvariantCulture));
             return GetAsync<Cutoffs>("/v1/boards/" + Url.Segment(board) + "/cutoffs" + query, cancellationToken);
         }
 

@@ -57,7 +57,8 @@ namespace Laurel.Client
         public string Source { get; set; }
 
         /// <summary>
-        /// Kept with the event and given back by standings read with <c>metadata=true</c>: at most
+        /// Kept with the event (Laurel's standings give it back with <c>metadata=true</c>, which this
+        /// client does not read yet): at most
         /// 2 KB, values strings, numbers, booleans or null (nested objects are not supported here).
         /// </summary>
         [DataMember(Name = "metadata", Order = 8, EmitDefaultValue = false)]

@@ -146,6 +146,8 @@ namespace Laurel.Client.Tests
             report.Add("goals", goals);
 
             await report.Step("cutoffs", () => read.GetCutoffsAsync(plan.Board, plan.CutoffRanks, plan.CutoffPercents));
+            // Percents as a game would hold them, with the scale of a computation (12.500000m).
+            await report.Step("cutoffsScaled", () => read.GetCutoffsAsync(plan.Board, null, new[] { 12.500000m, 100.0000m }));
             var french = new Scope { Region = "FR" };
             await report.Step("cutoffsFR", () => read.GetCutoffsAsync(plan.Board, new[] { 1, 2 }, null, french));
             await report.Step("standingFR", () => read.GetMemberStandingAsync(plan.Board, plan.Follower, french));
