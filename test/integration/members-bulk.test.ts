@@ -187,7 +187,7 @@ describe('PUT /v1/members', () => {
       expect(five).toBeLessThanOrEqual(20);
     } finally {
       pg.Client.prototype.query = query;
-      for (const w of bulk.workers!.workers) w.resume();
+      await Promise.all(bulk.workers!.workers.map((w) => w.resume()));
     }
     const stored = await bulk.ctx.db
       .selectFrom('members')
