@@ -475,15 +475,8 @@ function positionEntry(board: Board, flat: readonly unknown[], i: number): Posit
 /** The (rank0, score, entry) triple at `i` of a targets reply as an entry; null where rank0 is -1. */
 function targetEntry(board: Board, flat: readonly unknown[], i: number): SliceEntry | null {
   const rank0 = Number(flat[i]);
-  if (flat.length <= i || rank0 < 0) return null;
-  const score = String(flat[i + 1]);
-  const entry = String(flat[i + 2]);
-  return {
-    rank: rank0 + 1,
-    member: decodeEntry(board.tieBreak, entry, board.subscore),
-    scaled: scaledFromSortScore(board.order, score),
-    ...subscoreOf(board, entry),
-  };
+  const entry = flat.length <= i || rank0 < 0 ? null : positionEntry(board, flat, i + 1);
+  return entry && { rank: rank0 + 1, ...entry };
 }
 
 /** The read scripts' shared flag: '0' distinct ranks, '1' equal scores share one, '2' equal scores and subscores. */
