@@ -62,7 +62,7 @@ const go = (hash: string) => page.goto(`${h.baseUrl}/console/#${hash}`);
 const pageWidth = (on: Page = page) => on.evaluate(() => (globalThis as any).document.documentElement.scrollWidth);
 
 beforeAll(async () => {
-  h = await createHarness();
+  h = await createHarness({ env: { PLAYER_TOKEN_SECRET: 'console-player-token-secret-4f9a1c7e2b8d' } });
   h.clock.set(NOW);
   browser = await launchBrowser();
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -779,6 +779,29 @@ describe('the console', () => {
     await revokeById.getByRole('button', { name: 'Revoke' }).click();
     const unknown = await h.api('DELETE', '/v1/admin/keys/00000000-0000-4000-8000-000000000000');
     await expect.poll(() => revokeById.getByRole('alert').textContent()).toBe(`404 ${unknown.body.message}`);
+  });
+
+  it("mints a player token that reads its own member's routes and no one else's; a refused lifetime shows the API's words", async () => {
+    const [own, other] = ranked(MEMBERS).map((m) => m.member);
+    await go('/keys');
+    const mint = page.getByRole('form', { name: 'Mint a player token' });
+    await mint.getByLabel('Member').fill(own!);
+    await mint.getByLabel('Lifetime (s)').fill('10');
+    await mint.getByRole('button', { name: 'Mint token' }).click();
+    const refused = await h.api('POST', '/v1/player-tokens', { member: own, ttlSeconds: 10 });
+    expect(refused.status).toBe(400);
+    await expect.poll(() => mint.getByRole('alert').textContent()).toContain(refused.body.message);
+
+    await mint.getByLabel('Lifetime (s)').fill('600');
+    await mint.getByRole('button', { name: 'Mint token' }).click();
+    const shown = page.getByLabel('New player token');
+    await shown.waitFor();
+    const token = (await shown.textContent())!;
+    const asPlayer = (member: string) =>
+      fetch(`${h.baseUrl}/v1/members/${member}`, { headers: { authorization: `Bearer ${token}` } });
+    expect((await asPlayer(own!)).status).toBe(200);
+    expect((await asPlayer(other!)).status).toBe(403);
+    expect(await page.evaluate('JSON.stringify(sessionStorage)')).not.toContain(token);
   });
 
   it('erases a member after a confirmation dialog; the member is gone from the page, the API and the standings', async () => {

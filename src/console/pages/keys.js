@@ -10,6 +10,7 @@ const remember = createdKeys.save;
 export function keysPage() {
   const shown = h('div', {});
   const listed = h('div', {});
+  const minted = h('div', {});
   const revokeRow = (k) =>
     k.revokedAt
       ? `revoked ${time(k.revokedAt)}`
@@ -46,6 +47,37 @@ export function keysPage() {
       },
     ),
     shown,
+    h('h2', {}, 'Player tokens'),
+    h(
+      'p',
+      {},
+      'Game clients read their own rank with a player token, not a key: a game server mints one per player ' +
+        '(POST /v1/player-tokens with an ingest key), signed with PLAYER_TOKEN_SECRET. A token reads every read ' +
+        "route, and of the member routes only its own member's; each member has its own budget and stream cap. " +
+        'Mint one here to try a client as that player.',
+    ),
+    form(
+      { 'aria-label': 'Mint a player token', class: 'inline' },
+      [
+        field('Member', input('member', { required: true })),
+        field('Lifetime (s)', input('ttlSeconds', { value: '3600', size: 6, inputmode: 'numeric' })),
+      ],
+      'Mint token',
+      async (v) => {
+        const t = await api('POST', '/v1/player-tokens', {
+          body: { member: v.member.trim(), ttlSeconds: Number(v.ttlSeconds) },
+        });
+        minted.replaceChildren(
+          h(
+            'div',
+            { class: 'card once', role: 'status' },
+            h('p', {}, `Player token for "${t.member}", valid until ${time(t.expiresAt)}.`),
+            h('output', { class: 'secret', 'aria-label': 'New player token' }, t.token),
+          ),
+        );
+      },
+    ),
+    minted,
     h('h2', {}, 'Created from this tab'),
     listed,
     h('h2', {}, 'Revoke a key by id'),
